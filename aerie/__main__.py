@@ -1,0 +1,3 @@
+from aerie.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""ground_station"""

@@ -1,0 +1,77 @@
+"""The one typed configuration of an Aerie vehicle, loaded from ``config.yaml``.
+
+Each package owns the dataclass of its own section; this module composes
+them and is the only place that reads the file. Unknown keys are errors that
+name the key and the file (see :mod:`onboard.typed_config`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from firmware_bridge.settings import BridgeConfig, LinkConfig, SafetyConfig, StreamerConfig
+from onboard.inference.settings import InferenceConfig
+from onboard.log_setup import LoggingConfig
+from onboard.memory.settings import MemoryConfig
+from onboard.typed_config import ConfigError, build, to_dict
+
+
+
+@dataclass(frozen=True)
+class AerieConfig:
+    # Names this vehicle in telemetry, memory and results.
+    vehicle_id: str = "aerie-1"
+    # Where the vehicle keeps its files (memory, journal, results).
+    data_dir: str = "~/.local/share/aerie"
+    link: LinkConfig = field(default_factory=LinkConfig)
+    streamer: StreamerConfig = field(default_factory=StreamerConfig)
+    safety: SafetyConfig = field(default_factory=SafetyConfig)
+    logging: LoggingConfig = field(default_factory=LoggingConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    inference: InferenceConfig = field(default_factory=InferenceConfig)
+
+    @property
+    def bridge(self) -> BridgeConfig:
+        return BridgeConfig(link=self.link, streamer=self.streamer, safety=self.safety)
+
+
+def load_config(path: str | Path | None = None) -> AerieConfig:
+    """Load and validate a config file; ``None`` gives the documented defaults.
+
+    The repository's ``config.yaml`` spells out those same defaults with their
+    documentation; a test keeps the two equal.
+    """
+    if path is None:
+        return AerieConfig()
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    return build(AerieConfig, data, source=path)
+
+
+def dump_config(cfg: AerieConfig) -> str:
+    return yaml.safe_dump(to_dict(cfg), sort_keys=False)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="aerie config", description="Check or print a configuration file")
+    parser.add_argument("--config", default=None, help="config file (default: the shipped config.yaml)")
+    args = parser.parse_args(argv)
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        print(f"aerie config: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(dump_config(cfg))
+    return 0

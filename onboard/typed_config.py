@@ -1,0 +1,114 @@
+"""Turn plain YAML mappings into frozen dataclasses, rejecting what they do not declare.
+
+A typo in a flight configuration (``alt_cieling_m``) silently falling back to
+a default is how a vehicle ends up above its ceiling, so every unknown key is
+an error that names the key, its dotted path and the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar, get_args, get_origin, get_type_hints
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """A configuration file is malformed; the message names the file and key."""
+
+
+def build(cls: type[T], data: Any, *, where: str = "", source: str | Path = "<config>") -> T:
+    """Build dataclass ``cls`` from ``data`` (a mapping), recursing into nested dataclasses."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: '{where or '<root>'}' must be a mapping, got {type(data).__name__}")
+    hints = get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        names = ", ".join(f"'{_join(where, k)}'" for k in unknown)
+        raise ConfigError(f"{source}: unknown key {names} (known here: {', '.join(sorted(fields))})")
+    kwargs = {}
+    for name, value in data.items():
+        kwargs[name] = _coerce(hints[name], value, where=_join(where, name), source=source)
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{source}: '{where or '<root>'}': {exc}") from exc
+
+
+def to_dict(obj: Any) -> Any:
+    """The inverse of :func:`build`: plain data suitable for YAML or msgpack."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: to_dict(v) for k, v in obj.items()}
+    return obj
+
+
+def _join(where: str, key: Any) -> str:
+    return f"{where}.{key}" if where else str(key)
+
+
+def _coerce(tp: Any, value: Any, *, where: str, source: str | Path) -> Any:
+    origin = get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        options = get_args(tp)
+        if value is None and type(None) in options:
+            return None
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _coerce(option, value, where=where, source=source)
+            except ConfigError as exc:
+                errors.append(str(exc))
+        raise ConfigError(errors[0] if errors else f"{source}: '{where}' has an invalid value {value!r}")
+    if dataclasses.is_dataclass(tp):
+        return build(tp, value, where=where, source=source)
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{source}: '{where}' must be a list, got {type(value).__name__}")
+        args = get_args(tp)
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            if len(args) != len(value):
+                raise ConfigError(f"{source}: '{where}' must have {len(args)} items, got {len(value)}")
+            return tuple(_coerce(a, v, where=f"{where}[{i}]", source=source) for i, (a, v) in enumerate(zip(args, value)))
+        item = args[0] if args else Any
+        items = [_coerce(item, v, where=f"{where}[{i}]", source=source) for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{source}: '{where}' must be a mapping, got {type(value).__name__}")
+        _, vt = get_args(tp) or (Any, Any)
+        return {k: _coerce(vt, v, where=_join(where, k), source=source) for k, v in value.items()}
+    if origin is typing.Literal:
+        if value not in get_args(tp):
+            raise ConfigError(f"{source}: '{where}' must be one of {list(get_args(tp))}, got {value!r}")
+        return value
+    if tp is Any:
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{source}: '{where}' must be true or false, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{source}: '{where}' must be a number, got {value!r}")
+        return float(value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{source}: '{where}' must be an integer, got {value!r}")
+        return value
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{source}: '{where}' must be a string, got {value!r}")
+        return value
+    return value
