@@ -22,8 +22,6 @@ class LinkConfig:
     command_timeout_s: float = 5.0
     # Autopilot heartbeat older than this means the link is lost: pause the agent.
     heartbeat_timeout_s: float = 2.0
-    # Telemetry rate requested from the autopilot for position/attitude streams, Hz.
-    telemetry_rate_hz: float = 10.0
 
     def __post_init__(self) -> None:
         if self.connect_timeout_s <= 0 or self.health_timeout_s <= 0 or self.command_timeout_s <= 0:

@@ -1,0 +1,169 @@
+"""The flight bridge: one object that owns the MAVSDK link to one vehicle.
+
+It composes the pieces — connection, telemetry hub, commands, setpoint
+streamer, safety envelope, failsafe monitor — and is the only way the rest of
+Aerie reaches the autopilot. Use it as an async context manager::
+
+    async with await FlightBridge.connect(cfg.bridge) as bridge:
+        await bridge.commands.arm()
+        await bridge.commands.takeoff(10)
+        await bridge.streamer.start_offboard(VelocityNed(1, 0, 0))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from typing import Any
+
+from firmware_bridge.commands import CommandError, CommandResult, Commands
+from firmware_bridge.connection import HealthTimeout, Link, open_link
+from firmware_bridge.events import EventFanout
+from firmware_bridge.failsafe_monitor import FailsafeMonitor
+from firmware_bridge.geo import GeoPoint
+from firmware_bridge.intents import Intent
+from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation, Verdict
+from firmware_bridge.settings import BridgeConfig
+from firmware_bridge.setpoint_streamer import SetpointStreamer
+from firmware_bridge.telemetry_hub import TelemetryHub
+from firmware_bridge.vehicle_state import VehicleState
+
+log = logging.getLogger(__name__)
+
+
+class _LinkGuardedAction:
+    """MAVSDK's Action plugin, refusing at once while the link is down (queue nothing)."""
+
+    def __init__(self, action: Any, link_ok: asyncio.Event) -> None:
+        self._action = action
+        self._link_ok = link_ok
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self._action, name)
+
+        async def guarded(*args: Any) -> Any:
+            if not self._link_ok.is_set():
+                raise CommandError(name, CommandResult.NOT_CONNECTED, "autopilot link lost")
+            return await target(*args)
+
+        return guarded
+
+
+class FlightBridge:
+    def __init__(self, cfg: BridgeConfig, link: Link) -> None:
+        from mavsdk.asyncio.plugins.action import ActionAsync
+        from mavsdk.asyncio.plugins.mavlink_direct import MavlinkDirectAsync
+        from mavsdk.asyncio.plugins.telemetry import TelemetryAsync
+
+        self.cfg = cfg
+        self.link = link
+        self.events = EventFanout()
+        self.hub = TelemetryHub()
+        self._telemetry = TelemetryAsync(link.system)
+        self._mavlink_direct = MavlinkDirectAsync(link.system)
+        self._envelope: SafetyEnvelope | None = None
+        self._envelope_home: tuple[float, float, float] | None = None
+        self.failsafe_reason: str | None = None
+        self.hub.start(link.system, self._telemetry, self._mavlink_direct, link.sysid)
+        self.monitor = FailsafeMonitor(
+            state_of=lambda: self.hub.state,
+            envelope_of=self.envelope,
+            heartbeat_timeout_s=cfg.link.heartbeat_timeout_s,
+            events=self.events,
+            return_to_launch=lambda: self.commands.return_to_launch(),
+            land=lambda: self.commands.land(),
+            on_failsafe=self._enter_failsafe,
+        )
+        self._action = ActionAsync(link.system)
+        self.commands = Commands(
+            _LinkGuardedAction(self._action, self.monitor.link_ok),
+            envelope_of=self.envelope,
+            state_of=lambda: self.hub.state,
+            timeout_s=cfg.link.command_timeout_s,
+        )
+        self.streamer = SetpointStreamer(
+            link.system._system,  # the native System under the asyncio wrapper
+            cfg.streamer,
+            envelope_of=self.envelope,
+            state_of=lambda: self.hub.state,
+            on_event=self.events.emit,
+        )
+
+    # -- construction ---------------------------------------------------------------
+    @classmethod
+    async def connect(cls, cfg: BridgeConfig, *, wait_healthy: bool = True) -> "FlightBridge":
+        link = await open_link(cfg.link.url, cfg.link.connect_timeout_s)
+        bridge = cls(cfg, link)
+        try:
+            # The first telemetry arrives with the autopilot's next heartbeat (<= 1 s).
+            await bridge.hub.wait_for(lambda s: not math.isnan(s.last_heartbeat_t), cfg.link.connect_timeout_s)
+            bridge.monitor.start()
+            if wait_healthy:
+                await bridge.wait_healthy(cfg.link.health_timeout_s)
+        except BaseException:
+            await bridge.close()
+            raise
+        return bridge
+
+    async def wait_healthy(self, timeout_s: float) -> VehicleState:
+        def ready(s: VehicleState) -> bool:
+            return s.healthy and math.isfinite(s.home_lat) and math.isfinite(s.lat)
+
+        try:
+            return await self.hub.wait_for(ready, timeout_s)
+        except asyncio.TimeoutError as exc:
+            s = self.hub.state
+            missing = [name for name, ok in (("global position", s.global_position_ok), ("home", s.home_position_ok),
+                                             ("local position", s.local_position_ok)) if not ok]
+            raise HealthTimeout(
+                f"autopilot on {self.link.url} not healthy within {timeout_s:.1f} s: missing {', '.join(missing) or 'position'}"
+            ) from exc
+
+    async def close(self) -> None:
+        self.streamer.close()
+        await self.monitor.stop()
+        await self.hub.stop()
+        for plugin in (self._telemetry, self._mavlink_direct, self._action):
+            plugin.destroy()
+        self.link.close()
+
+    async def __aenter__(self) -> "FlightBridge":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- state ----------------------------------------------------------------------
+    @property
+    def state(self) -> VehicleState:
+        return self.hub.state
+
+    def envelope(self) -> SafetyEnvelope | None:
+        """The envelope around the current home; rebuilt when PX4 re-sets home (at arming)."""
+        s = self.hub.state
+        if not math.isfinite(s.home_lat):
+            return None
+        home = (s.home_lat, s.home_lon, s.home_alt_amsl_m)
+        if self._envelope is None or home != self._envelope_home:
+            self._envelope = SafetyEnvelope(self.cfg.safety, GeoPoint(*home))
+            self._envelope_home = home
+        return self._envelope
+
+    # -- intents -----------------------------------------------------------------------
+    def submit(self, intent: Intent) -> Verdict:
+        """Hand an offboard intent to the streamer, unless a failsafe owns the vehicle."""
+        if self.failsafe_reason is not None:
+            raise SafetyViolation(f"{self.failsafe_reason} in progress: intents are refused", intent)
+        if not self.monitor.link_ok.is_set():
+            raise SafetyViolation("autopilot link lost: intents are refused", intent)
+        return self.streamer.submit(intent)
+
+    def _enter_failsafe(self, reason: str) -> None:
+        self.failsafe_reason = reason
+        self.streamer.clear()
+
+    def clear_failsafe(self) -> None:
+        """After landing and disarming: a person (or the supervisor) starts a new flight."""
+        self.failsafe_reason = None
+        self.monitor.reset_battery_ladder()

@@ -1,0 +1,63 @@
+"""Connecting to an autopilot through MAVSDK's native binding, with deadlines.
+
+The old gRPC MAVSDK-Python waited forever for a vehicle that never came;
+here every wait has a timeout that raises an error naming the URL and what
+was missing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from firmware_bridge.errors import BridgeError
+
+log = logging.getLogger(__name__)
+
+
+class ConnectionTimeout(BridgeError):
+    """No autopilot HEARTBEAT arrived on the connection in time."""
+
+
+class HealthTimeout(BridgeError):
+    """The autopilot answered but never reported a usable position and home."""
+
+
+class ConnectionFailed(BridgeError):
+    """MAVSDK could not open the connection URL (bad URL, port in use...)."""
+
+
+@dataclass
+class Link:
+    """A live MAVSDK instance and the autopilot system found on it."""
+
+    mavsdk: Any
+    system: Any
+    sysid: int
+    url: str
+
+    def close(self) -> None:
+        self.mavsdk.destroy()
+
+
+async def open_link(url: str, timeout_s: float) -> Link:
+    from mavsdk.asyncio import ComponentType, Configuration, Mavsdk
+
+    config = Configuration.create_with_component_type(ComponentType.GROUND_STATION)
+    mavsdk = Mavsdk(config)
+    try:
+        await mavsdk.add_any_connection(url)
+    except Exception as exc:
+        mavsdk.destroy()
+        raise ConnectionFailed(f"cannot open MAVLink connection {url!r}: {exc}") from exc
+    system = await mavsdk.first_autopilot(timeout_s=timeout_s)
+    if system is None:
+        mavsdk.destroy()
+        raise ConnectionTimeout(
+            f"no autopilot heartbeat on {url} within {timeout_s:.1f} s "
+            "(is PX4 or `aerie sim vehicle` running and sending to this port?)"
+        )
+    sysid = await system.get_system_id()
+    log.info("autopilot %d found on %s", sysid, url, extra={"fields": {"event": "connected", "sysid": sysid, "url": url}})
+    return Link(mavsdk=mavsdk, system=system, sysid=sysid, url=url)

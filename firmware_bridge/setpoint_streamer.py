@@ -1,0 +1,218 @@
+"""Streams the current offboard intent at a fixed rate, from its own thread.
+
+Why a thread and not a task: the agent, perception and the event loop may
+stall (a long model call, a GC pause, a blocked executor); PX4 must still
+see setpoints at 20 Hz. The thread touches only MAVSDK's native Offboard
+plugin and one immutable intent record, so nothing on the event loop can
+delay it.
+
+Why a staleness watchdog: MAVSDK 4 re-sends the last setpoint at 20 Hz for as
+long as its Offboard plugin lives, whatever happened to the code that set it
+(its most reported defect, #374). When no fresh intent arrives within
+``intent_timeout_s`` we *destroy* the plugin, which is the only way to make
+MAVSDK stop, so PX4's own offboard-loss failsafe (COM_OF_LOSS_T, then
+COM_OBL_RC_ACT) takes over exactly as if the companion computer had died.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from firmware_bridge.commands import CommandError, CommandResult, result_from_mavsdk
+from firmware_bridge.geo import ned_from_geo
+from firmware_bridge.intents import Intent, PositionNed, VelocityNed
+from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation, Verdict
+from firmware_bridge.settings import StreamerConfig
+from firmware_bridge.vehicle_state import VehicleState
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Stamped:
+    intent: Intent
+    t: float  # time.monotonic() when submitted
+
+
+class SetpointStreamer:
+    """Owns MAVSDK's Offboard plugin; the only sender of offboard setpoints."""
+
+    def __init__(
+        self,
+        raw_system: Any,
+        cfg: StreamerConfig,
+        envelope_of: Callable[[], SafetyEnvelope | None],
+        state_of: Callable[[], VehicleState],
+        on_event: Callable[[str, dict], None] | None = None,
+        offboard_factory: Callable[[Any], Any] | None = None,
+    ) -> None:
+        from mavsdk.plugins.offboard import Offboard
+
+        self._raw_system = raw_system
+        self._cfg = cfg
+        self._envelope_of = envelope_of
+        self._state_of = state_of
+        self._on_event = on_event or (lambda kind, detail: None)
+        self._make_offboard = offboard_factory or Offboard
+        self._latest: _Stamped | None = None
+        self._lock = threading.Lock()  # guards the plugin's lifetime against close()
+        self._plugin: Any = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.tick_times: deque[float] = deque(maxlen=200_000)  # send times, for benchmarks
+        self.sent = 0
+        self.stale_events = 0
+
+    # -- public ------------------------------------------------------------------
+    @property
+    def streaming(self) -> bool:
+        return self._plugin is not None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="setpoint-streamer", daemon=True)
+            self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+        with self._lock:
+            self._drop_plugin()
+
+    def submit(self, intent: Intent) -> Verdict:
+        """Check ``intent`` against the envelope and make it the one streamed. Thread-safe.
+
+        Raises :class:`SafetyViolation` when the envelope refuses it; the
+        previous intent then keeps ageing, so a stream of refused intents ends
+        in the staleness failsafe rather than in flying the last good one forever.
+        """
+        verdict = self._check(intent)
+        self._latest = _Stamped(intent, time.monotonic())
+        return verdict
+
+    def clear(self) -> None:
+        """Forget the intent and stop streaming now (after offboard has been left)."""
+        self._latest = None
+        with self._lock:
+            self._drop_plugin()
+
+    async def start_offboard(self, first: Intent, settle_s: float = 0.3) -> None:
+        """Start PX4 offboard the way PX4 requires: setpoints first, then the mode switch."""
+        self.submit(first)
+        self.start()
+        deadline = time.monotonic() + max(settle_s, 3.0 / self._cfg.rate_hz)
+        while time.monotonic() < deadline or self._plugin is None:
+            if time.monotonic() > deadline + 2.0:
+                raise CommandError("offboard_start", CommandResult.FAILED, "setpoint stream did not start")
+            await asyncio.sleep(0.02)
+        plugin = self._plugin
+        loop = asyncio.get_running_loop()
+        try:
+            await asyncio.wait_for(loop.run_in_executor(None, plugin.start), 5.0)
+        except asyncio.TimeoutError as exc:
+            raise CommandError("offboard_start", CommandResult.TIMEOUT) from exc
+        except Exception as exc:
+            raise CommandError("offboard_start", result_from_mavsdk(exc), str(exc)) from exc
+        log.info("offboard started", extra={"fields": {"event": "offboard_start"}})
+
+    async def stop_offboard(self) -> None:
+        """Leave offboard (MAVSDK switches the vehicle to Hold) and stop streaming."""
+        plugin = self._plugin
+        if plugin is not None:
+            loop = asyncio.get_running_loop()
+            try:
+                await asyncio.wait_for(loop.run_in_executor(None, plugin.stop), 5.0)
+            except asyncio.TimeoutError as exc:
+                raise CommandError("offboard_stop", CommandResult.TIMEOUT) from exc
+            except Exception as exc:
+                raise CommandError("offboard_stop", result_from_mavsdk(exc), str(exc)) from exc
+        self.clear()
+
+    # -- internals ---------------------------------------------------------------
+    def _check(self, intent: Intent) -> Verdict:
+        envelope = self._envelope_of()
+        if envelope is None:
+            raise SafetyViolation("home position unknown: no envelope yet", intent)
+        if isinstance(intent, PositionNed):
+            return envelope.check_position(intent)
+        return envelope.check_velocity(intent, self._here(envelope))
+
+    def _here(self, envelope: SafetyEnvelope) -> PositionNed | None:
+        s = self._state_of()
+        if not (math.isfinite(s.lat) and math.isfinite(s.lon) and math.isfinite(s.rel_alt_m)):
+            return None
+        north, east = ned_from_geo(envelope.home, s.lat, s.lon)
+        return PositionNed(north, east, -s.rel_alt_m)
+
+    def _run(self) -> None:
+        period = 1.0 / self._cfg.rate_hz
+        next_t = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                self._tick()
+            except Exception:  # never let one bad tick end the stream
+                log.exception("setpoint tick failed")
+            next_t += period
+            delay = next_t - time.monotonic()
+            if delay < -period:  # fell behind (machine stalled): resync, don't burst
+                next_t = time.monotonic()
+                delay = 0.0
+            if delay > 0:
+                self._stop.wait(delay)
+
+    def _tick(self) -> None:
+        stamped = self._latest
+        now = time.monotonic()
+        with self._lock:
+            if stamped is None:
+                return
+            if now - stamped.t > self._cfg.intent_timeout_s:
+                if self._plugin is not None:
+                    self._drop_plugin()
+                    self.stale_events += 1
+                    age = now - stamped.t
+                    log.warning(
+                        "no fresh intent for %.2f s: setpoint stream stopped, autopilot failsafe takes over", age,
+                        extra={"fields": {"event": "intent_stale", "age_s": round(age, 3)}},
+                    )
+                    self._on_event("intent_stale", {"age_s": age})
+                return
+            try:
+                verdict = self._check(stamped.intent)
+            except SafetyViolation as exc:
+                # Position targets were checked on submit; this is a velocity whose
+                # look-ahead now fails outright: hold position instead.
+                log.warning("setpoint refused: %s", exc.reason)
+                verdict = Verdict(VelocityNed(0.0, 0.0, 0.0), True, (exc.reason,))
+            if self._plugin is None:
+                self._plugin = self._make_offboard(self._raw_system)
+            self._send(verdict.intent)
+            self.sent += 1
+            self.tick_times.append(now)
+
+    def _send(self, intent: Intent) -> None:
+        from mavsdk.plugins.offboard import PositionNedYaw, VelocityNedYaw
+
+        s = self._state_of()
+        if isinstance(intent, PositionNed):
+            # Intents are relative to home; PX4's local frame is relative to its EKF origin.
+            self._plugin.set_position_ned(
+                PositionNedYaw(intent.north_m + s.home_north_m, intent.east_m + s.home_east_m,
+                               intent.down_m + s.home_down_m, intent.yaw_deg)
+            )
+        else:
+            self._plugin.set_velocity_ned(VelocityNedYaw(intent.north_m_s, intent.east_m_s, intent.down_m_s, intent.yaw_deg))
+
+    def _drop_plugin(self) -> None:
+        plugin, self._plugin = self._plugin, None
+        if plugin is not None:
+            plugin.destroy()
