@@ -1,0 +1,37 @@
+"""A PX4-like MAVLink vehicle that MAVSDK 4.x accepts as an autopilot.
+
+Behaviour follows the recorded PX4 SITL session in /work/shared/px4-trace
+(HEARTBEAT modes, ACK codes, STATUSTEXTs, parameters, mission protocol,
+offboard rules and failsafe, landed-state sequence).
+
+Run it:  ``aerie sim vehicle --home 47.3977,8.5456 [--gcs-port 14540] [--port 14580] [--seed N]``
+         (``python -m sim.vehicle.cli --help`` lists all flags)
+
+Use it from Python (tests, benchmarks)::
+
+    from sim.vehicle import SimVehicleProcess
+
+    with SimVehicleProcess(home=(47.397743, 8.5455941, 489.3), seed=1,
+                           params={"MPC_TKO_SPEED": 5.0, "MPC_LAND_SPEED": 3.0},
+                           setpoint_log="/tmp/sp.jsonl") as v:
+        await mavsdk.add_any_connection(v.mavsdk_url)     # udpin://127.0.0.1:<free port>
+        ...
+        v.truth()            # ground truth dict: ned, vel_ned, lat/lon/alt, mode, armed, landed_state, battery...
+        v.set_battery(12.0)  # percent; PX4 battery failsafes follow (COM_LOW_BAT_ACT)
+        v.set_wind(3.0, 0.0, gust=0.5)
+        v.set_link_down(True)  # silence the link without killing the process
+        v.kill()             # SIGKILL, for link-loss tests; .stop() is SIGTERM
+
+``SimVehicleProcess`` picks a free GCS port unless given one, defaults to a 1 s
+pre-arm delay (PX4: ~4 s), and waits for the vehicle's ready line.
+The setpoint log is JSON lines ``{"t": unix_s, "mono": monotonic_s, "msg": name,
+"type_mask"|"command": ..., "mode": "OFFBOARD"}`` per received SET_POSITION_TARGET_*,
+SET_ATTITUDE_TARGET, COMMAND_LONG and COMMAND_INT.
+
+In-process use (no subprocess): ``Vehicle(VehicleConfig(...)).run(should_stop)`` in a thread.
+"""
+
+from .process import SimVehicleProcess, free_udp_port
+from .vehicle import DEFAULT_HOME, Vehicle, VehicleConfig
+
+__all__ = ["SimVehicleProcess", "Vehicle", "VehicleConfig", "free_udp_port", "DEFAULT_HOME"]

@@ -1,0 +1,79 @@
+"""`aerie sim vehicle`: run one PX4-like vehicle until SIGTERM/SIGINT.
+
+Prints exactly one JSON line on stdout when the link is bound and the loop is
+running, so a parent process (or a person) knows the ports:
+``{"event": "ready", "port": 14580, "gcs_port": 14540, "control_port": ..., "pid": ...}``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+
+from .vehicle import DEFAULT_HOME, Vehicle, VehicleConfig
+
+
+def _home(text: str) -> tuple[float, float, float]:
+    parts = [float(x) for x in text.split(",")]
+    if len(parts) == 2:
+        return parts[0], parts[1], DEFAULT_HOME[2]
+    if len(parts) == 3:
+        return parts[0], parts[1], parts[2]
+    raise argparse.ArgumentTypeError("--home takes LAT,LON or LAT,LON,ALT_AMSL")
+
+
+def _param(text: str) -> tuple[str, float]:
+    name, _, value = text.partition("=")
+    if not name or not value:
+        raise argparse.ArgumentTypeError("--param takes NAME=VALUE")
+    return name.strip(), float(value)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="aerie sim vehicle", description=__doc__.splitlines()[0])
+    ap.add_argument("--home", type=_home, default=DEFAULT_HOME, help="LAT,LON[,ALT_AMSL] of the take-off point")
+    ap.add_argument("--gcs-port", type=int, default=14540, help="UDP port telemetry is sent to (MAVSDK udpin)")
+    ap.add_argument("--port", type=int, default=14580, help="UDP port the vehicle binds (0 = any free port)")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--seed", type=int, default=0, help="seed for wind gusts and sensor noise")
+    ap.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
+                    help="override a PX4 parameter at start (repeatable)")
+    ap.add_argument("--prearm-delay", type=float, default=4.0, help="seconds until pre-arm checks pass (PX4 ~4)")
+    ap.add_argument("--control-port", type=int, default=0, help="JSON control channel UDP port (0 = any free, -1 = off)")
+    ap.add_argument("--setpoint-log", default=None, help="append JSON lines per received setpoint/command here")
+    ap.add_argument("--rate-scale", type=float, default=1.0, help="multiply telemetry stream rates (CPU knob)")
+    ap.add_argument("--battery-drain-scale", type=float, default=1.0, help="multiply battery consumption")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    cfg = VehicleConfig(
+        home=args.home, port=args.port, gcs_port=args.gcs_port, host=args.host, seed=args.seed,
+        params=dict(args.param), prearm_delay_s=args.prearm_delay,
+        control_port=None if args.control_port < 0 else args.control_port, setpoint_log=args.setpoint_log,
+        rate_scale=args.rate_scale, battery_drain_scale=args.battery_drain_scale,
+    )
+    try:
+        vehicle = Vehicle(cfg)
+    except (OSError, KeyError) as exc:
+        print(f"aerie sim vehicle: {exc}", file=sys.stderr)
+        return 2
+    stop = {"flag": False}
+
+    def _stop(signum, frame):
+        stop["flag"] = True
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    print(json.dumps({"event": "ready", "port": vehicle.port, "gcs_port": cfg.gcs_port,
+                      "control_port": vehicle.control_port, "pid": os.getpid(), "home": list(cfg.home)}), flush=True)
+    vehicle.run(lambda: stop["flag"])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

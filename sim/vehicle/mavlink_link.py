@@ -1,0 +1,123 @@
+"""The vehicle's UDP MAVLink endpoint, shaped like PX4 SITL's.
+
+PX4 binds its own port (14580) and sends to the GCS port (14540) on
+127.0.0.1 from boot, before anyone listens; it also answers whoever talked to
+it last. Input is untrusted: each datagram is parsed on its own, and garbage,
+bad CRCs and truncated frames are counted and dropped, never raised.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass, field
+
+from pymavlink.dialects.v20 import development as mavlink2
+
+VEHICLE_SYSID = 1
+VEHICLE_COMPID = 1
+
+
+@dataclass
+class LinkStats:
+    rx_datagrams: int = 0
+    rx_messages: int = 0
+    rx_bad_data: int = 0  # bytes that were not a frame, CRC failures, unknown ids
+    rx_truncated: int = 0  # datagrams that ended inside a frame
+    rx_errors: int = 0  # anything else the decoder raised
+    tx_messages: int = 0
+    tx_bytes: int = 0
+    tx_errors: int = 0
+    rx_by_name: dict[str, int] = field(default_factory=dict)
+
+
+class MavlinkLink:
+    """Bind ``port`` on ``bind_host``; send to ``gcs`` until a peer speaks."""
+
+    def __init__(self, port: int = 14580, gcs_port: int = 14540, host: str = "127.0.0.1"):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        self.sock.bind((host, port))
+        self.sock.setblocking(False)
+        self.port: int = self.sock.getsockname()[1]
+        self.gcs_addr: tuple[str, int] = (host, gcs_port)
+        self.peer: tuple[str, int] | None = None
+        self.stats = LinkStats()
+        self._tx = mavlink2.MAVLink(None, srcSystem=VEHICLE_SYSID, srcComponent=VEHICLE_COMPID)
+        self._tx.robust_parsing = True
+        self._rx = self._new_parser()
+        self.mav = self._tx  # message factory: link.mav.heartbeat_encode(...)
+
+    @staticmethod
+    def _new_parser() -> mavlink2.MAVLink:
+        rx = mavlink2.MAVLink(None)
+        rx.robust_parsing = True
+        return rx
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def close(self) -> None:
+        self.sock.close()
+
+    # -- sending ----------------------------------------------------------------
+    def send(self, msg) -> None:
+        try:
+            buf = msg.pack(self._tx)
+        except Exception:
+            self.stats.tx_errors += 1
+            return
+        self._tx.seq = (self._tx.seq + 1) % 256
+        dest = self.gcs_addr
+        try:
+            self.sock.sendto(buf, dest)
+            if self.peer is not None and self.peer != dest:
+                self.sock.sendto(buf, self.peer)
+        except OSError:
+            # ECONNREFUSED from a previous datagram, a full buffer: UDP drops it
+            self.stats.tx_errors += 1
+            return
+        self.stats.tx_messages += 1
+        self.stats.tx_bytes += len(buf)
+
+    # -- receiving --------------------------------------------------------------
+    def receive(self, max_datagrams: int = 256) -> list:
+        """Drain pending datagrams; return the well-formed messages."""
+        out = []
+        for _ in range(max_datagrams):
+            try:
+                data, addr = self.sock.recvfrom(65535)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                self.stats.rx_errors += 1
+                continue
+            self.stats.rx_datagrams += 1
+            msgs = self._parse_datagram(data)
+            if msgs and addr != self.gcs_addr:
+                self.peer = addr
+            out.extend(msgs)
+        return out
+
+    def _parse_datagram(self, data: bytes) -> list:
+        rx = self._rx
+        msgs = []
+        try:
+            m = rx.parse_char(data)
+            while m is not None:
+                if isinstance(m, mavlink2.MAVLink_bad_data) or m.get_type() == "BAD_DATA":
+                    self.stats.rx_bad_data += 1
+                else:
+                    msgs.append(m)
+                    self.stats.rx_messages += 1
+                    name = m.get_type()
+                    self.stats.rx_by_name[name] = self.stats.rx_by_name.get(name, 0) + 1
+                m = rx.parse_char(b"")
+        except Exception:
+            self.stats.rx_errors += 1
+            self._rx = self._new_parser()
+            return msgs
+        if rx.buf_len() > 0:
+            # a datagram carries whole frames; leftover bytes are a truncated frame
+            self.stats.rx_truncated += 1
+            self._rx = self._new_parser()
+        return msgs

@@ -1,0 +1,424 @@
+"""The vehicle loop: one thread, one UDP link, fixed-step physics.
+
+It ties the parts together the way PX4's modules talk: MAVLink in ->
+commander / parameters / mission transfer; commander -> velocity demand ->
+physics; state -> telemetry streams out. Physics runs at a fixed 100 Hz on a
+monotonic clock so behaviour does not depend on how busy the machine is
+(late steps are caught up, up to a limit).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import selectors
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import px4_modes as pm
+from .commander import ACCEPTED, UNSUPPORTED, Commander, Setpoint
+from .geo import GeoOrigin
+from .mavlink_link import VEHICLE_COMPID, VEHICLE_SYSID, MavlinkLink
+from .mission import MissionStore, MissionTransfer
+from .params import HASH_CHECK_INDEX, HASH_CHECK_NAME, MAV_PARAM_TYPE_UINT32, ParamTable, uint_to_wire
+from .physics import Physics
+from .telemetry import StreamScheduler, TelemetryBuilder
+
+PHYSICS_DT = 0.01
+MAX_CATCHUP_STEPS = 20
+PARAM_LIST_BURST = 20  # PARAM_VALUEs per loop turn while streaming the list
+DEFAULT_HOME = (47.397743, 8.5455941, 489.3)
+
+
+@dataclass
+class VehicleConfig:
+    """Everything the vehicle needs to start; all CLI flags map here."""
+
+    home: tuple[float, float, float] = DEFAULT_HOME
+    port: int = 14580  # our UDP port (PX4 SITL: 14580); 0 = any free port
+    gcs_port: int = 14540  # where telemetry goes (MAVSDK udpin port)
+    host: str = "127.0.0.1"
+    seed: int = 0
+    params: dict[str, float] = field(default_factory=dict)
+    prearm_delay_s: float = 4.0  # PX4: PREARM_CHECK health comes ~4 s after start
+    control_port: int | None = 0  # JSON control channel (0 = any free port, None = off)
+    setpoint_log: str | None = None  # JSON lines per received setpoint/command
+    rate_scale: float = 1.0  # multiplies every default stream rate (CPU knob)
+    battery_drain_scale: float = 1.0
+
+
+class SetpointLog:
+    """JSON lines ``{t, mono, msg, mode, ...}``: what arrived when, as the vehicle saw it."""
+
+    def __init__(self, path: str):
+        self.f = open(path, "a", buffering=1)
+
+    def write(self, rec: dict) -> None:
+        self.f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+
+    def close(self) -> None:
+        self.f.close()
+
+
+class Vehicle:
+    def __init__(self, cfg: VehicleConfig, clock: Callable[[], float] = time.monotonic):
+        self.cfg = cfg
+        self.clock = clock
+        now = clock()
+        self.boot_t = now
+        self.params = ParamTable.px4_defaults(cfg.params)
+        self.origin = GeoOrigin(*cfg.home)
+        self.physics = Physics(seed=cfg.seed)
+        self.physics.battery_drain_scale = cfg.battery_drain_scale
+        self.store = MissionStore()
+        self.cmdr = Commander(self.params, self.physics, self.origin, self.store, now, cfg.prearm_delay_s)
+        self.link = MavlinkLink(cfg.port, cfg.gcs_port, cfg.host)
+        self.mav = self.link.mav
+        self.telemetry = TelemetryBuilder(self.mav, self.cmdr, now)
+        self.streams = StreamScheduler()
+        if cfg.rate_scale != 1.0:
+            for k in list(self.streams.rates_hz):
+                if k not in (0, 245, 4):  # heartbeat-class timing stays PX4's
+                    self.streams.rates_hz[k] *= cfg.rate_scale
+        self.transfer = MissionTransfer(self.store, self.mav, self.link.send)
+        self.transfer.on_upload_done = self.cmdr.on_mission_uploaded
+        self.control: socket.socket | None = None
+        if cfg.control_port is not None:
+            self.control = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            self.control.bind((cfg.host, cfg.control_port))
+            self.control.setblocking(False)
+        self.setpoint_log = SetpointLog(cfg.setpoint_log) if cfg.setpoint_log else None
+        self.link_down = False
+        self.text_id = 0
+        self.param_queue: list[int] = []
+        self.param_peer = (0, 0)
+        self.delayed: list[tuple[float, object]] = []  # (send_at, message)
+        self.next_phys = now
+        self.last_reached_repeat = 0.0
+        self.cpu_t0 = time.process_time()
+        self.wall_t0 = now
+
+    @property
+    def port(self) -> int:
+        return self.link.port
+
+    @property
+    def control_port(self) -> int | None:
+        return None if self.control is None else self.control.getsockname()[1]
+
+    # ------------------------------------------------------------------ loop
+    def run(self, should_stop: Callable[[], bool]) -> None:
+        sel = selectors.DefaultSelector()
+        sel.register(self.link.sock, selectors.EVENT_READ, "link")
+        if self.control is not None:
+            sel.register(self.control, selectors.EVENT_READ, "control")
+        try:
+            while not should_stop():
+                self.spin_once()
+                timeout = max(0.0, self.next_phys - self.clock())
+                for key, _ in sel.select(timeout):
+                    if key.data == "link":
+                        self.receive(self.clock())
+                    else:
+                        self._control_receive()
+        finally:
+            sel.close()
+            self.close()
+
+    def spin_once(self) -> None:
+        """Advance physics to now and send whatever is due."""
+        now = self.clock()
+        steps = 0
+        while now >= self.next_phys and steps < MAX_CATCHUP_STEPS:
+            t = self.next_phys
+            demand = self.cmdr.demand(t)
+            self.physics.step(PHYSICS_DT, demand)
+            self.cmdr.update(t)
+            self.next_phys += PHYSICS_DT
+            steps += 1
+        if now - self.next_phys > 0.5:
+            self.next_phys = now + PHYSICS_DT  # hopelessly late (suspended?): skip ahead
+        if steps:
+            self.transfer.tick(now)
+            self._flush_outbox(now)
+            for msgid in self.streams.due(now):
+                msg = self.telemetry.build(msgid, now)
+                if msg is not None:
+                    self.send(msg)
+            self._repeat_item_reached(now)
+        self._send_param_burst()
+        if self.delayed:
+            keep = []
+            for at, msg in self.delayed:
+                if now >= at:
+                    self.send(msg)
+                else:
+                    keep.append((at, msg))
+            self.delayed = keep
+
+    def send(self, msg) -> None:
+        if not self.link_down:
+            self.link.send(msg)
+
+    def close(self) -> None:
+        self.link.close()
+        if self.control is not None:
+            self.control.close()
+        if self.setpoint_log is not None:
+            self.setpoint_log.close()
+
+    # ------------------------------------------------------------- outgoing
+    def _flush_outbox(self, now: float) -> None:
+        out = self.cmdr.out
+        for sev, text in out.texts:
+            self.send_statustext(sev, text)
+        out.texts.clear()
+        if out.home_changed:
+            out.home_changed = False
+            self.send(self.telemetry.home_position(now))
+        for seq in out.item_reached:
+            self.send(self.mav.mission_item_reached_encode(seq))
+        out.item_reached.clear()
+        if out.mission_current_changed:
+            out.mission_current_changed = False
+            self.send(self.telemetry.mission_current(now))
+
+    def _repeat_item_reached(self, now: float) -> None:
+        # PX4 repeats the last MISSION_ITEM_REACHED about once a second
+        run = self.cmdr.mission
+        if run.reached >= 0 and now - self.last_reached_repeat >= 1.0 and now - run.reached_t >= 0.05:
+            self.last_reached_repeat = now
+            self.send(self.mav.mission_item_reached_encode(run.reached))
+
+    def send_statustext(self, severity: int, text: str) -> None:
+        """PX4 appends a tab and splits > 50 chars into chunks sharing one id."""
+        data = (text + "\t").encode("utf-8")
+        chunks = [data[i:i + 50] for i in range(0, len(data), 50)] or [b""]
+        tid = self.text_id
+        self.text_id = (self.text_id + 1) & 0xFFFF
+        for i, chunk in enumerate(chunks):
+            self.send(self.mav.statustext_encode(severity, chunk, tid, i))
+
+    # ------------------------------------------------------------- incoming
+    def receive(self, now: float) -> None:
+        msgs = self.link.receive()
+        if self.link_down:
+            return
+        for m in msgs:
+            try:
+                self.handle(m, now)
+            except Exception as exc:  # a bad message must never stop the vehicle
+                self.link.stats.rx_errors += 1
+                self.last_error = repr(exc)
+
+    def _for_us(self, m) -> bool:
+        ts = getattr(m, "target_system", 0)
+        tc = getattr(m, "target_component", 0)
+        return ts in (0, VEHICLE_SYSID) and tc in (0, VEHICLE_COMPID)
+
+    def handle(self, m, now: float) -> None:
+        t = m.get_type()
+        if t == "HEARTBEAT":
+            return
+        if t == "PING":
+            if m.target_system == 0 and m.target_component == 0:
+                self.send(self.mav.ping_encode(m.time_usec, m.seq, m.get_srcSystem(), m.get_srcComponent()))
+            return
+        if not self._for_us(m):
+            return
+        if t in ("SET_POSITION_TARGET_LOCAL_NED", "SET_POSITION_TARGET_GLOBAL_INT", "SET_ATTITUDE_TARGET"):
+            self._handle_setpoint(m, t, now)
+        elif t in ("COMMAND_LONG", "COMMAND_INT"):
+            self._handle_command(m, t, now)
+        elif t in ("PARAM_REQUEST_READ", "PARAM_REQUEST_LIST", "PARAM_SET"):
+            self._handle_param(m, t, now)
+        elif t.startswith("MISSION_"):
+            if t == "MISSION_SET_CURRENT":
+                self.cmdr.set_mission_current(m.seq)
+                self.send(self.telemetry.mission_current(now))
+            else:
+                self.transfer.handle(m, now)
+
+    # -- commands ---------------------------------------------------------------
+    def _handle_command(self, m, t: str, now: float) -> None:
+        p = [m.param1, m.param2, m.param3, m.param4]
+        if t == "COMMAND_LONG":
+            p += [m.param5, m.param6, m.param7]
+            frame, xyz = None, None
+        else:
+            p += [float(m.x), float(m.y), m.z]
+            frame, xyz = m.frame, (m.x, m.y, m.z)
+        self._log({"msg": t, "command": m.command})
+        cmd = m.command
+        result = self._handle_system_command(cmd, p, now)
+        if result is None:
+            result = self.cmdr.handle_command(cmd, p, now, frame=frame, xyz=xyz)
+        self._flush_outbox(now)
+        self.send(self.mav.command_ack_encode(cmd, result, 0, 0, m.get_srcSystem(), m.get_srcComponent()))
+
+    def _handle_system_command(self, cmd: int, p: list[float], now: float) -> int | None:
+        """Commands about the link rather than the flight; None = not one of these."""
+        if cmd == 512:  # REQUEST_MESSAGE
+            msgid = int(p[0]) if not math.isnan(p[0]) else -1
+            msg = self.telemetry.build(msgid, now) if self.telemetry.can_build(msgid) else None
+            if msg is None:
+                return UNSUPPORTED if not self.telemetry.can_build(msgid) else ACCEPTED
+            self.send(msg)
+            return ACCEPTED
+        if cmd == 520:  # REQUEST_AUTOPILOT_CAPABILITIES
+            self.send(self.telemetry.autopilot_version(now))
+            return ACCEPTED
+        if cmd == 410:  # GET_HOME_POSITION
+            self.send(self.telemetry.home_position(now))
+            return ACCEPTED
+        if cmd == 511:  # SET_MESSAGE_INTERVAL
+            if math.isnan(p[0]) or math.isnan(p[1]):
+                return UNSUPPORTED
+            self.streams.set_interval(int(p[0]), p[1])
+            return ACCEPTED
+        return None
+
+    # -- setpoints --------------------------------------------------------------
+    def _handle_setpoint(self, m, t: str, now: float) -> None:
+        mask = getattr(m, "type_mask", 0)
+        self._log({"msg": t, "type_mask": mask, "frame": getattr(m, "coordinate_frame", None)})
+        sp = self._decode_setpoint(m, t, now)
+        if sp is not None:
+            self.cmdr.on_setpoint(sp)
+
+    def _decode_setpoint(self, m, t: str, now: float) -> Setpoint | None:
+        from .commander import IGN_VX, IGN_VY, IGN_VZ, IGN_X, IGN_Y, IGN_YAW, IGN_YAW_RATE, IGN_Z
+
+        if t == "SET_ATTITUDE_TARGET":
+            # attitude offboard is not modelled: it keeps offboard alive and holds position
+            return Setpoint(now, (None, None, None), (0.0, 0.0, 0.0), None, 0.0)
+        mask = m.type_mask
+        yaw = None if mask & IGN_YAW else m.yaw
+        yaw_rate = None if mask & IGN_YAW_RATE else m.yaw_rate
+        vel = [None if mask & IGN_VX else m.vx, None if mask & IGN_VY else m.vy, None if mask & IGN_VZ else m.vz]
+        s = self.physics.state
+        if t == "SET_POSITION_TARGET_LOCAL_NED":
+            pos = [None if mask & IGN_X else m.x, None if mask & IGN_Y else m.y, None if mask & IGN_Z else m.z]
+            frame = m.coordinate_frame
+            if frame in (8, 9):  # BODY_NED / BODY_OFFSET_NED: rotate by heading
+                cy, sy = math.cos(s.yaw), math.sin(s.yaw)
+                if vel[0] is not None and vel[1] is not None:
+                    vel[0], vel[1] = cy * vel[0] - sy * vel[1], sy * vel[0] + cy * vel[1]
+                if pos[0] is not None and pos[1] is not None:
+                    pos[0], pos[1] = cy * pos[0] - sy * pos[1], sy * pos[0] + cy * pos[1]
+            if frame in (7, 8, 9):
+                pos = [None if v is None else v + s.pos[i] for i, v in enumerate(pos)]
+        else:
+            lat = None if mask & IGN_X else m.lat_int * 1e-7
+            lon = None if mask & IGN_Y else m.lon_int * 1e-7
+            pos = [None, None, None]
+            if lat is not None and lon is not None:
+                n, e, _ = self.origin.to_local(lat, lon, self.origin.alt_m)
+                pos[0], pos[1] = n, e
+            if not mask & IGN_Z:
+                frame = m.coordinate_frame
+                pos[2] = self.cmdr._alt_to_d(m.alt, frame)
+        if any(v is not None and not math.isfinite(v) for v in list(pos) + list(vel)):
+            return None
+        return Setpoint(now, tuple(pos), tuple(vel), yaw if yaw is None or math.isfinite(yaw) else None,
+                        yaw_rate if yaw_rate is None or math.isfinite(yaw_rate) else None)
+
+    def _log(self, rec: dict) -> None:
+        if self.setpoint_log is None:
+            return
+        rec = {"t": time.time(), "mono": self.clock(), **rec, "mode": str(self.cmdr.displayed_mode)}
+        self.setpoint_log.write(rec)
+
+    # -- parameters -------------------------------------------------------------
+    def _param_value(self, index: int):
+        if index == HASH_CHECK_INDEX:
+            return self.mav.param_value_encode(HASH_CHECK_NAME.encode(), uint_to_wire(self.params.hash_check()),
+                                               MAV_PARAM_TYPE_UINT32, len(self.params), HASH_CHECK_INDEX)
+        p = self.params.by_index(index)
+        return self.mav.param_value_encode(p.name.encode(), p.wire_value, p.type, len(self.params), index)
+
+    def _handle_param(self, m, t: str, now: float) -> None:
+        if t == "PARAM_REQUEST_LIST":
+            self.param_queue = [HASH_CHECK_INDEX] + list(range(len(self.params)))
+            return
+        if t == "PARAM_REQUEST_READ":
+            if m.param_index >= 0:
+                if self.params.by_index(m.param_index) is not None:
+                    self.send(self._param_value(m.param_index))
+                return
+            name = m.param_id
+            if name in self.params:
+                self.send(self._param_value(self.params.index(name)))
+            return  # unknown names: PX4 stays silent
+        name = m.param_id
+        if name not in self.params:
+            return
+        changed = self.params.set_from_wire(name, m.param_value, m.param_type)
+        msg = self._param_value(self.params.index(name))
+        self.send(msg)
+        if changed:
+            self.delayed.append((now + 0.01, msg))
+
+    def _send_param_burst(self) -> None:
+        if not self.param_queue:
+            return
+        burst, self.param_queue = self.param_queue[:PARAM_LIST_BURST], self.param_queue[PARAM_LIST_BURST:]
+        for i in burst:
+            self.send(self._param_value(i))
+
+    # -- control channel ----------------------------------------------------------
+    def _control_receive(self) -> None:
+        assert self.control is not None
+        while True:
+            try:
+                data, addr = self.control.recvfrom(65535)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            try:
+                req = json.loads(data.decode())
+                reply = {"ok": True, **(self.control_command(req) or {})}
+            except Exception as exc:
+                reply = {"ok": False, "error": repr(exc)}
+            try:
+                self.control.sendto(json.dumps(reply).encode(), addr)
+            except OSError:
+                pass
+
+    def control_command(self, req: dict) -> dict | None:
+        """Test hooks: ground truth, fault injection. See sim/vehicle/__init__.py."""
+        cmd = req.get("cmd")
+        now = self.clock()
+        if cmd == "truth":
+            return {"truth": self.cmdr.truth(now)}
+        if cmd == "stats":
+            st = self.link.stats
+            cpu = time.process_time() - self.cpu_t0
+            return {"stats": {k: v for k, v in vars(st).items()}, "cpu_s": cpu, "wall_s": now - self.wall_t0,
+                    "streams_hz": {str(k): v for k, v in self.streams.rates_hz.items()}}
+        if cmd == "battery":
+            self.physics.set_battery(float(req["percent"]))
+            return None
+        if cmd == "battery_drain_scale":
+            self.physics.battery_drain_scale = float(req["scale"])
+            return None
+        if cmd == "wind":
+            self.physics.set_wind(float(req.get("n", 0.0)), float(req.get("e", 0.0)), float(req.get("d", 0.0)),
+                                  float(req.get("gust", 0.0)))
+            return None
+        if cmd == "param":
+            changed = self.params.set(req["name"], req["value"])
+            return {"changed": changed, "value": self.params.get(req["name"])}
+        if cmd == "link":
+            self.link_down = bool(req.get("down", False))
+            return None
+        if cmd == "statustext":
+            self.send_statustext(int(req.get("severity", 6)), str(req["text"]))
+            return None
+        if cmd == "ping":
+            return {"pid": os.getpid()}
+        raise ValueError(f"unknown control command {cmd!r}")
