@@ -41,8 +41,20 @@ class Link:
         self.mavsdk.destroy()
 
 
+_mavsdk_log = logging.getLogger("mavsdk")
+
+
+def _route_mavsdk_log(level: Any, message: str, file: str | None, line: int) -> bool:
+    """MAVSDK's own log lines go to our logger (debug) instead of raw stdout."""
+    _mavsdk_log.debug("%s", message, extra={"fields": {"mavsdk_level": getattr(level, "name", str(level))}})
+    return True  # suppress MAVSDK's default printing
+
+
 async def open_link(url: str, timeout_s: float) -> Link:
     from mavsdk.asyncio import ComponentType, Configuration, Mavsdk
+    from mavsdk.logging import log_subscribe
+
+    log_subscribe(_route_mavsdk_log)
 
     config = Configuration.create_with_component_type(ComponentType.GROUND_STATION)
     mavsdk = Mavsdk(config)

@@ -1,0 +1,91 @@
+"""Small closed-loop manoeuvres built on the bridge: fly until a condition holds, or time out.
+
+They keep the offboard intent fresh while they wait (the streamer's watchdog
+would otherwise, rightly, stop the stream) and always end on a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+
+from firmware_bridge.bridge import FlightBridge
+from firmware_bridge.errors import BridgeError
+from firmware_bridge.geo import ned_from_geo
+from firmware_bridge.intents import GlobalTarget, Intent, PositionNed
+from firmware_bridge.vehicle_state import VehicleState
+
+REFRESH_S = 0.1
+
+
+class ManeuverTimeout(BridgeError):
+    """The vehicle did not reach the manoeuvre's goal in time."""
+
+
+def position_from_home(bridge: FlightBridge, s: VehicleState | None = None) -> PositionNed:
+    """The vehicle's position in metres north/east/down of home."""
+    s = s or bridge.state
+    envelope = bridge.envelope()
+    if envelope is None or not math.isfinite(s.lat):
+        return PositionNed(math.nan, math.nan, math.nan)
+    north, east = ned_from_geo(envelope.home, s.lat, s.lon)
+    return PositionNed(north, east, -s.rel_alt_m)
+
+
+def distance_m(a: PositionNed, b: PositionNed) -> float:
+    return math.dist((a.north_m, a.east_m, a.down_m), (b.north_m, b.east_m, b.down_m))
+
+
+async def wait_until(bridge: FlightBridge, predicate, timeout_s: float, what: str) -> VehicleState:
+    try:
+        return await bridge.hub.wait_for(predicate, timeout_s)
+    except asyncio.TimeoutError as exc:
+        raise ManeuverTimeout(f"{what}: not reached within {timeout_s:.0f} s") from exc
+
+
+async def hold_intent(bridge: FlightBridge, intent: Intent, seconds: float) -> None:
+    """Stream ``intent`` for ``seconds``, refreshing it like a live agent would."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        bridge.submit(intent)
+        await asyncio.sleep(REFRESH_S)
+
+
+async def offboard_to(bridge: FlightBridge, target: PositionNed, tolerance_m: float = 1.0, timeout_s: float = 30.0) -> float:
+    """Fly an offboard position target until within ``tolerance_m``; returns the seconds taken."""
+    start = time.monotonic()
+    while True:
+        bridge.submit(target)
+        if distance_m(position_from_home(bridge), target) <= tolerance_m:
+            return time.monotonic() - start
+        if time.monotonic() - start > timeout_s:
+            raise ManeuverTimeout(f"offboard target {target} not reached within {timeout_s:.0f} s")
+        await asyncio.sleep(REFRESH_S)
+
+
+async def goto_and_wait(bridge: FlightBridge, target: GlobalTarget, tolerance_m: float = 1.5,
+                        timeout_s: float = 60.0, speed_m_s: float | None = None) -> float:
+    start = time.monotonic()
+    sent = await bridge.commands.goto(target, speed_m_s)
+    envelope = bridge.envelope()
+    assert envelope is not None
+    n, e = ned_from_geo(envelope.home, sent.lat, sent.lon)
+    goal = PositionNed(n, e, -sent.rel_alt_m)
+    await wait_until(bridge, lambda s: distance_m(position_from_home(bridge, s), goal) <= tolerance_m, timeout_s, "goto")
+    return time.monotonic() - start
+
+
+async def takeoff_and_wait(bridge: FlightBridge, altitude_m: float, timeout_s: float = 60.0) -> float:
+    start = time.monotonic()
+    await bridge.commands.arm()
+    await bridge.commands.takeoff(altitude_m)
+    await wait_until(bridge, lambda s: s.in_air and s.rel_alt_m >= altitude_m - 0.5, timeout_s, "takeoff")
+    return time.monotonic() - start
+
+
+async def land_and_wait(bridge: FlightBridge, timeout_s: float = 90.0) -> float:
+    start = time.monotonic()
+    await bridge.commands.land()
+    await wait_until(bridge, lambda s: not s.in_air and not s.armed, timeout_s, "land and disarm")
+    return time.monotonic() - start
