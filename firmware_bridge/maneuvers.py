@@ -78,6 +78,8 @@ async def goto_and_wait(bridge: FlightBridge, target: GlobalTarget, tolerance_m:
 
 async def takeoff_and_wait(bridge: FlightBridge, altitude_m: float, timeout_s: float = 60.0) -> float:
     start = time.monotonic()
+    # PX4 refuses to arm until its pre-arm checks pass (about 4 s after boot).
+    await wait_until(bridge, lambda s: s.armable, timeout_s, "pre-arm checks")
     await bridge.commands.arm()
     await bridge.commands.takeoff(altitude_m)
     await wait_until(bridge, lambda s: s.in_air and s.rel_alt_m >= altitude_m - 0.5, timeout_s, "takeoff")

@@ -37,6 +37,8 @@ class StreamerConfig:
     # No fresh intent within this many seconds -> stop streaming, so that PX4's own
     # offboard-loss failsafe (COM_OF_LOSS_T, then COM_OBL_RC_ACT) takes over.
     intent_timeout_s: float = 1.0
+    # Run the streaming thread at real-time priority (SCHED_RR) where allowed, else nice -10.
+    realtime_priority: bool = True
 
     def __post_init__(self) -> None:
         if not 2.0 <= self.rate_hz <= 100.0:
