@@ -66,6 +66,7 @@ class FlightBridge:
         self._envelope_home: tuple[float, float, float] | None = None
         self.failsafe_reason: str | None = None
         self.hub.start(link.system, self._telemetry, self._mavlink_direct, link.sysid)
+        self.events.add_listener(lambda e: self.hub.invalidate_health() if e.kind == "link_lost" else None)
         self.monitor = FailsafeMonitor(
             state_of=lambda: self.hub.state,
             envelope_of=self.envelope,

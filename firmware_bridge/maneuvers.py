@@ -11,12 +11,14 @@ import math
 import time
 
 from firmware_bridge.bridge import FlightBridge
+from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.geo import ned_from_geo
 from firmware_bridge.intents import GlobalTarget, Intent, PositionNed
 from firmware_bridge.vehicle_state import VehicleState
 
 REFRESH_S = 0.1
+ARM_RETRIES = 10
 
 
 class ManeuverTimeout(BridgeError):
@@ -78,9 +80,17 @@ async def goto_and_wait(bridge: FlightBridge, target: GlobalTarget, tolerance_m:
 
 async def takeoff_and_wait(bridge: FlightBridge, altitude_m: float, timeout_s: float = 60.0) -> float:
     start = time.monotonic()
-    # PX4 refuses to arm until its pre-arm checks pass (about 4 s after boot).
+    # PX4 refuses to arm until its pre-arm checks pass (about 4 s after boot), and
+    # MAVSDK may still show a restarted autopilot's old health: retry briefly.
     await wait_until(bridge, lambda s: s.armable, timeout_s, "pre-arm checks")
-    await bridge.commands.arm()
+    for attempt in range(ARM_RETRIES):
+        try:
+            await bridge.commands.arm()
+            break
+        except CommandError as exc:
+            if exc.result is not CommandResult.DENIED or attempt == ARM_RETRIES - 1:
+                raise
+            await asyncio.sleep(0.5)
     await bridge.commands.takeoff(altitude_m)
     await wait_until(bridge, lambda s: s.in_air and s.rel_alt_m >= altitude_m - 0.5, timeout_s, "takeoff")
     return time.monotonic() - start

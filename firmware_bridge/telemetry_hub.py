@@ -128,6 +128,10 @@ class TelemetryHub:
         finally:
             self._text_queues.discard(queue)
 
+    def invalidate_health(self) -> None:
+        """Forget health flags after a link loss: a restarted autopilot must earn them again."""
+        self._set(global_position_ok=False, home_position_ok=False, local_position_ok=False, armable=False)
+
     # -- updates -----------------------------------------------------------------
     def _set(self, **changes: Any) -> None:
         changes.setdefault("last_update_t", time.monotonic())
