@@ -78,6 +78,11 @@ async def test_rtl_returns_home_and_disarms(vehicle):
 
 async def test_refused_commands_are_typed(vehicle):
     async with await FlightBridge.connect(bridge_config(vehicle.mavsdk_url)) as bridge:
+        await wait_until(bridge, lambda s: s.armable, 10, "pre-arm")
+        await bridge.commands.arm()
+        await wait_until(bridge, lambda s: s.armed, 3, "armed")
+        await bridge.commands.disarm()  # on the ground: accepted
+        await wait_until(bridge, lambda s: not s.armed, 3, "disarmed")
         await takeoff_and_wait(bridge, 4.0)
         with pytest.raises(CommandError) as err:
             await bridge.commands.disarm()  # PX4: "Disarming denied: not landed"
