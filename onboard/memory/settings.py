@@ -2,7 +2,33 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class AnchorGraphConfig:
+    """Place–Anchor memory rules; defaults follow the Place–Anchor design."""
+
+    # Metres the drone moves for one `forward` action (the design's d, in map units = metres).
+    step_length_m: float = 0.25
+    # Degrees one `turn_left` / `turn_right` action rotates the heading.
+    turn_angle_deg: float = 30.0
+    # A new anchor after this many forward steps since the last anchor (S).
+    anchor_every_forward_steps: int = 2
+    # Steps between two scene-type observations that update places (place period).
+    place_period_steps: int = 20
+    # A new place is confirmed after this many consecutive equal scene types (dwell k).
+    place_dwell_observations: int = 3
+    # Anchors within this distance (map units, metres) and of the same place type are
+    # offered as "same space" localisation hints (r). Hints only, never merged.
+    localisation_radius_m: float = 1.5
+    # Discovered-context FIFO length (N); entries are re-indexed 1..N on every call.
+    discovered_context_size: int = 5
+    # pattern:STUCK fires when the last W steps visited at most one unique place (W).
+    stuck_window_steps: int = 10
+    # How many recent places / anchors the Navigation Context lists.
+    context_recent_places: int = 5
+    context_recent_anchors: int = 8
 
 
 @dataclass(frozen=True)
@@ -13,3 +39,30 @@ class MemoryConfig:
     max_retrieval_results: int = 3
     # Cosine similarity below which a retrieved experience is ignored.
     similarity_threshold: float = 0.5
+    # Seconds a writer waits for another writer's lock before WriterBusy is raised.
+    writer_timeout_s: float = 5.0
+    # Run `PRAGMA integrity_check` when the file is opened (quick_check if false).
+    full_integrity_check_on_open: bool = True
+    # On a corrupted or foreign file: move it aside to `<name>.corrupt-<utc>` and start a
+    # new file (true), or refuse to open it (false, the default: a person decides).
+    move_aside_corrupt: bool = False
+    # Collections larger than this are searched with a binary-quantised prefilter and
+    # exact float32 rescoring instead of an exact scan (k=10 over 100k in a few ms).
+    exact_search_max_rows: int = 20000
+    # Prefilter candidates per requested result, rescored exactly (recall vs speed).
+    prefilter_oversample: int = 40
+    # Adaptive retrieval: tasks with fewer words than this are "simple" and skip retrieval.
+    simple_task_max_words: int = 5
+    # Tasks with fewer words than this (and not simple) are "medium": one level searched;
+    # longer tasks are "complex": strategy -> task -> atomic.
+    medium_task_max_words: int = 15
+    # Candidates kept per level on the complex path (strategy, then task).
+    hierarchical_fanout: int = 10
+    # Reflections kept in the prompt window (the last N).
+    reflection_window: int = 3
+    # Episodic sentences (one per move) included in a prompt; older ones stay in the file.
+    episodic_prompt_sentences: int = 10
+    # Directory for semantic-map PNGs stored by reference; empty keeps PNGs as blobs
+    # inside the SQLite file. Relative paths are under the data dir.
+    image_dir: str = ""
+    anchors: AnchorGraphConfig = field(default_factory=AnchorGraphConfig)
