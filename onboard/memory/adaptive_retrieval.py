@@ -59,7 +59,8 @@ def retrieve_adaptive(store: ExperienceStore, task: str, query: str, *,
         return AdaptiveResult("medium", store.search(query, atomic_collection, k=k), (atomic_collection,))
     fan = cfg.hierarchical_fanout
     plans = store.search(task, STRATEGIC_PLAN, k=fan)
-    tasks = store.rank_children(query, [p.uid for p in plans], collections=[TASK_EXPERIENCE], k=fan)
+    # The task level only scopes the search (it is never returned), so no threshold there.
+    tasks = store.rank_children(query, [p.uid for p in plans], collections=[TASK_EXPERIENCE], k=fan, threshold=-1.0)
     atomic = store.rank_children(query, [t.uid for t in tasks], collections=[atomic_collection], k=k)
     if atomic:
         return AdaptiveResult("complex", atomic, (STRATEGIC_PLAN, TASK_EXPERIENCE, atomic_collection))
