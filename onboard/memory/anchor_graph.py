@@ -46,6 +46,8 @@ def normalise_scene_type(scene_type: str) -> str:
 
 @dataclass(frozen=True)
 class Pose:
+    """Dead-reckoned pose in map units (see ``AnchorGraphConfig.forward_step_units``)."""
+
     x: float
     y: float
     yaw_deg: float  # 0 = initial heading, positive = left (counter-clockwise)
@@ -98,8 +100,10 @@ class AnchorGraph:
 
     def __init__(self, cfg: AnchorGraphConfig | None = None) -> None:
         self.cfg = cfg or AnchorGraphConfig()
-        if self.cfg.step_length_m <= 0 or self.cfg.anchor_every_forward_steps < 1 or self.cfg.place_dwell_observations < 1:
-            raise AnchorGraphError("step_length_m, anchor_every_forward_steps and place_dwell_observations must be positive")
+        c = self.cfg
+        if min(c.forward_step_units, c.step_length_m, c.anchor_every_forward_steps, c.place_dwell_observations) <= 0:
+            raise AnchorGraphError("forward_step_units, step_length_m, anchor_every_forward_steps and "
+                                   "place_dwell_observations must be positive")
         self.pose = Pose(0.0, 0.0, 0.0)
         self.step_count = 0
         self.anchors: dict[int, Anchor] = {}
@@ -136,7 +140,7 @@ class AnchorGraph:
         """Apply one action to the pose; True when it was a forward move."""
         if action == "forward":
             yaw = math.radians(self.pose.yaw_deg)
-            d = self.cfg.step_length_m
+            d = self.cfg.forward_step_units
             self.pose = Pose(self.pose.x + d * math.cos(yaw), self.pose.y + d * math.sin(yaw), self.pose.yaw_deg)
             return True
         if action in ("turn_left", "turn_right"):
@@ -177,6 +181,10 @@ class AnchorGraph:
             self._enrich_current(objects, description)
         self._step_anchor.append(self.current_anchor)
         return StepResult(self.step_count, self.pose, new_anchor, new_place, tuple(self.avoid_hints()))
+
+    @property
+    def metres_per_unit(self) -> float:
+        return self.cfg.step_length_m / self.cfg.forward_step_units
 
     def should_observe_place(self) -> bool:
         """True on the steps when the scene type should be observed (step 0, then every period)."""
@@ -238,7 +246,7 @@ class AnchorGraph:
             if other.anchor_id == anchor_id or other.place_id is None:
                 continue
             dist = me.pose.distance_to(other.pose)
-            if dist <= self.cfg.localisation_radius_m and self.place_type_of(other.anchor_id) == my_type:
+            if dist <= self.cfg.localisation_radius and self.place_type_of(other.anchor_id) == my_type:
                 out.append(LocalisationCandidate(other.anchor_id, dist, other.place_id, my_type))
         return sorted(out, key=lambda c: (c.distance, c.anchor_id))
 

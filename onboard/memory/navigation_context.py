@@ -23,6 +23,7 @@ RULES = (
 
 def navigation_context_dict(graph: "AnchorGraph") -> dict[str, Any]:
     cfg = graph.cfg
+    m = graph.metres_per_unit
     current = graph.anchors[graph.current_anchor]
     place = graph.places.get(graph.current_place) if graph.current_place is not None else None
     places = sorted(graph.places.values(), key=lambda p: p.place_id)[-cfg.context_recent_places:]
@@ -30,13 +31,14 @@ def navigation_context_dict(graph: "AnchorGraph") -> dict[str, Any]:
     return {
         "localisation": {
             "step": graph.step_count,
-            "pose": {"x_m": round(graph.pose.x, 2), "y_m": round(graph.pose.y, 2), "yaw_deg": round(graph.pose.yaw_deg, 1)},
+            "pose": {"x_m": round(graph.pose.x * m, 2), "y_m": round(graph.pose.y * m, 2),
+                     "yaw_deg": round(graph.pose.yaw_deg, 1)},
             "current_place_id": graph.current_place,
             "current_place_type": place.place_type if place else None,
             "current_anchor_id": graph.current_anchor,
             "neighbours": list(current.neighbours),
             "same_space_candidates": [
-                {"anchor_id": c.anchor_id, "distance_m": round(c.distance, 2), "place_id": c.place_id}
+                {"anchor_id": c.anchor_id, "distance_m": round(c.distance * m, 2), "place_id": c.place_id}
                 for c in graph.localisation_candidates()
             ],
         },
@@ -46,7 +48,7 @@ def navigation_context_dict(graph: "AnchorGraph") -> dict[str, Any]:
             for p in places
         ],
         "anchors": [
-            {"anchor_id": a.anchor_id, "x_m": round(a.pose.x, 2), "y_m": round(a.pose.y, 2),
+            {"anchor_id": a.anchor_id, "x_m": round(a.pose.x * m, 2), "y_m": round(a.pose.y * m, 2),
              "place_id": a.place_id, "neighbours": list(a.neighbours)}
             for a in anchors
         ],
@@ -68,12 +70,12 @@ def render_navigation_context(graph: "AnchorGraph") -> str:
         else "no place confirmed yet"
     lines = [
         "## Navigation Context",
-        f"Localisation: step {loc['step']}, pose x={pose['x_m']:.2f} m y={pose['y_m']:.2f} m yaw={pose['yaw_deg']:.0f} deg, "
+        f"Localisation: step {loc['step']}, pose x={pose['x_m']:.1f} m y={pose['y_m']:.1f} m yaw={pose['yaw_deg']:.0f} deg, "
         f"{where}, anchor A{loc['current_anchor_id']} (neighbours: {_ids('A', loc['neighbours'])})",
     ]
     cands = loc["same_space_candidates"]
     lines.append("Same-space candidates (hints, not merged): "
-                 + (", ".join(f"A{c['anchor_id']} at {c['distance_m']:.2f} m" for c in cands) if cands else "none"))
+                 + (", ".join(f"A{c['anchor_id']} at {c['distance_m']:.1f} m" for c in cands) if cands else "none"))
     lines.append("Places (oldest first):")
     for p in d["places"] or []:
         extra = f"; objects: {', '.join(p['objects'])}" if p["objects"] else ""
@@ -84,7 +86,7 @@ def render_navigation_context(graph: "AnchorGraph") -> str:
     lines.append("Recent anchors:")
     for a in d["anchors"]:
         place = f"P{a['place_id']}" if a["place_id"] is not None else "-"
-        lines.append(f"- A{a['anchor_id']} ({a['x_m']:.2f}, {a['y_m']:.2f}) {place} -> {_ids('A', a['neighbours'])}")
+        lines.append(f"- A{a['anchor_id']} ({a['x_m']:.1f} m, {a['y_m']:.1f} m) {place} -> {_ids('A', a['neighbours'])}")
     lines.append("Discovered context (1 = oldest):")
     for r in d["discovered_context"] or []:
         hint = f" avoid={r['avoid_hint']}" if r["avoid_hint"] else ""

@@ -9,8 +9,12 @@ from dataclasses import dataclass, field
 class AnchorGraphConfig:
     """Place–Anchor memory rules; defaults follow the Place–Anchor design."""
 
-    # Metres the drone moves for one `forward` action (the design's d, in map units = metres).
-    step_length_m: float = 0.25
+    # Map units one `forward` action moves (the design's d). Poses, anchors and the
+    # localisation radius are in map units, so the design's geometry holds at any scale.
+    forward_step_units: float = 0.25
+    # Metres the drone actually flies for one `forward` action; sets the map scale
+    # (metres per map unit = step_length_m / forward_step_units, 20 m by default).
+    step_length_m: float = 5.0
     # Degrees one `turn_left` / `turn_right` action rotates the heading.
     turn_angle_deg: float = 30.0
     # A new anchor after this many forward steps since the last anchor (S).
@@ -19,12 +23,13 @@ class AnchorGraphConfig:
     place_period_steps: int = 20
     # A new place is confirmed after this many consecutive equal scene types (dwell k).
     place_dwell_observations: int = 3
-    # Anchors within this distance (map units, metres) and of the same place type are
-    # offered as "same space" localisation hints (r). Hints only, never merged.
-    localisation_radius_m: float = 1.5
+    # Anchors within this distance (map units; 1.5 = 30 m by default) and of the same
+    # place type are offered as "same space" localisation hints (r). Never merged.
+    localisation_radius: float = 1.5
     # Discovered-context FIFO length (N); entries are re-indexed 1..N on every call.
     discovered_context_size: int = 5
-    # pattern:STUCK fires when the last W steps visited at most one unique place (W).
+    # pattern:STUCK fires when the last W steps visited at most one unique place (W),
+    # counted at anchor granularity.
     stuck_window_steps: int = 10
     # How many recent places / anchors the Navigation Context lists.
     context_recent_places: int = 5
@@ -46,11 +51,6 @@ class MemoryConfig:
     # On a corrupted or foreign file: move it aside to `<name>.corrupt-<utc>` and start a
     # new file (true), or refuse to open it (false, the default: a person decides).
     move_aside_corrupt: bool = False
-    # Collections larger than this are searched with a binary-quantised prefilter and
-    # exact float32 rescoring instead of an exact scan (k=10 over 100k in a few ms).
-    exact_search_max_rows: int = 20000
-    # Prefilter candidates per requested result, rescored exactly (recall vs speed).
-    prefilter_oversample: int = 40
     # Adaptive retrieval: tasks with fewer words than this are "simple" and skip retrieval.
     simple_task_max_words: int = 5
     # Tasks with fewer words than this (and not simple) are "medium": one level searched;
@@ -63,6 +63,6 @@ class MemoryConfig:
     # Episodic sentences (one per move) included in a prompt; older ones stay in the file.
     episodic_prompt_sentences: int = 10
     # Directory for semantic-map PNGs stored by reference; empty keeps PNGs as blobs
-    # inside the SQLite file. Relative paths are under the data dir.
+    # inside the SQLite file. Relative paths are next to the memory file.
     image_dir: str = ""
     anchors: AnchorGraphConfig = field(default_factory=AnchorGraphConfig)

@@ -14,11 +14,11 @@ from onboard.memory.settings import AnchorGraphConfig
 def test_defaults_follow_the_design() -> None:
     c = AnchorGraphConfig()
     assert (c.anchor_every_forward_steps, c.turn_angle_deg, c.place_period_steps, c.place_dwell_observations,
-            c.localisation_radius_m, c.stuck_window_steps, c.discovered_context_size) == (2, 30.0, 20, 3, 1.5, 10, 5)
+            c.localisation_radius, c.stuck_window_steps, c.discovered_context_size) == (2, 30.0, 20, 3, 1.5, 10, 5)
 
 
 def test_dead_reckoning() -> None:
-    g = AnchorGraph(AnchorGraphConfig(step_length_m=1.0, turn_angle_deg=90.0))
+    g = AnchorGraph(AnchorGraphConfig(forward_step_units=1.0, turn_angle_deg=90.0))
     for a in ["forward", "turn_left", "forward", "forward", "turn_right", "turn_right", "stop"]:
         g.step(a)
     assert math.isclose(g.pose.x, 1.0, abs_tol=1e-9) and math.isclose(g.pose.y, 2.0, abs_tol=1e-9)
@@ -70,7 +70,7 @@ def test_should_observe_place_every_period() -> None:
 
 
 def test_localisation_candidates_same_type_within_radius_no_merge() -> None:
-    g = AnchorGraph(AnchorGraphConfig(step_length_m=0.5, turn_angle_deg=90.0, place_dwell_observations=1))
+    g = AnchorGraph(AnchorGraphConfig(forward_step_units=0.5, turn_angle_deg=90.0, place_dwell_observations=1))
     g.step("forward", "corridor")  # place 0, anchor 1 at (0.5, 0)
     g.step("forward"); g.step("forward")  # anchor at (1.5, 0)
     g.step("turn_left"); g.step("turn_left")  # facing back
@@ -144,3 +144,11 @@ def test_discovered_context_carries_avoid_hint_and_context_renders() -> None:
     assert "## Navigation Context" in text
     assert "P0 corridor" in text and "1. goal_flag=false goal_scene_type=kitchen" in text
     assert "avoid=pattern:STUCK" in text and "Same-space candidates" in text
+
+
+def test_drone_scale_in_metres() -> None:
+    g = AnchorGraph()  # 0.25 map units per step, 5 m per step -> 20 m per unit
+    for _ in range(4):
+        g.step("forward")
+    assert math.isclose(g.pose.x, 1.0) and g.metres_per_unit == 20.0
+    assert "pose x=20.0 m" in g.navigation_context()
