@@ -46,6 +46,7 @@ from onboard.memory.records import (
 from onboard.memory.schema import OpenReport, SchemaError, WriterBusy, is_locked_error, open_memory_file
 from onboard.memory.settings import MemoryConfig
 from onboard.memory.sqlite_vec_db import SqliteBackend, find_backend
+from onboard.memory.vector_codes import int8_codes
 
 # sqlite-vec 0.1.9 refuses KNN with k above this.
 VEC0_MAX_K = 4096
@@ -201,6 +202,7 @@ class ExperienceStore:
         embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
         if embeddings.shape != (len(records), self.embedder.dim):
             raise ExperienceStoreError(f"embeddings must have shape ({len(records)}, {self.embedder.dim})")
+        codes = int8_codes(embeddings)
         uids = []
         now = time.time()
         with self._write() as conn:
@@ -225,6 +227,15 @@ class ExperienceStore:
                 conn.execute(
                     "INSERT INTO experience_vec(rowid, collection, level, is_success, embedding) VALUES (?,?,?,?,?)",
                     (cur.lastrowid, spec.name, spec.level, outcome, embeddings[i].tobytes()),
+                )
+                conn.execute(
+                    "INSERT INTO experience_vec_i8(rowid, collection, level, is_success, embedding) "
+                    "VALUES (?,?,?,?,vec_int8(?))",
+                    (cur.lastrowid, spec.name, spec.level, outcome, codes[i].tobytes()),
+                )
+                conn.execute(
+                    "INSERT INTO collection_counts(collection, n) VALUES (?, 1) "
+                    "ON CONFLICT(collection) DO UPDATE SET n = n + 1", (spec.name,),
                 )
         return uids
 
@@ -257,11 +268,13 @@ class ExperienceStore:
     def delete(self, uid: str) -> bool:
         """Remove one experience (vec0's INSERT OR REPLACE is broken, so edits are delete + add)."""
         with self._write() as conn:
-            row = conn.execute("SELECT id FROM experiences WHERE uid = ?", (uid,)).fetchone()
+            row = conn.execute("SELECT id, collection FROM experiences WHERE uid = ?", (uid,)).fetchone()
             if row is None:
                 return False
             conn.execute("DELETE FROM experience_vec WHERE rowid = ?", (row[0],))
+            conn.execute("DELETE FROM experience_vec_i8 WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM experiences WHERE id = ?", (row[0],))
+            conn.execute("UPDATE collection_counts SET n = n - 1 WHERE collection = ?", (row[1],))
             return True
 
     # ------------------------------------------------------------------ retrieval
@@ -280,15 +293,45 @@ class ExperienceStore:
             raise ExperienceStoreError(f"k must be in 1..{VEC0_MAX_K}, got {k}")
         threshold = self.cfg.similarity_threshold if threshold is None else threshold
         vec = self._query_vector(query)
-        sql = ["SELECT rowid, distance FROM experience_vec WHERE embedding MATCH ? AND k = ? AND collection = ?"]
+        if outcome is not None and outcome not in ("success", "failure"):
+            raise RecordError(f"outcome must be 'success' or 'failure', got {outcome!r}")
+        if self.collection_size(collection) > self.cfg.exact_search_max_rows:
+            return self._materialise(self._prefiltered_knn(vec, collection, k, outcome), threshold)
+        sql = "SELECT rowid, distance FROM experience_vec WHERE embedding MATCH ? AND k = ? AND collection = ?"
         args: list[Any] = [vec.tobytes(), k, collection]
         if outcome is not None:
-            if outcome not in ("success", "failure"):
-                raise RecordError(f"outcome must be 'success' or 'failure', got {outcome!r}")
-            sql.append("AND is_success = ?")
+            sql += " AND is_success = ?"
             args.append(outcome)
-        hits = self.conn.execute(" ".join(sql) + " ORDER BY distance", args).fetchall()
+        hits = self.conn.execute(sql + " ORDER BY distance", args).fetchall()
         return self._materialise([(rowid, 1.0 - dist) for rowid, dist in hits], threshold)
+
+    def collection_size(self, collection: str) -> int:
+        row = self.conn.execute("SELECT n FROM collection_counts WHERE collection = ?", (collection,)).fetchone()
+        return row[0] if row else 0
+
+    def _prefiltered_knn(self, vec: np.ndarray, collection: str, k: int,
+                         outcome: str | None) -> list[tuple[int, float]]:
+        """int8 KNN for ``k * prefilter_oversample`` candidates, then exact cosine on their float32 copies.
+
+        The filters sit inside the vec0 query here too, so the candidates all
+        match and k results come back whenever k rows match.
+        """
+        want = min(max(k * self.cfg.prefilter_oversample, k), VEC0_MAX_K)
+        sql = ("SELECT rowid FROM experience_vec_i8 WHERE embedding MATCH vec_int8(?) AND k = ? "
+               "AND collection = ?")
+        args: list[Any] = [int8_codes(vec).tobytes(), want, collection]
+        if outcome is not None:
+            sql += " AND is_success = ?"
+            args.append(outcome)
+        cand = [r[0] for r in self.conn.execute(sql, args)]
+        if not cand:
+            return []
+        marks = ",".join("?" * len(cand))
+        rows = self.conn.execute(f"SELECT id, embedding FROM experiences WHERE id IN ({marks})", cand).fetchall()
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        sims = mat @ vec
+        order = np.argsort(-sims)[:k]
+        return [(rows[i][0], float(sims[i])) for i in order]
 
     def _query_vector(self, query: str | np.ndarray) -> np.ndarray:
         if isinstance(query, str):

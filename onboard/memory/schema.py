@@ -90,8 +90,34 @@ def _v2(conn: Any, dim: int) -> None:
     )
 
 
+def _v3(conn: Any, dim: int) -> None:
+    """int8 prefilter index for large collections, backfilled from the stored float32 copies."""
+    import numpy as np
+
+    from onboard.memory.vector_codes import int8_codes
+
+    conn.execute(
+        f"""CREATE VIRTUAL TABLE experience_vec_i8 USING vec0(
+            collection text partition key,
+            level text,
+            is_success text,
+            embedding int8[{dim}]
+        )"""
+    )
+    conn.execute("CREATE TABLE collection_counts (collection TEXT PRIMARY KEY, n INTEGER NOT NULL)")
+    conn.execute("INSERT INTO collection_counts SELECT collection, count(*) FROM experiences GROUP BY collection")
+    rows = conn.execute("SELECT id, collection, level, is_success, embedding FROM experiences").fetchall()
+    for i in range(0, len(rows), 1000):
+        chunk = rows[i:i + 1000]
+        codes = int8_codes(np.frombuffer(b"".join(r[4] for r in chunk), dtype=np.float32).reshape(len(chunk), dim))
+        conn.executemany(
+            "INSERT INTO experience_vec_i8(rowid, collection, level, is_success, embedding) VALUES (?,?,?,?,vec_int8(?))",
+            [(r[0], r[1], r[2], r[3], codes[j].tobytes()) for j, r in enumerate(chunk)],
+        )
+
+
 # MIGRATIONS[i] takes a file from version i to version i + 1.
-MIGRATIONS: list[Callable[[Any, int], None]] = [_v1, _v2]
+MIGRATIONS: list[Callable[[Any, int], None]] = [_v1, _v2, _v3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -197,3 +197,24 @@ def test_same_content_is_stored_once(store: ExperienceStore) -> None:
     assert store.add(exp) == store.add(exp)
     assert store.count(NAVIGATE_EXPERIENCE) == 1
     assert store.delete(store.add(exp)) and store.count() == 0
+
+
+def test_int8_prefilter_path_agrees_with_exact(tmp_path, embedder) -> None:
+    from onboard.memory.settings import MemoryConfig
+
+    exps = [NavigateExperience(f"g{i}", "success" if i % 3 else "failure", lesson, "{}",
+                               state(obs, TASK, "reach the delivery point"))
+            for i, (obs, lesson, _) in enumerate(SITUATIONS)]
+    exact_cfg = MemoryConfig(writer_timeout_s=0.5)
+    pre_cfg = MemoryConfig(writer_timeout_s=0.5, exact_search_max_rows=0, prefilter_oversample=2)
+    path = tmp_path / "m.sqlite"
+    with ExperienceStore.open(path, embedder, exact_cfg) as s:
+        s.add_many(exps)
+    with ExperienceStore.open(path, embedder, exact_cfg) as exact, ExperienceStore.open(path, embedder, pre_cfg) as pre:
+        for _, _, paraphrase in SITUATIONS:
+            q = state(paraphrase, TASK, "reach the delivery point")
+            for outcome in (None, "failure"):
+                a = [h.uid for h in exact.search(q, NAVIGATE_EXPERIENCE, k=5, outcome=outcome, threshold=-1)]
+                b = [h.uid for h in pre.search(q, NAVIGATE_EXPERIENCE, k=5, outcome=outcome, threshold=-1)]
+                assert a == b
+        assert len(pre.search("x", NAVIGATE_EXPERIENCE, k=7, outcome="failure", threshold=-1)) == 7

@@ -127,3 +127,36 @@ def test_other_embedding_model_is_refused(tmp_path: Path, embedder, cfg) -> None
 
     with pytest.raises(ExperienceStoreError, match="some-other-model"):
         ExperienceStore.open(path, Other(), cfg)
+
+
+def test_v3_migration_backfills_the_int8_prefilter(tmp_path: Path, embedder, cfg) -> None:
+    path = tmp_path / "v2.sqlite"
+    conn, _ = open_memory_file(path, find_backend(), dim=embedder.dim, timeout_s=1, target_version=2)
+    conn.close()
+    # Write v2-era rows the way a v2 store did (no int8 table yet).
+    import json
+
+    import numpy as np
+
+    conn = connect(path, find_backend(), timeout_s=1)
+    texts = ["over the harbour in strong wind", "a church with a red roof", "low battery far from home"]
+    vecs = embedder.embed(texts)
+    conn.execute("INSERT INTO meta(key, value) VALUES ('embedding_model', ?)", (f"{embedder.model_id}/{embedder.dim}",))
+    for i, (t, v) in enumerate(zip(texts, vecs)):
+        fields = {"navigation_goal": "g", "is_success": "success", "reflect_reason": f"r{i}", "refined_action": "{}",
+                  "current_state": t}
+        cur = conn.execute(
+            "INSERT INTO experiences(uid, collection, level, is_success, query_text, fields, embedding, source, created_at)"
+            " VALUES (?,?,?,?,?,?,?,?,0)",
+            (f"u{i}", "navigate_experience_memory", "atomic", "success", t, json.dumps(fields), v.tobytes(), "local"))
+        conn.execute("INSERT INTO experience_vec(rowid, collection, level, is_success, embedding) VALUES (?,?,?,?,?)",
+                     (cur.lastrowid, "navigate_experience_memory", "atomic", "success", v.tobytes()))
+    conn.close()
+    prefilter_cfg = MemoryConfig(exact_search_max_rows=0, writer_timeout_s=0.5)
+    with ExperienceStore.open(path, embedder, prefilter_cfg) as s:
+        assert (s.open_report.from_version, s.open_report.to_version) == (2, SCHEMA_VERSION)
+        assert s.conn.execute("SELECT count(*) FROM experience_vec_i8").fetchone()[0] == 3
+        assert s.collection_size("navigate_experience_memory") == 3
+        hit = s.retrieve_navigate("a red-roofed church", k=1)[0]
+        assert hit.uid == "u1"
+        assert np.isclose(hit.similarity, float(vecs[1] @ embedder.embed(["a red-roofed church"])[0]), atol=1e-5)
