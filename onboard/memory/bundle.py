@@ -103,8 +103,11 @@ def import_bundle(store: ExperienceStore, path: str | Path, *, source: str | Non
         parents.append(item.get("parent_uid"))
         uids.append(expected)
         created.append(float(item.get("created_at") or time.time()))
-    present = sum(1 for u in uids if store.has(u))
-    todo = [i for i, u in enumerate(uids) if not store.has(u)]
+    first_of: dict[str, int] = {}
+    for i, u in enumerate(uids):
+        first_of.setdefault(u, i)
+    present = sum(1 for u in first_of if store.has(u))
+    todo = [i for u, i in first_of.items() if not store.has(u)]
     for start in range(0, len(todo), IMPORT_BATCH):
         chunk = todo[start:start + IMPORT_BATCH]
         try:
@@ -112,4 +115,4 @@ def import_bundle(store: ExperienceStore, path: str | Path, *, source: str | Non
                            created_at=[created[i] for i in chunk])
         except RecordError as exc:
             raise BundleError(f"{path}: {exc}") from exc
-    return ImportReport(path=str(path), total=len(uids), added=len(todo), already_present=present)
+    return ImportReport(path=str(path), total=len(first_of), added=len(todo), already_present=present)

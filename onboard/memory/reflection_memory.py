@@ -73,8 +73,10 @@ def move_sentence(at: Sequence[float], options: Sequence[str], chosen: str, arri
 class EpisodicMemory:
     """One sentence per move for this flight, plus the semantic summary slot."""
 
-    def __init__(self, *, store: "ExperienceStore | None" = None, flight_id: str = "") -> None:
+    def __init__(self, *, store: "ExperienceStore | None" = None, flight_id: str = "",
+                 prompt_sentences: int = 10) -> None:
         self._store = store
+        self.prompt_sentences = prompt_sentences
         self.flight_id = flight_id
         self.sentences: list[str] = []
         self.semantic_summary: str = ""
@@ -95,8 +97,12 @@ class EpisodicMemory:
         if self._store is not None:
             self._store.set_semantic_summary(self.flight_id, self.semantic_summary)
 
-    def format_for_prompt(self, last: int = 10) -> str:
-        """Numbered recent moves (the numbers keep their place in the whole flight) and the summary."""
+    def format_for_prompt(self, last: int | None = None) -> str:
+        """Numbered recent moves (the numbers keep their place in the whole flight) and the summary.
+
+        ``last`` defaults to ``prompt_sentences`` (config: ``episodic_prompt_sentences``).
+        """
+        last = self.prompt_sentences if last is None else last
         lines = []
         if self.sentences:
             start = max(len(self.sentences) - last, 0)

@@ -31,11 +31,11 @@ def test_one_sentence_per_move() -> None:
 
 
 def test_episodic_and_semantic_memory(store: ExperienceStore) -> None:
-    m = EpisodicMemory(store=store, flight_id="f1")
+    m = EpisodicMemory(store=store, flight_id="f1", prompt_sentences=3)
     for i in range(12):
         m.record_move((i, 0), ["east", "west"], "east", (i + 1, 0))
     m.set_semantic_summary("You mostly flew east along the river.")
-    text = m.format_for_prompt(last=3)
+    text = m.format_for_prompt()
     assert text.count("You were at") == 3 and "10. You were at (9, 0)" in text
     assert "You mostly flew east" in text
     reloaded = EpisodicMemory(store=store, flight_id="f1")
