@@ -107,18 +107,24 @@ def _rescore(conn: Any, cand: list[int], q: Any) -> list[int]:
     return [rows[i][0] for i in order]
 
 
-def _run(queries: Any, truth: Any, fn: Callable[[Any], list[int]]) -> dict[str, float]:
+def _run_interleaved(queries: Any, truths: dict[str, Any],
+                     methods: dict[str, Callable[[Any], list[int]]]) -> dict[str, dict[str, float]]:
+    """Time every method on every query, round-robin, so a load spike from the
+    other processes on the machine hits all methods alike instead of one."""
     import numpy as np
 
-    fn(queries[0])  # warm caches once
-    times, recalls = [], []
+    for fn in methods.values():
+        fn(queries[0])  # warm caches once
+    times: dict[str, list[float]] = {name: [] for name in methods}
+    recalls: dict[str, list[float]] = {name: [] for name in methods}
     for qi, q in enumerate(queries):
-        t0 = time.perf_counter()
-        ids = fn(q)
-        times.append((time.perf_counter() - t0) * 1000.0)
-        recalls.append(len(set(ids) & set(truth[qi].tolist())) / K)
-    return {"p50_ms": round(_pct(times, 50), 3), "p99_ms": round(_pct(times, 99), 3),
-            "recall_at_10": round(float(np.mean(recalls)), 4)}
+        for name, fn in methods.items():
+            t0 = time.perf_counter()
+            ids = fn(q)
+            times[name].append((time.perf_counter() - t0) * 1000.0)
+            recalls[name].append(len(set(ids) & set(truths[name][qi].tolist())) / K)
+    return {name: {"p50_ms": round(_pct(times[name], 50), 3), "p99_ms": round(_pct(times[name], 99), 3),
+                   "recall_at_10": round(float(np.mean(recalls[name])), 4)} for name in methods}
 
 
 def bench_size(n: int, n_queries: int, oversample_int8: int, oversample_bit: int, seed: int,
@@ -134,48 +140,46 @@ def bench_size(n: int, n_queries: int, oversample_int8: int, oversample_bit: int
     log(f"N = {n:,} (+{len(others):,} in other collections), {n_queries} queries")
     with tempfile.TemporaryDirectory(prefix="aerie-bench-memory-") as tmp:
         conn, insert_rate = _build(Path(tmp) / "bench.sqlite", target, others, log)
-        res: dict[str, Any] = {"n": n, "insert_per_s": round(insert_rate, 1), "methods": {}}
-        m = res["methods"]
+        res: dict[str, Any] = {"n": n, "insert_per_s": round(insert_rate, 1)}
 
         def vec_ids(sql: str, *args: Any) -> list[int]:
             return [r[0] for r in conn.execute(sql, args)]
 
-        m["exact_table"] = _run(queries, truth_table, lambda q: vec_ids(
-            "SELECT rowid FROM vf WHERE embedding MATCH ? AND k = ?", q.tobytes(), K))
-        log(f"  exact whole table   {m['exact_table']}")
-        m["exact"] = _run(queries, truth, lambda q: vec_ids(
-            "SELECT rowid FROM vf WHERE embedding MATCH ? AND k = ? AND collection = 'target'", q.tobytes(), K))
-        log(f"  exact one collection {m['exact']}")
-        m["int8_rescored"] = _run(queries, truth, lambda q: _rescore(conn, vec_ids(
-            "SELECT rowid FROM vi WHERE embedding MATCH vec_int8(?) AND k = ? AND collection = 'target'",
-            _int8(q).tobytes(), K * oversample_int8), q))
+        def numpy_knn(q: Any) -> list[int]:
+            s = target @ q
+            top = np.argpartition(-s, K)[:K]
+            return (top[np.argsort(-s[top])] + 1).tolist()
+
+        methods: dict[str, Callable[[Any], list[int]]] = {
+            "exact_table": lambda q: vec_ids("SELECT rowid FROM vf WHERE embedding MATCH ? AND k = ?", q.tobytes(), K),
+            "exact": lambda q: vec_ids(
+                "SELECT rowid FROM vf WHERE embedding MATCH ? AND k = ? AND collection = 'target'", q.tobytes(), K),
+            "int8_rescored": lambda q: _rescore(conn, vec_ids(
+                "SELECT rowid FROM vi WHERE embedding MATCH vec_int8(?) AND k = ? AND collection = 'target'",
+                _int8(q).tobytes(), K * oversample_int8), q),
+            "bit_rescored": lambda q: _rescore(conn, vec_ids(
+                "SELECT rowid FROM vb WHERE embedding MATCH vec_quantize_binary(?) AND k = ? "
+                "AND collection = 'target'", q.tobytes(), K * oversample_bit), q),
+            "numpy": numpy_knn,
+        }
+        try:
+            import faiss
+        except ImportError:
+            log("  faiss not installed")
+        else:
+            faiss.omp_set_num_threads(1)
+            index = faiss.IndexFlatIP(DIM)
+            index.add(target)
+            methods["faiss"] = lambda q: (index.search(q[None, :], K)[1][0] + 1).tolist()
+        truths = {name: (truth_table if name == "exact_table" else truth) for name in methods}
+        m = _run_interleaved(queries, truths, methods)
+        m.setdefault("faiss", None)
         m["int8_rescored"]["candidates"] = K * oversample_int8
-        log(f"  int8 + rescore      {m['int8_rescored']}")
-        m["bit_rescored"] = _run(queries, truth, lambda q: _rescore(conn, vec_ids(
-            "SELECT rowid FROM vb WHERE embedding MATCH vec_quantize_binary(?) AND k = ? AND collection = 'target'",
-            q.tobytes(), K * oversample_bit), q))
         m["bit_rescored"]["candidates"] = K * oversample_bit
-        log(f"  bit + rescore       {m['bit_rescored']}")
+        res["methods"] = m
+        for name, r in m.items():
+            log(f"  {name:14s} {r}")
         conn.close()
-
-    def numpy_knn(q: Any) -> list[int]:
-        s = target @ q
-        top = np.argpartition(-s, K)[:K]
-        return (top[np.argsort(-s[top])] + 1).tolist()
-
-    m["numpy"] = _run(queries, truth, numpy_knn)
-    log(f"  numpy               {m['numpy']}")
-    try:
-        import faiss
-    except ImportError:
-        m["faiss"] = None
-        log("  faiss               not installed")
-    else:
-        faiss.omp_set_num_threads(1)
-        index = faiss.IndexFlatIP(DIM)
-        index.add(target)
-        m["faiss"] = _run(queries, truth, lambda q: (index.search(q[None, :], K)[1][0] + 1).tolist())
-        log(f"  faiss IndexFlatIP   {m['faiss']}")
     candidates = [(name, m[name]) for name in ("int8_rescored", "bit_rescored", "exact")
                   if m[name]["recall_at_10"] >= RECALL_TARGET]
     best_name, best = min(candidates, key=lambda kv: kv[1]["p50_ms"])
