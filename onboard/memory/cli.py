@@ -47,12 +47,9 @@ def _resolve(args: argparse.Namespace):
     from onboard.config import load_config
 
     cfg = load_config(args.config)
-    if args.db:
-        path = Path(args.db).expanduser()
-    else:
-        path = Path(cfg.memory.path).expanduser()
-        if not path.is_absolute():
-            path = Path(cfg.data_dir).expanduser() / path
+    from onboard.memory.settings import memory_file_path
+
+    path = Path(args.db).expanduser() if args.db else memory_file_path(cfg.data_dir, cfg.memory)
     return cfg, path
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,6 +95,7 @@ class ExperienceStore:
         self.backend = backend
         self.open_report = report
         self.image_dir = image_dir
+        self._tx_lock = threading.Lock()
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -161,9 +163,15 @@ class ExperienceStore:
 
         def __enter__(self) -> Any:
             conn = self.store.conn
+            # Threads of this process share one connection: serialise their transactions here,
+            # SQLite's lock serialises other processes.
+            if not self.store._tx_lock.acquire(timeout=self.store.cfg.writer_timeout_s):
+                raise WriterBusy(f"{self.store.path}: another thread held the memory file for more than "
+                                 f"{self.store.cfg.writer_timeout_s:g} s")
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except Exception as exc:  # noqa: BLE001 - OperationalError of whichever sqlite module
+                self.store._tx_lock.release()
                 if is_locked_error(exc):
                     raise WriterBusy(
                         f"{self.store.path}: another writer held the memory file for more than "
@@ -174,10 +182,10 @@ class ExperienceStore:
 
         def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
             conn = self.store.conn
-            if exc_type is None:
-                conn.execute("COMMIT")
-            else:
-                conn.execute("ROLLBACK")
+            try:
+                conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            finally:
+                self.store._tx_lock.release()
 
     def _write(self) -> "ExperienceStore._Tx":
         return ExperienceStore._Tx(self)

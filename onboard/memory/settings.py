@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -71,3 +72,9 @@ class MemoryConfig:
     # inside the SQLite file. Relative paths are next to the memory file.
     image_dir: str = ""
     anchors: AnchorGraphConfig = field(default_factory=AnchorGraphConfig)
+
+
+def memory_file_path(data_dir: str, cfg: MemoryConfig) -> Path:
+    """The memory file for this vehicle: ``cfg.path``, relative paths under ``data_dir``."""
+    path = Path(cfg.path).expanduser()
+    return path if path.is_absolute() else Path(data_dir).expanduser() / path

@@ -160,3 +160,14 @@ def test_v3_migration_backfills_the_int8_prefilter(tmp_path: Path, embedder, cfg
         hit = s.retrieve_navigate("a red-roofed church", k=1)[0]
         assert hit.uid == "u1"
         assert np.isclose(hit.similarity, float(vecs[1] @ embedder.embed(["a red-roofed church"])[0]), atol=1e-5)
+
+
+def test_threads_sharing_a_store_write_safely(store) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def write(i: int) -> str:
+        return store.add(NavigateExperience(f"g{i}", "success", f"r{i}", "{}", f"thread {i} over the park"))
+
+    with ThreadPoolExecutor(4) as pool:
+        uids = list(pool.map(write, range(24)))
+    assert len(set(uids)) == 24 and store.count() == 24 and store.integrity_ok()
