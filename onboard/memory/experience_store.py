@@ -6,6 +6,13 @@ success/failure and level filters are vec0 metadata columns *inside* the KNN
 query: a filtered query returns k rows when k rows match, instead of the
 "filter after k" shortfall an outer WHERE would give.
 
+Collections larger than ``exact_search_max_rows`` are searched in two
+stages: an int8 copy of the vectors (a second vec0 table, same partition and
+metadata columns) yields ``k * prefilter_oversample`` candidates, which are
+rescored exactly on the float32 copies kept in ``experiences.embedding``.
+vec0 point lookups read whole chunks, so the float32 copies live in a plain
+table for this.
+
 Writes are single ``BEGIN IMMEDIATE`` transactions; the embedding is computed
 before the lock is taken so a slow model never holds other writers up. When
 another process holds the write lock past ``writer_timeout_s``, the write
