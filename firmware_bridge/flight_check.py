@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 import time
 
@@ -23,6 +22,7 @@ from firmware_bridge.maneuvers import (
     goto_and_wait, hold_intent, land_and_wait, offboard_to, position_from_home, takeoff_and_wait, wait_until,
 )
 from firmware_bridge.settings import BridgeConfig, LinkConfig
+from onboard.log_setup import LoggingConfig, configure_logging
 
 
 async def run_flight_check(bridge: FlightBridge, altitude_m: float = 10.0, square_m: float = 10.0,
@@ -92,5 +92,5 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--square", type=float, default=10.0, help="offboard square side, metres")
     parser.add_argument("--connect-timeout", type=float, default=20.0)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(LoggingConfig(level="WARNING"))
     return asyncio.run(_main(args))

@@ -12,7 +12,7 @@ from firmware_bridge.flight_check import run_flight_check
 from firmware_bridge.geo import geo_from_ned
 from firmware_bridge.intents import GlobalTarget, PositionNed, VelocityNed
 from firmware_bridge.maneuvers import (
-    goto_and_wait, hold_intent, land_and_wait, position_from_home, takeoff_and_wait, wait_until,
+    hold_intent, land_and_wait, position_from_home, takeoff_and_wait, wait_until,
 )
 from firmware_bridge.safety_envelope import SafetyViolation
 from firmware_bridge.settings import BridgeConfig, GeofenceConfig, LinkConfig, SafetyConfig, StreamerConfig
@@ -66,9 +66,9 @@ async def test_offboard_velocity_moves_the_vehicle(vehicle):
 async def test_rtl_returns_home_and_disarms(vehicle):
     async with await FlightBridge.connect(bridge_config(vehicle.mavsdk_url)) as bridge:
         await takeoff_and_wait(bridge, 5.0)
-        env = bridge.envelope()
-        lat, lon = geo_from_ned(env.home, 15.0, 10.0)
-        await goto_and_wait(bridge, GlobalTarget(lat, lon, 5.0), speed_m_s=6.0, timeout_s=30)
+        await bridge.commands.goto_local(PositionNed(15.0, 10.0, -5.0), speed_m_s=6.0)
+        await wait_until(bridge, lambda s: position_from_home(bridge, s).north_m > 13.5, 30, "goto_local")
+        assert position_from_home(bridge).east_m == pytest.approx(10.0, abs=2.0)
         await bridge.commands.return_to_launch()
         await wait_until(bridge, lambda s: s.flight_mode == "RETURN_TO_LAUNCH", 3, "RTL mode")
         await wait_until(bridge, lambda s: not s.armed and not s.in_air, 90, "RTL landed and disarmed")
