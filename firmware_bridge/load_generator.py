@@ -15,7 +15,6 @@ import numpy as np
 
 def _tiny_onnx_model() -> bytes:
     """A 3-layer MLP (512 wide) built in memory: real ORT kernels, no weights file needed."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
