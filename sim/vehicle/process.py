@@ -61,6 +61,12 @@ class SimVehicleProcess:
         self.control_port: int | None = None
         self._ctl: socket.socket | None = None
 
+    @classmethod
+    def for_flight_check(cls, **kw) -> "SimVehicleProcess":
+        """PX4 defaults (no speed-ups), free ports, for `aerie flight-check --sim`."""
+        kw.setdefault("prearm_delay_s", 1.0)
+        return cls(**kw)
+
     @property
     def mavsdk_url(self) -> str:
         """What to pass to ``Mavsdk.add_any_connection``."""

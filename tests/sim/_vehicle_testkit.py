@@ -1,0 +1,124 @@
+"""Helpers for tests/sim: a raw MAVLink GCS socket and the PX4 trace reader.
+
+The raw client checks wire-level details (exact ACK codes, PARAM_VALUE types,
+mission frames) that MAVSDK hides; flights use the real MAVSDK.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import socket
+import time
+from pathlib import Path
+
+from pymavlink.dialects.v20 import development as mavlink2
+
+TRACE_DIR = Path("/work/shared/px4-trace")
+TRACE_FILE = TRACE_DIR / "px4_sih_session.jsonl.gz"
+EVENTS_FILE = TRACE_DIR / "px4_sih_session_events.jsonl"
+
+# fast but PX4-shaped flight for tests (default behaviour stays PX4's)
+FAST_PARAMS = {
+    "MPC_TKO_SPEED": 3.0,
+    "MPC_TKO_RAMP_T": 0.3,
+    "MPC_LAND_SPEED": 2.5,
+    "MPC_Z_VEL_MAX_DN": 3.0,
+    "MPC_LAND_ALT1": 4.0,
+    "MPC_LAND_ALT2": 2.0,
+    "MIS_TAKEOFF_ALT": 5.0,
+}
+
+
+def load_trace(names: set[str] | None = None, direction: str | None = None) -> list[dict]:
+    """Records of the PX4 session, filtered cheaply by message name before parsing."""
+    out = []
+    keys = None if names is None else [f'"name":"{n}"' for n in names]
+    with gzip.open(TRACE_FILE, "rt") as f:
+        for line in f:
+            if keys is not None and not any(k in line for k in keys):
+                continue
+            r = json.loads(line)
+            if r.get("dir") == "marker":
+                continue
+            if names is not None and r.get("name") not in names:
+                continue
+            if direction is not None and r.get("dir") != direction:
+                continue
+            out.append(r)
+    return out
+
+
+def load_events() -> list[dict]:
+    return [json.loads(l) for l in EVENTS_FILE.read_text().splitlines() if l.strip()]
+
+
+class RawGcs:
+    """A GCS socket on ``gcs_port`` speaking pymavlink, as sysid 245 / compid 190 like MAVSDK."""
+
+    def __init__(self, gcs_port: int, vehicle_port: int):
+        """``gcs_port`` 0 binds any free port: a second client the vehicle learns from its first message."""
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", gcs_port))
+        self.port = self.sock.getsockname()[1]
+        self.sock.settimeout(0.2)
+        self.vehicle = ("127.0.0.1", vehicle_port)
+        self.mav = mavlink2.MAVLink(None, srcSystem=245, srcComponent=190)
+        self.rx = mavlink2.MAVLink(None)
+        self.rx.robust_parsing = True
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def send(self, msg) -> None:
+        self.sock.sendto(msg.pack(self.mav), self.vehicle)
+        self.mav.seq = (self.mav.seq + 1) % 256
+
+    def send_raw(self, data: bytes) -> None:
+        self.sock.sendto(data, self.vehicle)
+
+    def recv_all(self, duration: float) -> list:
+        out, end = [], time.monotonic() + duration
+        while time.monotonic() < end:
+            m = self._recv_one(end)
+            if m is not None:
+                out.append(m)
+        return out
+
+    def _recv_one(self, deadline: float):
+        try:
+            self.sock.settimeout(max(0.001, min(0.2, deadline - time.monotonic())))
+            data, _ = self.sock.recvfrom(65535)
+        except (socket.timeout, BlockingIOError):
+            return None
+        msgs = self.rx.parse_buffer(data) or []
+        for m in msgs:
+            m._rx_time = time.monotonic()
+            m._datagram = data
+        return msgs[0] if msgs else None
+
+    def wait(self, name: str, pred=lambda m: True, timeout: float = 5.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            m = self._recv_one(end)
+            if m is not None and m.get_type() == name and pred(m):
+                return m
+        raise TimeoutError(f"no {name} within {timeout} s")
+
+    def drain(self) -> None:
+        self.sock.settimeout(0.0)
+        try:
+            while True:
+                self.sock.recvfrom(65535)
+        except (BlockingIOError, socket.timeout):
+            pass
+
+    def command_long(self, command: int, *params: float, timeout: float = 2.0):
+        p = list(params) + [math.nan] * (7 - len(params))
+        self.send(self.mav.command_long_encode(1, 1, command, 0, *p))
+        return self.wait("COMMAND_ACK", lambda m: m.command == command, timeout)
+
+    def param_read(self, name: str, timeout: float = 1.0):
+        self.send(self.mav.param_request_read_encode(1, 1, name.encode(), -1))
+        return self.wait("PARAM_VALUE", lambda m: m.param_id == name, timeout)
