@@ -122,3 +122,106 @@ class RawGcs:
     def param_read(self, name: str, timeout: float = 1.0):
         self.send(self.mav.param_request_read_encode(1, 1, name.encode(), -1))
         return self.wait("PARAM_VALUE", lambda m: m.param_id == name, timeout)
+
+
+def phase_window(events: list[dict], first: str, last_exclusive: str) -> tuple[float, float]:
+    """Start of phase ``first`` to start of phase ``last_exclusive`` in the events file."""
+    starts = {e["phase"]: e["t"] for e in events if e["event"] == "phase"}
+    return starts[first], starts[last_exclusive]
+
+
+def trace_changes(events: list[dict], what: str, t0: float, t1: float) -> list[str]:
+    """Values MAVSDK reported for ``what`` (landed_state, flight_mode...) between t0 and t1."""
+    return [e["value"] for e in events if e["event"] == "telemetry_change" and e["what"] == what and t0 <= e["t"] < t1]
+
+
+def dedup(seq: list) -> list:
+    out = []
+    for x in seq:
+        if not out or out[-1] != x:
+            out.append(x)
+    return out
+
+
+class MavsdkDrone:
+    """The real MAVSDK (native binding) connected to a simulated vehicle, plus recorders."""
+
+    def __init__(self):
+        self.mavsdk = None
+        self.system = None
+        self.action = self.telemetry = self.offboard = self.mission = None
+        self.landed_states: list[str] = []
+        self.flight_modes: list[str] = []
+        self.texts: list[str] = []
+        self._tasks: list = []
+
+    async def connect(self, url: str, timeout_s: float = 10.0) -> "MavsdkDrone":
+        import asyncio
+
+        from mavsdk.asyncio import ComponentType, Configuration, Mavsdk
+        from mavsdk.asyncio.plugins.action import ActionAsync
+        from mavsdk.asyncio.plugins.mission import MissionAsync
+        from mavsdk.asyncio.plugins.offboard import OffboardAsync
+        from mavsdk.asyncio.plugins.telemetry import TelemetryAsync
+
+        self.mavsdk = Mavsdk(Configuration.create_with_component_type(ComponentType.GROUND_STATION))
+        await self.mavsdk.add_any_connection(url)
+        self.system = await self.mavsdk.first_autopilot(timeout_s)
+        assert self.system is not None, "no autopilot discovered"
+        self.action = ActionAsync(self.system)
+        self.telemetry = TelemetryAsync(self.system)
+        self.offboard = OffboardAsync(self.system)
+        self.mission = MissionAsync(self.system)
+        self._tasks = [asyncio.ensure_future(self._record(self.telemetry.subscribe_landed_state(), self.landed_states)),
+                       asyncio.ensure_future(self._record(self.telemetry.subscribe_flight_mode(), self.flight_modes)),
+                       asyncio.ensure_future(self._record_texts())]
+        return self
+
+    @staticmethod
+    async def _record(gen, out: list) -> None:
+        async for v in gen:
+            name = getattr(v, "name", str(v))
+            if not out or out[-1] != name:
+                out.append(name)
+
+    async def _record_texts(self) -> None:
+        async for st in self.telemetry.subscribe_status_text():
+            self.texts.append(st.text)
+
+    async def wait_healthy(self, timeout_s: float = 15.0) -> None:
+        import asyncio
+
+        async def _w():
+            async for h in self.telemetry.subscribe_health():
+                if h.is_armable and h.is_global_position_ok and h.is_home_position_ok and h.is_local_position_ok:
+                    return
+
+        await asyncio.wait_for(_w(), timeout_s)
+
+    async def close(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            try:
+                await t
+            except BaseException:
+                pass
+        if self.mavsdk is not None:
+            self.mavsdk.destroy()
+
+
+async def wait_for(pred, timeout_s: float, what: str, period_s: float = 0.05):
+    """Poll a sync or async predicate until it returns truthy; return that value."""
+    import asyncio
+    import inspect
+
+    end = time.monotonic() + timeout_s
+    while True:
+        v = pred()
+        if inspect.isawaitable(v):
+            v = await v
+        if v:
+            return v
+        if time.monotonic() > end:
+            raise TimeoutError(f"timed out after {timeout_s} s waiting for {what}")
+        await asyncio.sleep(period_s)
