@@ -137,6 +137,8 @@ class Commander:
         self.mission = MissionRun()
         self.battery_warned = 0  # 0 none, 1 low, 2 critical, 3 emergency
         self.landed_state_hint = IN_AIR  # what the current guidance says the air phase is
+        self.last_gcs_heartbeat: float | None = None
+        self.gcs_lost = False
         self._takeoff_alt_amsl: float | None = None
 
     # ------------------------------------------------------------------ state
@@ -663,6 +665,7 @@ class Commander:
         if not self.armed:
             return Demand(thrust=False)
         self._check_offboard_loss(now)
+        self._check_datalink(now)
         self._check_battery(now)
         if not self.armed:
             return Demand(thrust=False)
@@ -705,6 +708,30 @@ class Commander:
             self._disarm(now, "Disarmed by failsafe")
             return
         self._enter_failsafe(fs)
+
+    def on_gcs_heartbeat(self, now: float) -> None:
+        self.last_gcs_heartbeat = now
+        if self.gcs_lost:
+            self.gcs_lost = False
+            self.text(SEV_INFO, "Data link regained")
+
+    def _check_datalink(self, now: float) -> None:
+        """NAV_DLL_ACT after COM_DL_LOSS_T without a GCS HEARTBEAT (PX4 default 0: only a warning)."""
+        if self.last_gcs_heartbeat is None or self.gcs_lost:
+            return
+        if now - self.last_gcs_heartbeat <= self.params.f("COM_DL_LOSS_T"):
+            return
+        self.gcs_lost = True
+        self.text(SEV_CRITICAL, "Connection to ground station lost")
+        action = int(self.params.get("NAV_DLL_ACT"))
+        fs = {1: pm.HOLD, 2: pm.RTL, 3: pm.LAND}.get(action)
+        if action in (5, 6):
+            self.text(SEV_CRITICAL, "Failsafe activated")
+            self._disarm(now, "Disarmed by failsafe")
+        elif fs is not None and self.in_air and self.failsafe_mode is None:
+            self.text(SEV_CRITICAL, "Failsafe activated")
+            self.failsafe_reason = "datalink_loss"
+            self._enter_failsafe(fs)
 
     def _enter_failsafe(self, fs: pm.Px4Mode) -> None:
         self.failsafe_mode = fs

@@ -6,6 +6,7 @@ mission frames) that MAVSDK hides; flights use the real MAVSDK.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import math
@@ -31,23 +32,17 @@ FAST_PARAMS = {
 }
 
 
-def load_trace(names: set[str] | None = None, direction: str | None = None) -> list[dict]:
-    """Records of the PX4 session, filtered cheaply by message name before parsing."""
-    out = []
-    keys = None if names is None else [f'"name":"{n}"' for n in names]
+@functools.lru_cache(maxsize=1)
+def _all_trace_records() -> tuple[dict, ...]:
+    """The whole decoded session, parsed once per test session (~3 s)."""
     with gzip.open(TRACE_FILE, "rt") as f:
-        for line in f:
-            if keys is not None and not any(k in line for k in keys):
-                continue
-            r = json.loads(line)
-            if r.get("dir") == "marker":
-                continue
-            if names is not None and r.get("name") not in names:
-                continue
-            if direction is not None and r.get("dir") != direction:
-                continue
-            out.append(r)
-    return out
+        return tuple(r for r in map(json.loads, f) if r.get("dir") != "marker")
+
+
+def load_trace(names: set[str] | None = None, direction: str | None = None) -> list[dict]:
+    """Records of the PX4 session, optionally only some message names / one direction."""
+    return [r for r in _all_trace_records()
+            if (names is None or r["name"] in names) and (direction is None or r["dir"] == direction)]
 
 
 def load_events() -> list[dict]:
@@ -225,3 +220,13 @@ async def wait_for(pred, timeout_s: float, what: str, period_s: float = 0.05):
         if time.monotonic() > end:
             raise TimeoutError(f"timed out after {timeout_s} s waiting for {what}")
         await asyncio.sleep(period_s)
+
+
+def payload_u32(m, offset: int) -> int:
+    """A uint32 at ``offset`` of a received frame's payload (extension fields pymavlink skips)."""
+    import struct
+
+    raw = m._datagram
+    plen = raw[1]
+    payload = bytes(raw[10:10 + plen]).ljust(offset + 4, b"\0")  # MAVLink 2 trims trailing zeros
+    return struct.unpack_from("<I", payload, offset)[0]

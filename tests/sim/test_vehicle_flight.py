@@ -14,7 +14,8 @@ import time
 import pytest
 from conftest import needs_trace
 
-from _vehicle_testkit import (MavsdkDrone, RawGcs, dedup, load_events, phase_window, trace_changes, wait_for)
+from _vehicle_testkit import (MavsdkDrone, RawGcs, dedup, load_events, load_trace, phase_window, trace_changes,
+                              wait_for)
 from sim.vehicle import SimVehicleProcess
 
 EARTH_R = 6371000.0
@@ -139,13 +140,17 @@ async def test_offboard_then_loss_failsafe_like_px4(tmp_path, fast_params):
             t_stop = time.monotonic()
             await wait_for(lambda: v.truth()["mode"] == "POSCTL", 3, "failsafe mode")
             t_fs = time.monotonic()
-            last_sp = max(r["mono"] for r in map(json.loads, log.read_text().splitlines())
-                          if r["msg"].startswith("SET_POSITION_TARGET"))
-            loss_t = 1.0  # COM_OF_LOSS_T default, read back below
-            assert (await _param_float(d, "COM_OF_LOSS_T")) == loss_t
-            # the vehicle's clock and ours are the same monotonic clock
-            assert t_fs - last_sp <= loss_t + 0.5, t_fs - last_sp
+            recs = [json.loads(l) for l in log.read_text().splitlines()]
+            last_sp = max(r["mono"] for r in recs if r["msg"].startswith("SET_POSITION_TARGET"))
+            fs_text = next(r["mono"] for r in recs if r["msg"] == "STATUSTEXT" and r["text"] == "Failsafe activated")
+            loss_t = await _param_float(d, "COM_OF_LOSS_T")
+            assert t_fs - last_sp <= loss_t + 0.5, t_fs - last_sp  # same monotonic clock as the vehicle's
             assert t_fs - t_stop >= loss_t - 0.2
+            # PX4: "Failsafe activated" 1.03 s after the last setpoint (read from the trace)
+            trace = load_trace({"SET_POSITION_TARGET_LOCAL_NED", "STATUSTEXT"})
+            t_text = next(r["t"] for r in trace if r["name"] == "STATUSTEXT" and r["fields"]["text"].startswith("Failsafe"))
+            t_last = max(r["t"] for r in trace if r["name"] == "SET_POSITION_TARGET_LOCAL_NED" and r["t"] < t_text)
+            assert abs((fs_text - last_sp) - (t_text - t_last)) < 0.15, (fs_text - last_sp, t_text - t_last)
             await wait_for(lambda: "Failsafe activated\t" in d.texts, 2, "failsafe text")
             hb = other.wait("HEARTBEAT", lambda m: m.custom_mode == 196608, 2.0)
             assert (hb.base_mode, hb.system_status) == (209, 5)
@@ -167,6 +172,7 @@ async def test_offboard_then_loss_failsafe_like_px4(tmp_path, fast_params):
             other.close()
             await d.close()
         recs = [json.loads(l) for l in log.read_text().splitlines()]
+        assert [r["mode"] for r in recs if r["msg"] == "MODE_CHANGE"][-3:] == ["POSCTL", "OFFBOARD", "AUTO_LOITER"]
         sp = [r for r in recs if r["msg"] == "SET_POSITION_TARGET_LOCAL_NED"]
         assert {r["type_mask"] for r in sp} >= {2552, 2503}
         ts = [r["mono"] for r in sp if r["mode"] == "OFFBOARD"]

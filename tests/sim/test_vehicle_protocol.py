@@ -14,7 +14,7 @@ import time
 import pytest
 from conftest import needs_trace
 
-from _vehicle_testkit import RawGcs, load_trace
+from _vehicle_testkit import RawGcs, load_trace, payload_u32
 
 pytestmark = needs_trace
 
@@ -247,9 +247,12 @@ def test_mission_upload_download_like_px4(raw_gcs, trace):
                                              f["x"], f["y"], nan(f["z"]), 0))
     ack = g.wait("MISSION_ACK", timeout=1.0)
     assert ack.type == 0
+    opaque_id = payload_u32(ack, 4)  # extension after target_system, target_component, type, mission_type
+    assert opaque_id != 0
     g.send(g.mav.mission_request_list_encode(1, 1, 0))
     cnt = g.wait("MISSION_COUNT", timeout=1.0)
     assert cnt.count == len(down)
+    assert payload_u32(cnt, 5) == opaque_id  # as PX4: the download carries the upload's opaque_id
     for want in down:
         g.send(g.mav.mission_request_int_encode(1, 1, want["seq"], 0))
         m = g.wait("MISSION_ITEM_INT", lambda m: m.seq == want["seq"], 1.0)
@@ -261,6 +264,7 @@ def test_mission_upload_download_like_px4(raw_gcs, trace):
     g.send(g.mav.mission_ack_encode(1, 1, 0, 0))
     mc = g.wait("MISSION_CURRENT", timeout=2.0)
     assert (mc.seq, mc.total) == (0, len(up))
+    assert payload_u32(mc, 6) == opaque_id  # mission_id = opaque_id, as in the trace
 
 
 def test_garbage_and_truncated_frames_are_counted_and_ignored(vehicle, raw_gcs):
@@ -289,3 +293,26 @@ def test_garbage_and_truncated_frames_are_counted_and_ignored(vehicle, raw_gcs):
     assert m.seq == 0
     assert g.command_long(400, 1).result == 0
     assert g.command_long(400, 0).result == 0
+
+
+def test_stream_rates_close_to_px4_on_ground(raw_gcs, trace):
+    """Per-message rates on the ground vs PX4's idle_ground phase (PX4 'onboard' link profile)."""
+    full = load_trace({"ATTITUDE", "ATTITUDE_QUATERNION", "GLOBAL_POSITION_INT", "LOCAL_POSITION_NED", "VFR_HUD",
+                       "ALTITUDE", "GPS_RAW_INT", "SYS_STATUS", "HEARTBEAT", "EXTENDED_SYS_STATE", "MISSION_CURRENT",
+                       "BATTERY_STATUS", "HOME_POSITION", "CURRENT_MODE"}, "px4->gcs")
+    idle = [r for r in full if r["phase"] == "idle_ground"]
+    span = max(r["t"] for r in idle) - min(r["t"] for r in idle)
+    want = {}
+    for r in idle:
+        want[r["name"]] = want.get(r["name"], 0) + 1
+    want = {k: n / span for k, n in want.items()}
+    _hb(raw_gcs)
+    raw_gcs.drain()
+    window = 4.0
+    got_msgs = raw_gcs.recv_all(window)
+    got = {}
+    for m in got_msgs:
+        got[m.get_type()] = got.get(m.get_type(), 0) + 1
+    for name, hz in want.items():
+        ours = got.get(name, 0) / window
+        assert abs(ours - hz) <= max(0.25 * hz, 0.6), (name, ours, hz)
