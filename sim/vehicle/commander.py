@@ -455,6 +455,7 @@ class Commander:
             self.mission = MissionRun()
         self.mission.item_arrived_t = None
         self.mission.takeoff_first = self.armed and not self.in_air
+        self.takeoff_xy = self.pos()[:2]
         if self.armed:
             self.text(SEV_INFO, "Executing Mission")
             self._mission_skip_do_items(now)
@@ -505,15 +506,18 @@ class Commander:
             return self._hold_demand()
         it = items[run.current]
         target = self._item_target(it)
-        if run.takeoff_first and not self.in_air or it.command == NAV_TAKEOFF and not self._reached_alt(target[2]):
-            # climb vertically first, as PX4 inserts a takeoff when a mission starts on the ground
-            climb_d = min(target[2], self.home.local[2] - self.params.f("MIS_TAKEOFF_ALT"))
-            if it.command == NAV_TAKEOFF:
-                climb_d = target[2]
+        if run.takeoff_first or (it.command == NAV_TAKEOFF and not self._reached_alt(target[2])):
+            # PX4 inserts a vertical takeoff when a mission starts on the ground
+            climb_d = target[2] if it.command == NAV_TAKEOFF else min(
+                target[2], self.home.local[2] - self.params.f("MIS_TAKEOFF_ALT"))
             if not self._reached_alt(climb_d):
                 self.landed_state_hint = TAKEOFF_STATE
                 p = self.pos()
-                return self._demand_to((p[0], p[1], climb_d), self.params.f("MPC_TKO_SPEED"), yaw=self.hold_yaw)
+                if not self.in_air:
+                    self.takeoff_xy = (p[0], p[1])
+                return self._demand_to((self.takeoff_xy[0], self.takeoff_xy[1], climb_d),
+                                       self.params.f("MPC_TKO_SPEED"), yaw=self.hold_yaw,
+                                       v_up=self.params.f("MPC_TKO_SPEED"))
             run.takeoff_first = False
             if it.command == NAV_TAKEOFF:
                 self._mission_item_done(now)
@@ -758,7 +762,6 @@ class Commander:
             self.text(SEV_CRITICAL, "Critical battery level! Return advised" if action not in (1, 3) else "Failsafe activated")
             if action in (1, 3) and self.in_air:
                 self.failsafe_reason = "battery"
-                self.mode = self.mode
                 self._enter_failsafe(pm.RTL)
         else:
             self.text(SEV_CRITICAL, "Emergency battery level! Land now" if action not in (2, 3) else "Failsafe activated")

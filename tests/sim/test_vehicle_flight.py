@@ -293,3 +293,55 @@ async def test_battery_and_wind_injection(vehicle, drone):
     assert v.truth()["wind_ned"][0] == pytest.approx(4.0)
     await d.action.land()
     await wait_disarmed(v)
+
+
+async def test_datalink_loss_failsafe_when_enabled(fast_params):
+    """PX4 default NAV_DLL_ACT=0 ignores GCS loss; with 2 it returns after COM_DL_LOSS_T."""
+    params = dict(fast_params, NAV_DLL_ACT=2, COM_DL_LOSS_T=2)
+    with SimVehicleProcess(seed=17, params=params, prearm_delay_s=0.5) as v:
+        d = await MavsdkDrone().connect(v.mavsdk_url)
+        try:
+            await d.wait_healthy()
+            await takeoff(d, v, 5.0)
+            v.set_link_down(True)
+            t0 = time.monotonic()
+            await wait_for(lambda: v.truth()["mode"] == "AUTO_RTL", 5, "RTL on data-link loss")
+            assert 0.9 < time.monotonic() - t0 < 3.0  # COM_DL_LOSS_T after the last GCS HEARTBEAT (1 Hz)
+            assert v.truth()["failsafe"] == "datalink_loss"
+            v.set_link_down(False)
+            await wait_for(lambda: "Data link regained\t" in d.texts, 5, "link regained text")
+            await wait_for(lambda: d.flight_modes[-1:] == ["RETURN_TO_LAUNCH"], 3, "MAVSDK sees RTL")
+        finally:
+            await d.close()
+
+
+async def test_mission_from_the_ground_takes_off_first(vehicle, drone):
+    from mavsdk.plugins.mission import MissionItem, MissionPlan
+
+    v, d = vehicle, drone
+    home = await d.telemetry.home()
+    lat, lon = offset(home.latitude_deg, home.longitude_deg, 8.0, 0.0)
+    await d.mission.upload_mission(MissionPlan([MissionItem(latitude_deg=lat, longitude_deg=lon,
+                                                            relative_altitude_m=4.0, speed_m_s=4.0,
+                                                            is_fly_through=False, acceptance_radius_m=1.0)]))
+    await d.action.arm()
+    await d.mission.start_mission()
+    await wait_for(lambda: v.truth()["landed_state"] == 3, 5, "TAKEOFF landed state")
+    n0, e0 = v.truth()["ned"][:2]
+    await wait_for(lambda: v.truth()["rel_alt"] > 3.0, 10, "climbed")
+    assert math.dist(v.truth()["ned"][:2], (n0, e0)) < 1.0, "vertical takeoff before heading out"
+    await wait_for(lambda: v.truth()["mission"]["finished"], 15, "mission finished")
+    assert distance_m(v.truth(), lat, lon) < 1.5
+    await d.action.land()
+    await wait_disarmed(v)
+    # home is re-set at each arming (the trace's RTL returned to the re-armed home)
+    await d.action.arm()
+    await wait_for(lambda: distance_m({"lat": v.truth()["home"]["lat"], "lon": v.truth()["home"]["lon"]}, lat, lon) < 1.5,
+                   3, "home moved to the new arming point")
+
+    async def mavsdk_home_moved():
+        h = await d.telemetry.home()
+        return distance_m({"lat": h.latitude_deg, "lon": h.longitude_deg}, lat, lon) < 1.5
+
+    await wait_for(mavsdk_home_moved, 3, "MAVSDK home updated")
+    await d.action.disarm()
