@@ -6,6 +6,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from sim.vehicle import SimVehicleProcess
 from sim.vehicle.process import REPO_ROOT, free_udp_port
 
@@ -48,3 +50,35 @@ def test_control_channel_truth_faults_and_kill():
     finally:
         v.kill()
     assert v.proc.returncode == -signal.SIGKILL
+
+
+def test_cpu_use_is_modest():
+    with SimVehicleProcess() as v:
+        time.sleep(3.0)
+        st = v.stats()
+    assert st["cpu_s"] / st["wall_s"] < 0.12, st["cpu_s"] / st["wall_s"]  # ~0.06 at PX4's stream rates
+
+
+def test_thread_variant_and_global_setpoints():
+    """SET_POSITION_TARGET_GLOBAL_INT is honoured (mask, relative altitude frame), via the in-process vehicle."""
+    import math
+
+    from pymavlink.dialects.v20 import development as mavlink2
+
+    from sim.vehicle import SimVehicleThread
+
+    with SimVehicleThread(seed=2, home=(47.0, 8.0, 400.0)) as v:
+        veh = v.vehicle
+        mav = mavlink2.MAVLink(None, 245, 190)
+        msg = mav.set_position_target_global_int_encode(0, 1, 1, 6, 2552, int(47.0001 * 1e7),
+                                                        int(8.0 * 1e7), 12.0, 0, 0, 0, 0, 0, 0, 0.5, 0)
+        sp = veh._decode_setpoint(msg, "SET_POSITION_TARGET_GLOBAL_INT", 1.0)
+        assert sp.pos[0] == pytest.approx(11.12, abs=0.05) and abs(sp.pos[1]) < 1e-6
+        assert sp.pos[2] == pytest.approx(-12.0)  # 12 m above home, NED down
+        assert sp.vel == (None, None, None) and sp.yaw == 0.5 and sp.yaw_rate is None
+        vel_only = mav.set_position_target_local_ned_encode(0, 1, 1, 8, 2503, 0, 0, 0, 1.0, 0, 0, 0, 0, 0,
+                                                            math.radians(90), 0)
+        sp = veh._decode_setpoint(vel_only, "SET_POSITION_TARGET_LOCAL_NED", 1.0)
+        assert sp.pos == (None, None, None) and sp.vel[0] == 1.0  # BODY_NED, heading 0: body x = north
+        t = v.truth()
+        assert t["armed"] is False and abs(t["lat"] - 47.0) < 1e-5
