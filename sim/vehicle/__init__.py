@@ -28,10 +28,17 @@ The setpoint log is JSON lines ``{"t": unix_s, "mono": monotonic_s, "msg": name,
 "type_mask"|"command": ..., "mode": "OFFBOARD"}`` per received SET_POSITION_TARGET_*,
 SET_ATTITUDE_TARGET, COMMAND_LONG and COMMAND_INT.
 
-In-process use (no subprocess): ``Vehicle(VehicleConfig(...)).run(should_stop)`` in a thread.
+In-process use (no subprocess): ``with SimVehicleThread(seed=1, params={...}) as v: ...``
+(same ``mavsdk_url``/``truth()``; shares the GIL, so measure timings with the subprocess).
+
+Control channel (JSON over UDP to ``control_port``, one reply per request):
+``{"cmd": "truth"}``, ``{"cmd": "stats"}``, ``{"cmd": "battery", "percent": 30}``,
+``{"cmd": "battery_drain_scale", "scale": 20}``, ``{"cmd": "wind", "n": 3, "e": 0, "d": 0, "gust": 0.5}``,
+``{"cmd": "param", "name": "COM_OF_LOSS_T", "value": 0.5}``, ``{"cmd": "link", "down": true}``,
+``{"cmd": "statustext", "severity": 4, "text": "..."}``.
 """
 
-from .process import SimVehicleProcess, free_udp_port
+from .process import SimVehicleProcess, SimVehicleThread, free_udp_port
 from .vehicle import DEFAULT_HOME, Vehicle, VehicleConfig
 
-__all__ = ["SimVehicleProcess", "Vehicle", "VehicleConfig", "free_udp_port", "DEFAULT_HOME"]
+__all__ = ["SimVehicleProcess", "SimVehicleThread", "Vehicle", "VehicleConfig", "free_udp_port", "DEFAULT_HOME"]

@@ -137,6 +137,8 @@ class Commander:
         self.mission = MissionRun()
         self.battery_warned = 0  # 0 none, 1 low, 2 critical, 3 emergency
         self.landed_state_hint = IN_AIR  # what the current guidance says the air phase is
+        self.last_gcs_heartbeat: float | None = None
+        self.gcs_lost = False
         self._takeoff_alt_amsl: float | None = None
 
     # ------------------------------------------------------------------ state
@@ -453,6 +455,7 @@ class Commander:
             self.mission = MissionRun()
         self.mission.item_arrived_t = None
         self.mission.takeoff_first = self.armed and not self.in_air
+        self.takeoff_xy = self.pos()[:2]
         if self.armed:
             self.text(SEV_INFO, "Executing Mission")
             self._mission_skip_do_items(now)
@@ -503,15 +506,18 @@ class Commander:
             return self._hold_demand()
         it = items[run.current]
         target = self._item_target(it)
-        if run.takeoff_first and not self.in_air or it.command == NAV_TAKEOFF and not self._reached_alt(target[2]):
-            # climb vertically first, as PX4 inserts a takeoff when a mission starts on the ground
-            climb_d = min(target[2], self.home.local[2] - self.params.f("MIS_TAKEOFF_ALT"))
-            if it.command == NAV_TAKEOFF:
-                climb_d = target[2]
+        if run.takeoff_first or (it.command == NAV_TAKEOFF and not self._reached_alt(target[2])):
+            # PX4 inserts a vertical takeoff when a mission starts on the ground
+            climb_d = target[2] if it.command == NAV_TAKEOFF else min(
+                target[2], self.home.local[2] - self.params.f("MIS_TAKEOFF_ALT"))
             if not self._reached_alt(climb_d):
                 self.landed_state_hint = TAKEOFF_STATE
                 p = self.pos()
-                return self._demand_to((p[0], p[1], climb_d), self.params.f("MPC_TKO_SPEED"), yaw=self.hold_yaw)
+                if not self.in_air:
+                    self.takeoff_xy = (p[0], p[1])
+                return self._demand_to((self.takeoff_xy[0], self.takeoff_xy[1], climb_d),
+                                       self.params.f("MPC_TKO_SPEED"), yaw=self.hold_yaw,
+                                       v_up=self.params.f("MPC_TKO_SPEED"))
             run.takeoff_first = False
             if it.command == NAV_TAKEOFF:
                 self._mission_item_done(now)
@@ -663,6 +669,7 @@ class Commander:
         if not self.armed:
             return Demand(thrust=False)
         self._check_offboard_loss(now)
+        self._check_datalink(now)
         self._check_battery(now)
         if not self.armed:
             return Demand(thrust=False)
@@ -706,6 +713,30 @@ class Commander:
             return
         self._enter_failsafe(fs)
 
+    def on_gcs_heartbeat(self, now: float) -> None:
+        self.last_gcs_heartbeat = now
+        if self.gcs_lost:
+            self.gcs_lost = False
+            self.text(SEV_INFO, "Data link regained")
+
+    def _check_datalink(self, now: float) -> None:
+        """NAV_DLL_ACT after COM_DL_LOSS_T without a GCS HEARTBEAT (PX4 default 0: only a warning)."""
+        if self.last_gcs_heartbeat is None or self.gcs_lost:
+            return
+        if now - self.last_gcs_heartbeat <= self.params.f("COM_DL_LOSS_T"):
+            return
+        self.gcs_lost = True
+        self.text(SEV_CRITICAL, "Connection to ground station lost")
+        action = int(self.params.get("NAV_DLL_ACT"))
+        fs = {1: pm.HOLD, 2: pm.RTL, 3: pm.LAND}.get(action)
+        if action in (5, 6):
+            self.text(SEV_CRITICAL, "Failsafe activated")
+            self._disarm(now, "Disarmed by failsafe")
+        elif fs is not None and self.in_air and self.failsafe_mode is None:
+            self.text(SEV_CRITICAL, "Failsafe activated")
+            self.failsafe_reason = "datalink_loss"
+            self._enter_failsafe(fs)
+
     def _enter_failsafe(self, fs: pm.Px4Mode) -> None:
         self.failsafe_mode = fs
         if fs == pm.HOLD:
@@ -731,7 +762,6 @@ class Commander:
             self.text(SEV_CRITICAL, "Critical battery level! Return advised" if action not in (1, 3) else "Failsafe activated")
             if action in (1, 3) and self.in_air:
                 self.failsafe_reason = "battery"
-                self.mode = self.mode
                 self._enter_failsafe(pm.RTL)
         else:
             self.text(SEV_CRITICAL, "Emergency battery level! Land now" if action not in (2, 3) else "Failsafe activated")

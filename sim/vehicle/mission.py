@@ -14,6 +14,8 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
+from .mavlink_ext import mission_ack, mission_count
+
 MAV_MISSION_TYPE_MISSION = 0
 MAV_MISSION_ACCEPTED = 0
 MAV_MISSION_ERROR = 1
@@ -148,7 +150,7 @@ class MissionTransfer:
                 self._finish(up.peer, up.mission_type, up.items)
         elif t == "MISSION_REQUEST_LIST":
             items = self.store.items.get(mtype, [])
-            self.send(self.mav.mission_count_encode(*peer, len(items), mtype))
+            self.send(mission_count(self.mav, *peer, len(items), mtype, self.store.ids.get(mtype, 0)))
         elif t in ("MISSION_REQUEST_INT", "MISSION_REQUEST"):
             items = self.store.items.get(mtype, [])
             if 0 <= m.seq < len(items):
@@ -190,6 +192,6 @@ class MissionTransfer:
                 self.send(self.mav.mission_ack_encode(*peer, MAV_MISSION_ERROR, mtype))
                 return
         self.store.replace(mtype, items)
-        self.send(self.mav.mission_ack_encode(*peer, MAV_MISSION_ACCEPTED, mtype))
+        self.send(mission_ack(self.mav, *peer, MAV_MISSION_ACCEPTED, mtype, self.store.ids[mtype]))
         if self.on_upload_done:
             self.on_upload_done(mtype)

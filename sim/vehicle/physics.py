@@ -130,19 +130,22 @@ class Physics:
         return s
 
     def _controller(self, dt: float, d: Demand) -> list[float]:
+        """PI velocity loop with drag feed-forward and conditional-integration anti-windup."""
         s, c = self.state, self.cfg
         err = [d.vel[i] - s.vel[i] for i in range(3)]
-        for i in range(3):
-            if not s.on_ground:
-                self._vel_int[i] = max(-3.0, min(3.0, self._vel_int[i] + c.vel_i * err[i] * dt))
-        a = [c.vel_p * err[i] + self._vel_int[i] for i in range(3)]
-        # horizontal limit: MPC_ACC_HOR and tilt
+        a = [c.vel_p * err[i] + self._vel_int[i] + c.drag_per_s * d.vel[i] for i in range(3)]
         a_h_max = min(d.acc_hor, GRAVITY * math.tan(c.max_tilt_rad))
         norm = math.hypot(a[0], a[1])
-        if norm > a_h_max:
+        sat_h = norm > a_h_max
+        if sat_h:
             a[0] *= a_h_max / norm
             a[1] *= a_h_max / norm
+        sat_v = not (-d.acc_up <= a[2] <= d.acc_down)
         a[2] = max(-d.acc_up, min(d.acc_down, a[2]))
+        if not s.on_ground:
+            for i, sat in ((0, sat_h), (1, sat_h), (2, sat_v)):
+                if not sat:
+                    self._vel_int[i] = max(-3.0, min(3.0, self._vel_int[i] + c.vel_i * err[i] * dt))
         return a
 
     def _step_wind(self, dt: float) -> None:

@@ -61,6 +61,12 @@ class SimVehicleProcess:
         self.control_port: int | None = None
         self._ctl: socket.socket | None = None
 
+    @classmethod
+    def for_flight_check(cls, **kw) -> "SimVehicleProcess":
+        """PX4 defaults (no speed-ups), free ports, for `aerie flight-check --sim`."""
+        kw.setdefault("prearm_delay_s", 1.0)
+        return cls(**kw)
+
     @property
     def mavsdk_url(self) -> str:
         """What to pass to ``Mavsdk.add_any_connection``."""
@@ -175,3 +181,65 @@ class SimVehicleProcess:
     def set_link_down(self, down: bool = True) -> None:
         """Silence the MAVLink link both ways without killing the process."""
         self.control("link", down=down)
+
+
+class SimVehicleThread:
+    """The same vehicle in a background thread of this process (no subprocess).
+
+    Cheaper to start than :class:`SimVehicleProcess` and handy for unit tests;
+    it shares the GIL with the caller, so prefer the subprocess for timing
+    measurements. ``truth()``/``control()`` call straight into the vehicle.
+    """
+
+    def __init__(self, **config):
+        from .vehicle import VehicleConfig
+
+        config.setdefault("port", 0)
+        config.setdefault("gcs_port", free_udp_port())
+        config.setdefault("prearm_delay_s", 1.0)
+        config.setdefault("control_port", None)
+        self.config = VehicleConfig(**config)
+        self.vehicle = None
+        self._stop = False
+        self._thread = None
+
+    @property
+    def gcs_port(self) -> int:
+        return self.config.gcs_port
+
+    @property
+    def port(self) -> int:
+        return self.vehicle.port
+
+    @property
+    def mavsdk_url(self) -> str:
+        return f"udpin://127.0.0.1:{self.config.gcs_port}"
+
+    def start(self) -> "SimVehicleThread":
+        import threading
+
+        from .vehicle import Vehicle
+
+        self.vehicle = Vehicle(self.config)
+        self._stop = False
+        self._thread = threading.Thread(target=self.vehicle.run, args=(lambda: self._stop,), name="sim-vehicle",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop = True
+        if self._thread is not None:
+            self._thread.join(5.0)
+
+    def control(self, cmd: str, **kw) -> dict:
+        return {"ok": True, **(self.vehicle.control_command({"cmd": cmd, **kw}) or {})}
+
+    def truth(self) -> dict:
+        return self.control("truth")["truth"]
+
+    def __enter__(self) -> "SimVehicleThread":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

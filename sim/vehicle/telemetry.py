@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from .commander import Commander
+from .mavlink_ext import mission_current
 
 MAV_TYPE_QUADROTOR = 2
 MAV_AUTOPILOT_PX4 = 12
@@ -236,7 +237,8 @@ class TelemetryBuilder:
     def mission_current(self, now: float):
         c = self.c
         total = len(c.store.mission())
-        return self.mav.mission_current_encode(c.mission_current_seq(), total, 0, 0)
+        return mission_current(self.mav, c.mission_current_seq(), total, 0, 0, c.store.ids.get(0, 0),
+                               c.store.ids.get(1, 0), c.store.ids.get(2, 0))
 
     def current_mode(self, now: float):
         from .px4_modes import standard_mode

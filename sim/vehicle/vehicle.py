@@ -51,7 +51,13 @@ class VehicleConfig:
 
 
 class SetpointLog:
-    """JSON lines ``{t, mono, msg, mode, ...}``: what arrived when, as the vehicle saw it."""
+    """JSON lines ``{t, mono, msg, mode, ...}``: what arrived when, as the vehicle saw it.
+
+    Received SET_POSITION_TARGET_*/SET_ATTITUDE_TARGET/COMMAND_* lines have no
+    ``dir``; the vehicle's own STATUSTEXTs (``dir: tx``) and mode changes
+    (``msg: MODE_CHANGE``, ``dir: event``) are logged too, so loss-to-failsafe
+    delays can be measured on one clock.
+    """
 
     def __init__(self, path: str):
         self.f = open(path, "a", buffering=1)
@@ -98,6 +104,7 @@ class Vehicle:
         self.delayed: list[tuple[float, object]] = []  # (send_at, message)
         self.next_phys = now
         self.last_reached_repeat = 0.0
+        self.logged_mode = str(self.cmdr.displayed_mode)
         self.cpu_t0 = time.process_time()
         self.wall_t0 = now
 
@@ -142,6 +149,9 @@ class Vehicle:
         if now - self.next_phys > 0.5:
             self.next_phys = now + PHYSICS_DT  # hopelessly late (suspended?): skip ahead
         if steps:
+            if self.setpoint_log is not None and str(self.cmdr.displayed_mode) != self.logged_mode:
+                self.logged_mode = str(self.cmdr.displayed_mode)
+                self._log({"msg": "MODE_CHANGE", "dir": "event", "armed": self.cmdr.armed})
             self.transfer.tick(now)
             self._flush_outbox(now)
             for msgid in self.streams.due(now):
@@ -195,6 +205,7 @@ class Vehicle:
 
     def send_statustext(self, severity: int, text: str) -> None:
         """PX4 appends a tab and splits > 50 chars into chunks sharing one id."""
+        self._log({"msg": "STATUSTEXT", "dir": "tx", "severity": severity, "text": text})
         data = (text + "\t").encode("utf-8")
         chunks = [data[i:i + 50] for i in range(0, len(data), 50)] or [b""]
         tid = self.text_id
@@ -222,6 +233,8 @@ class Vehicle:
     def handle(self, m, now: float) -> None:
         t = m.get_type()
         if t == "HEARTBEAT":
+            if m.type == 6:  # MAV_TYPE_GCS: feeds the data-link-loss check
+                self.cmdr.on_gcs_heartbeat(now)
             return
         if t == "PING":
             if m.target_system == 0 and m.target_component == 0:

@@ -1,0 +1,30 @@
+import pytest
+
+from _vehicle_testkit import FAST_PARAMS, TRACE_FILE, RawGcs
+from sim.vehicle import SimVehicleProcess
+
+needs_trace = pytest.mark.skipif(not TRACE_FILE.exists(), reason="PX4 reference trace not present")
+
+
+@pytest.fixture
+def fast_params() -> dict:
+    return dict(FAST_PARAMS)
+
+
+@pytest.fixture
+def vehicle():
+    """A vehicle subprocess with PX4 defaults except faster takeoff/landing."""
+    v = SimVehicleProcess(seed=7, params=FAST_PARAMS, prearm_delay_s=0.5).start()
+    try:
+        yield v
+    finally:
+        v.stop()
+
+
+@pytest.fixture
+def raw_gcs(vehicle):
+    g = RawGcs(vehicle.gcs_port, vehicle.port)
+    try:
+        yield g
+    finally:
+        g.close()

@@ -1,0 +1,84 @@
+"""SimVehicleProcess and the CLI: ready line, control channel, stop/kill."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from sim.vehicle import SimVehicleProcess
+from sim.vehicle.process import REPO_ROOT, free_udp_port
+
+
+def test_cli_prints_ready_line_and_stops_on_sigterm():
+    gcs = free_udp_port()
+    p = subprocess.Popen([sys.executable, "-m", "sim.vehicle.cli", "--home", "60.17,24.94", "--gcs-port", str(gcs),
+                          "--port", "0", "--seed", "3", "--param", "MPC_TKO_SPEED=2.5"],
+                         cwd=str(REPO_ROOT), stdout=subprocess.PIPE, text=True)
+    try:
+        ready = json.loads(p.stdout.readline())
+        assert ready["event"] == "ready" and ready["gcs_port"] == gcs and ready["port"] > 0
+        assert ready["home"][:2] == [60.17, 24.94]
+    finally:
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(5) == 0
+        p.stdout.close()
+
+
+def test_unknown_param_override_fails_cleanly():
+    r = subprocess.run([sys.executable, "-m", "sim.vehicle.cli", "--port", "0", "--param", "NOPE_NOPE=1"],
+                       cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=20)
+    assert r.returncode == 2 and "NOPE_NOPE" in r.stderr
+
+
+def test_control_channel_truth_faults_and_kill():
+    v = SimVehicleProcess(home=(60.17, 24.94, 20.0), params={"MIS_TAKEOFF_ALT": 3.0}).start()
+    try:
+        t = v.truth()
+        assert t["armed"] is False and t["landed_state"] == 1 and abs(t["lat"] - 60.17) < 1e-5
+        assert t["home"]["alt"] == 20.0
+        v.set_battery(33.0)
+        v.set_wind(1.0, 2.0, gust=0.3)
+        v.set_param("COM_OF_LOSS_T", 0.5)
+        time.sleep(0.3)
+        t = v.truth()
+        assert abs(t["battery_pct"] - 33.0) < 0.2
+        st = v.stats()
+        assert st["stats"]["tx_messages"] > 0 and st["cpu_s"] >= 0
+    finally:
+        v.kill()
+    assert v.proc.returncode == -signal.SIGKILL
+
+
+def test_cpu_use_is_modest():
+    with SimVehicleProcess() as v:
+        time.sleep(3.0)
+        st = v.stats()
+    assert st["cpu_s"] / st["wall_s"] < 0.12, st["cpu_s"] / st["wall_s"]  # ~0.06 at PX4's stream rates
+
+
+def test_thread_variant_and_global_setpoints():
+    """SET_POSITION_TARGET_GLOBAL_INT is honoured (mask, relative altitude frame), via the in-process vehicle."""
+    import math
+
+    from pymavlink.dialects.v20 import development as mavlink2
+
+    from sim.vehicle import SimVehicleThread
+
+    with SimVehicleThread(seed=2, home=(47.0, 8.0, 400.0)) as v:
+        veh = v.vehicle
+        mav = mavlink2.MAVLink(None, 245, 190)
+        msg = mav.set_position_target_global_int_encode(0, 1, 1, 6, 2552, int(47.0001 * 1e7),
+                                                        int(8.0 * 1e7), 12.0, 0, 0, 0, 0, 0, 0, 0.5, 0)
+        sp = veh._decode_setpoint(msg, "SET_POSITION_TARGET_GLOBAL_INT", 1.0)
+        assert sp.pos[0] == pytest.approx(11.12, abs=0.05) and abs(sp.pos[1]) < 1e-6
+        assert sp.pos[2] == pytest.approx(-12.0)  # 12 m above home, NED down
+        assert sp.vel == (None, None, None) and sp.yaw == 0.5 and sp.yaw_rate is None
+        vel_only = mav.set_position_target_local_ned_encode(0, 1, 1, 8, 2503, 0, 0, 0, 1.0, 0, 0, 0, 0, 0,
+                                                            math.radians(90), 0)
+        sp = veh._decode_setpoint(vel_only, "SET_POSITION_TARGET_LOCAL_NED", 1.0)
+        assert sp.pos == (None, None, None) and sp.vel[0] == 1.0  # BODY_NED, heading 0: body x = north
+        t = v.truth()
+        assert t["armed"] is False and abs(t["lat"] - 47.0) < 1e-5
