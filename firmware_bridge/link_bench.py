@@ -63,6 +63,7 @@ async def _stream_phase(bridge: FlightBridge, seconds: float, load: bool) -> tup
 
 
 def _wire_times(log_path: Path, t_from: float, t_to: float) -> list[float]:
+    """Arrival times of setpoints at the vehicle's socket, from kernel timestamps where logged."""
     out = []
     for line in log_path.read_text().splitlines():
         try:
@@ -70,7 +71,7 @@ def _wire_times(log_path: Path, t_from: float, t_to: float) -> list[float]:
         except ValueError:
             continue
         if rec.get("msg", "").startswith("SET_POSITION_TARGET") and t_from <= rec["mono"] <= t_to:
-            out.append(rec["mono"])
+            out.append(rec["kt"] if rec.get("kt") is not None else rec["mono"])
     return out
 
 

@@ -9,9 +9,20 @@ bad CRCs and truncated frames are counted and dropped, never raised.
 from __future__ import annotations
 
 import socket
+import struct
 from dataclasses import dataclass, field
 
 from pymavlink.dialects.v20 import development as mavlink2
+
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux value; Python does not export it
+
+
+def _kernel_time(ancillary: list) -> float | None:
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+            sec, nsec = struct.unpack("qq", data[:16])
+            return sec + nsec * 1e-9
+    return None
 
 VEHICLE_SYSID = 1
 VEHICLE_COMPID = 1
@@ -38,6 +49,13 @@ class MavlinkLink:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         self.sock.bind((host, port))
         self.sock.setblocking(False)
+        # Kernel receive timestamps: the vehicle's own loop polls the socket, so
+        # arrival times taken in Python would include its scheduling jitter.
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            self._kernel_timestamps = True
+        except OSError:
+            self._kernel_timestamps = False
         self.port: int = self.sock.getsockname()[1]
         self.gcs_addr: tuple[str, int] = (host, gcs_port)
         self.peer: tuple[str, int] | None = None
@@ -85,7 +103,7 @@ class MavlinkLink:
         out = []
         for _ in range(max_datagrams):
             try:
-                data, addr = self.sock.recvfrom(65535)
+                data, ancillary, _flags, addr = self.sock.recvmsg(65535, socket.CMSG_SPACE(16))
             except (BlockingIOError, InterruptedError):
                 break
             except OSError:
@@ -93,6 +111,9 @@ class MavlinkLink:
                 continue
             self.stats.rx_datagrams += 1
             msgs = self._parse_datagram(data)
+            kernel_t = _kernel_time(ancillary)
+            for m in msgs:
+                m._rx_kernel_t = kernel_t  # wall-clock seconds the datagram reached the kernel
             if msgs and addr != self.gcs_addr:
                 self.peer = addr
             out.extend(msgs)

@@ -297,7 +297,8 @@ class Vehicle:
     # -- setpoints --------------------------------------------------------------
     def _handle_setpoint(self, m, t: str, now: float) -> None:
         mask = getattr(m, "type_mask", 0)
-        self._log({"msg": t, "type_mask": mask, "frame": getattr(m, "coordinate_frame", None)})
+        self._log({"msg": t, "type_mask": mask, "frame": getattr(m, "coordinate_frame", None),
+                   "kt": getattr(m, "_rx_kernel_t", None)})
         sp = self._decode_setpoint(m, t, now)
         if sp is not None:
             self.cmdr.on_setpoint(sp)
