@@ -19,21 +19,24 @@ Movement = Literal["forward", "backward", "turn_left", "turn_right", "ascend", "
 MOVEMENTS: tuple[str, ...] = Movement.__args__  # type: ignore[attr-defined]
 Strategy = Literal["navigate", "search", "locate"]
 
-_TEXT = {"max_length": 240}
+# Bounded strings keep a small model from rambling past its token budget: the
+# grammar closes the string at this length.
+_TEXT = {"max_length": 120}
+_SHORT = {"max_length": 60}
 
 
 @dataclass(frozen=True)
 class SubGoal:
-    goal: str = field(metadata=_TEXT)
+    goal: str = field(metadata=_SHORT)
     strategy: Strategy
-    desired_state: str = field(metadata=_TEXT)
+    desired_state: str = field(metadata=_SHORT)
 
 
 @dataclass(frozen=True)
 class PlanOutput:
     """``generate_plan_with_rag``: ordered sub-goals and why."""
 
-    sub_goals: list[SubGoal] = field(metadata={"min_items": 1, "max_items": 6})
+    sub_goals: list[SubGoal] = field(metadata={"min_items": 1, "max_items": 4})
     reason: str = field(metadata=_TEXT)
 
     @staticmethod

@@ -71,6 +71,22 @@ def _schema_of_type(tp: Any, meta: dict[str, Any]) -> dict[str, Any]:
     return s
 
 
+def json_budget(schema: dict[str, Any]) -> int:
+    """Most characters an answer satisfying ``schema`` can take (a ceiling for max_tokens)."""
+    t = schema.get("type")
+    if "enum" in schema:
+        return max(len(json.dumps(v)) for v in schema["enum"]) + 1
+    if t == "object":
+        return 2 + sum(len(k) + 5 + json_budget(v) for k, v in schema["properties"].items())
+    if t == "array":
+        return 2 + schema.get("maxItems", 8) * (json_budget(schema["items"]) + 2)
+    if t == "string":
+        return schema.get("maxLength", 256) + 8
+    if t == "boolean":
+        return 6
+    return 24
+
+
 def parse(cls: type[T], answer: str | dict[str, Any]) -> T:
     """Validate a model's answer (JSON text or already-parsed dict) into ``cls``."""
     if isinstance(answer, str):

@@ -20,6 +20,8 @@ A ``Llama`` object is not thread-safe: give each model its own
 from __future__ import annotations
 
 import base64
+import contextlib
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +51,38 @@ class StreamTiming:
         return (self.tokens - 1) / gen if self.tokens > 1 and gen > 0 else 0.0
 
 
+_PARAMS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _model_params(llama_cpp, *, extra_buffers: bool):
+    """Apply model-load parameters ``Llama()`` does not expose, for the duration of one load.
+
+    ``use_extra_bufts`` (llama.cpp's AMX / repacked CPU weight buffers) is not a
+    ``Llama()`` argument; with it on, the llama-cpp-python 0.3.36 built here
+    segfaults in batched decode (any prompt longer than one token) on this
+    AMX-capable CPU. ``Llama()`` reads ``llama_model_default_params()`` once while
+    loading, so that one call is redirected under a lock and restored at once.
+    """
+    low = llama_cpp.llama.llama_cpp
+    if extra_buffers or "use_extra_bufts" not in dict(low.llama_model_params._fields_):
+        yield
+        return
+    with _PARAMS_LOCK:
+        original = low.llama_model_default_params
+
+        def defaults():
+            params = original()
+            params.use_extra_bufts = False
+            return params
+
+        low.llama_model_default_params = defaults
+        try:
+            yield
+        finally:
+            low.llama_model_default_params = original
+
+
 def _import_llama():
     try:
         import llama_cpp
@@ -69,6 +103,7 @@ class LlamaTextModel:
         temperature: float = 0.0,
         seed: int = 0,
         chat_handler: Any = None,
+        extra_buffers: bool = False,
     ) -> None:
         llama_cpp = _import_llama()
         self.model_path = Path(model_path)
@@ -82,14 +117,19 @@ class LlamaTextModel:
         if chat_handler is not None:
             kwargs["chat_handler"] = chat_handler
         try:
-            self.llm = llama_cpp.Llama(model_path=str(self.model_path), **kwargs)
+            with _model_params(llama_cpp, extra_buffers=extra_buffers):
+                self.llm = llama_cpp.Llama(model_path=str(self.model_path), **kwargs)
         except (ValueError, RuntimeError) as exc:
             raise LlamaBackendError(f"model file {self.model_path} could not be loaded by llama.cpp: {exc}") from exc
 
     def chat(self, messages: list[dict[str, Any]], *, json_schema: dict[str, Any] | None = None, max_tokens: int | None = None) -> str:
         kwargs: dict[str, Any] = dict(messages=messages, max_tokens=max_tokens or self.max_tokens, temperature=self.temperature)
         if json_schema is not None:
+            from onboard.inference.json_contract import json_budget
+
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+            # The grammar ends the answer; the ceiling must not cut a valid one short.
+            kwargs["max_tokens"] = max(kwargs["max_tokens"], min(json_budget(json_schema), self.llm.n_ctx() // 2))
         out = self.llm.create_chat_completion(**kwargs)
         return out["choices"][0]["message"]["content"] or ""
 

@@ -66,6 +66,10 @@ class InferenceConfig:
     n_threads: int = 0
     # Layers offloaded to a GPU (0 = CPU only, -1 = all).
     n_gpu_layers: int = 0
+    # Use llama.cpp's extra CPU weight buffers (AMX / repacked). Off: the
+    # llama-cpp-python 0.3.36 build segfaults in batched decode with them on
+    # AMX-capable x86 CPUs; turn on where a build is known good (a Jetson has none).
+    llama_extra_buffers: bool = False
     # Longest answer of one model call, tokens.
     max_tokens: int = 256
     # Sampling temperature of structured calls (0 = greedy, reproducible).
