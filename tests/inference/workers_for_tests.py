@@ -23,3 +23,18 @@ def make_crashy():
         return request
 
     return handler
+
+
+def make_smollm2():
+    """SmolLM2 in the child process: requests are (prompt, max_tokens)."""
+    import os as _os
+
+    from onboard.inference.llama_backend import LlamaTextModel
+
+    model = LlamaTextModel(_os.environ["AERIE_TEST_GGUF"], n_ctx=512)
+
+    def handler(request):
+        prompt, max_tokens = request
+        return model.chat([{"role": "user", "content": prompt}], max_tokens=max_tokens)
+
+    return handler
