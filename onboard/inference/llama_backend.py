@@ -199,3 +199,29 @@ def vision_messages(prompt: str, images: Iterable[np.ndarray], *, system: str | 
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": content})
     return messages
+
+
+def open_llm(cfg) -> LlamaTextModel:
+    """The configured text model (``inference.llm_model``), checksum-verified first."""
+    from onboard.inference.manifest import load_manifest, model_dir, require_verified
+
+    manifest = load_manifest(cfg.manifest or None)
+    path = require_verified(manifest.get(cfg.llm_model), model_dir(cfg.model_dir))
+    return LlamaTextModel(path, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, n_gpu_layers=cfg.n_gpu_layers,
+                          max_tokens=cfg.max_tokens, temperature=cfg.temperature, extra_buffers=cfg.llama_extra_buffers)
+
+
+def open_vlm(cfg) -> LlamaVisionModel | None:
+    """The configured vision-language model, or None when ``inference.vlm_model`` is empty."""
+    if not cfg.vlm_model:
+        return None
+    from onboard.inference.manifest import load_manifest, model_dir, require_verified
+
+    manifest = load_manifest(cfg.manifest or None)
+    directory = model_dir(cfg.model_dir)
+    spec = manifest.get(cfg.vlm_model)
+    path = require_verified(spec, directory)
+    mmproj = directory / (cfg.vlm_mmproj or spec.companions.get("mmproj", ""))
+    return LlamaVisionModel(path, mmproj, handler=cfg.vlm_chat_handler, n_ctx=max(cfg.n_ctx, 4096), n_threads=cfg.n_threads,
+                            n_gpu_layers=cfg.n_gpu_layers, max_tokens=cfg.max_tokens, temperature=cfg.temperature,
+                            extra_buffers=cfg.llama_extra_buffers)

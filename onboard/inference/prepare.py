@@ -58,9 +58,14 @@ def prepare_models(
     wanted = names or list(manifest.models)
     # Derived models (quantized) come after the ones they derive from.
     wanted.sort(key=lambda n: manifest.get(n).source.get("kind") == "quantize")
+    made: set[str] = set()
     for name in wanted:
         spec = manifest.get(name)
+        if spec.source.get("kind") == "quantize" and spec.source["from"] in made:
+            (directory / spec.file).unlink(missing_ok=True)  # derived from a file just remade: stale
         results.append(_prepare_one(manifest, spec, directory, log))
+        if results[-1].status == "made":
+            made.add(name)
         log(f"{name}: {results[-1].status} ({results[-1].detail})")
     return results
 

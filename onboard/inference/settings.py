@@ -53,8 +53,9 @@ class InferenceConfig:
 
     # Language model (manifest name) used for planning and text reasoning.
     llm_model: str = "smollm2-135m-instruct"
-    # Vision-language model and its CLIP/mmproj projector (manifest names); empty
-    # means captions are composed from detections instead.
+    # Vision-language model (manifest name) and its CLIP/mmproj projector file in
+    # model_dir (empty: the manifest's mmproj companion). An empty vlm_model means
+    # captions are composed from detections instead.
     vlm_model: str = ""
     vlm_mmproj: str = ""
     # llama-cpp-python chat handler class for the VLM ("MTMDChatHandler",

@@ -55,3 +55,20 @@ def test_unconstrained_chat_still_works(model):
 def test_stream_timing(model):
     t = model.timed_stream([{"role": "user", "content": "Count to five."}], max_tokens=16)
     assert t.tokens >= 1 and 0 < t.time_to_first_token_s <= t.total_s
+
+
+def test_open_llm_from_config():
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    import os
+
+    from onboard.inference.llama_backend import open_llm, open_vlm
+    from onboard.inference.manifest import ModelFileError
+    from onboard.inference.settings import InferenceConfig
+
+    cfg = InferenceConfig(model_dir=os.environ.get("AERIE_MODEL_DIR") or InferenceConfig().model_dir, n_ctx=512)
+    try:
+        llm = open_llm(cfg)
+    except ModelFileError as exc:
+        pytest.skip(f"{exc} (run `make models`)")
+    assert llm.llm.n_ctx() == 512
+    assert open_vlm(cfg) is None  # no VLM configured by default

