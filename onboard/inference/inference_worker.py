@@ -94,6 +94,11 @@ class ThreadWorker:
                     self._running = None
                     self.health.stuck_for_s = 0.0
 
+    def in_flight(self) -> tuple[float, float] | None:
+        """(started, deadline) on the monotonic clock of the call in progress, or None."""
+        with self._lock:
+            return self._running
+
     def _check_wedged(self) -> None:
         with self._lock:
             running = self._running
@@ -171,6 +176,16 @@ class ProcessWorker:
         self._proc = None
         self._conn = None
         self._lock = threading.Lock()
+        self._running: tuple[float, float] | None = None
+
+    def in_flight(self) -> tuple[float, float] | None:
+        return self._running
+
+    def kill(self) -> None:
+        """Kill the model process now (the watchdog's last resort); the waiting call sees a crash."""
+        proc = self._proc
+        if proc is not None:
+            proc.kill()
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()
@@ -201,19 +216,27 @@ class ProcessWorker:
                     self._kill()
                 self._start()
             self.health.calls += 1
-            self._conn.send(request)
-            if not self._conn.poll(limit):
-                self.health.deadline_misses += 1
-                self._kill()
-                raise DeadlineExceeded(f"model worker {self.name!r}: call exceeded its {limit:.2f} s deadline; the model process was killed")
+            now = time.monotonic()
+            self._running = (now, now + limit)
             try:
-                status, value = self._conn.recv()
-            except EOFError:
-                self._proc.join(2)
-                code = self._proc.exitcode
-                self.health.crashes += 1
-                self._kill()
-                raise WorkerCrashed(f"model worker {self.name!r}: the model process died during a call (exit code {code})") from None
+                return self._exchange(request, limit)
+            finally:
+                self._running = None
+
+    def _exchange(self, request: Any, limit: float) -> Any:
+        self._conn.send(request)
+        if not self._conn.poll(limit):
+            self.health.deadline_misses += 1
+            self._kill()
+            raise DeadlineExceeded(f"model worker {self.name!r}: call exceeded its {limit:.2f} s deadline; the model process was killed")
+        try:
+            status, value = self._conn.recv()
+        except EOFError:
+            self._proc.join(2)
+            code = self._proc.exitcode
+            self.health.crashes += 1
+            self._kill()
+            raise WorkerCrashed(f"model worker {self.name!r}: the model process died during a call (exit code {code})") from None
         if status == "error":
             raise WorkerCrashed(f"model worker {self.name!r}: the model raised {value}")
         return value
@@ -231,3 +254,50 @@ class ProcessWorker:
             if self._proc is not None:
                 self._proc.join(2)
             self._kill()
+
+
+class Watchdog:
+    """Watches workers' in-flight calls from its own thread and reports the overdue ones.
+
+    The deadline already fails the *caller*; the watchdog is for the vehicle:
+    it reports each stuck call once through ``on_stuck(worker_name, overdue_s)``
+    (log, telemetry, health state) even when nobody is waiting on it, and kills
+    a :class:`ProcessWorker`'s model process once it is ``kill_after_s`` overdue.
+    """
+
+    def __init__(self, workers, *, period_s: float = 0.1, kill_after_s: float = 1.0, on_stuck: Callable[[str, float], None] | None = None) -> None:
+        self.workers = list(workers)
+        self.period_s = period_s
+        self.kill_after_s = kill_after_s
+        self.on_stuck = on_stuck or (lambda name, overdue: log.error("model worker %s stuck %.1f s past its deadline", name, overdue))
+        self._reported: set[tuple[str, float]] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="inference-watchdog", daemon=True)
+
+    def start(self) -> "Watchdog":
+        self._thread.start()
+        return self
+
+    def check(self) -> None:
+        now = time.monotonic()
+        for w in self.workers:
+            running = w.in_flight()
+            if running is None or now <= running[1]:
+                continue
+            overdue = now - running[1]
+            w.health.stuck_for_s = overdue
+            key = (w.name, running[0])
+            if key not in self._reported:
+                self._reported.add(key)
+                self.on_stuck(w.name, overdue)
+            if isinstance(w, ProcessWorker) and overdue >= self.kill_after_s:
+                w.kill()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period_s):
+            self.check()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(1)

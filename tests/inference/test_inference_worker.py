@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from onboard.inference.inference_worker import DeadlineExceeded, ProcessWorker, ThreadWorker, WorkerCrashed, WorkerWedged
+from onboard.inference.inference_worker import DeadlineExceeded, ProcessWorker, ThreadWorker, Watchdog, WorkerCrashed, WorkerWedged
 
 sys.path.insert(0, str(Path(__file__).parent))
 import workers_for_tests  # noqa: E402
@@ -95,4 +95,50 @@ def test_process_worker_surfaces_a_crash():
             w.call("crash")
         assert w.call("again") == "again"
     finally:
+        w.close()
+
+
+def test_watchdog_reports_a_stuck_call_once_and_kills_a_stuck_process():
+    reports = []
+    w = ProcessWorker("sleepy", workers_for_tests.make_sleepy, deadline_s=10.0)
+    dog = Watchdog([w], period_s=0.05, kill_after_s=0.2, on_stuck=lambda name, overdue: reports.append(name))
+    try:
+        w.call(0.0)  # start the process
+        dog.start()
+        t0 = time.monotonic()
+        with pytest.raises(WorkerCrashed):
+            _call_with_stale_deadline(w)
+        assert time.monotonic() - t0 < 3.0
+        assert reports == ["sleepy"]
+    finally:
+        dog.stop()
+        w.close()
+
+
+def _call_with_stale_deadline(w):
+    """A call whose recorded deadline (0.1 s) is far shorter than the caller's wait (5 s):
+    only the watchdog can end it early, by killing the process."""
+    with w._lock:
+        now = time.monotonic()
+        w._running = (now, now + 0.1)
+        try:
+            return w._exchange(30.0, 5.0)
+        finally:
+            w._running = None
+
+
+def test_watchdog_flags_a_wedged_thread_worker():
+    import threading as _t
+
+    release = _t.Event()
+    reports = []
+    w = ThreadWorker("hang", deadline_s=0.1)
+    dog = Watchdog([w], period_s=0.02, on_stuck=lambda name, overdue: reports.append((name, overdue))).start()
+    try:
+        w.submit(release.wait, 5)
+        time.sleep(0.4)
+        assert len(reports) == 1 and reports[0][0] == "hang" and w.health.stuck_for_s > 0.1
+    finally:
+        release.set()
+        dog.stop()
         w.close()
