@@ -27,6 +27,7 @@ import cv2
 import numpy as np
 
 from onboard.inference.ort_session import OrtSession
+from onboard.perception.image_ops import normalise_nchw
 from onboard.perception.types import Detection, PerceptionError, check_image
 
 IMAGE_INPUTS = ("pixel_values", "img", "inputs", "image", "samples")
@@ -169,9 +170,7 @@ class GroundingDinoDetector:
         check_image(image)
         h, w = image.shape[:2]
         nh, nw = self.fixed_hw or resize_shape(h, w, self.shortest, self.longest)
-        x = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_LINEAR).astype(np.float32) / 255.0
-        x = (x - MEAN) / STD
-        return np.ascontiguousarray(x.transpose(2, 0, 1)[None])
+        return normalise_nchw(cv2.resize(image, (nw, nh), interpolation=cv2.INTER_LINEAR), MEAN, STD, scale=1 / 255.0)
 
     def feeds(self, image: np.ndarray, prompt: TextPrompt) -> dict[str, np.ndarray]:
         n = len(prompt.input_ids)

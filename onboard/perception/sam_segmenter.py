@@ -28,6 +28,7 @@ import cv2
 import numpy as np
 
 from onboard.inference.ort_session import OrtSession
+from onboard.perception.image_ops import normalise_nchw
 from onboard.perception.types import Box, PerceptionError, check_image
 
 PIXEL_MEAN = np.array([123.675, 116.28, 103.53], np.float32)
@@ -93,10 +94,8 @@ class SamSegmenter:
     def preprocess(self, image: np.ndarray) -> tuple[np.ndarray, tuple[int, int]]:
         h, w = image.shape[:2]
         nh, nw = longest_side_shape(h, w, self.frame, truncate=self.truncate_resize)
-        resized = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_LINEAR).astype(np.float32)
-        x = np.zeros((self.frame, self.frame, 3), np.float32)
-        x[:nh, :nw] = (resized - PIXEL_MEAN) / PIXEL_STD
-        return np.ascontiguousarray(x.transpose(2, 0, 1)[None]), (nh, nw)
+        resized = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_LINEAR)
+        return normalise_nchw(resized, PIXEL_MEAN, PIXEL_STD, pad_to=(self.frame, self.frame)), (nh, nw)
 
     def embeddings(self, image: np.ndarray, frame_key: str | None = None) -> np.ndarray:
         """The encoder's output for this frame, computed once per frame."""

@@ -15,6 +15,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onboard.inference.ort_session import OrtSession
+from onboard.perception.standin_models import build_grounding_dino_standin
 from onboard.perception.grounding_dino import (
     BertTokenizer,
     GroundingDinoDetector,
@@ -25,8 +26,6 @@ from onboard.perception.grounding_dino import (
 )
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "?", "the", "running", "dog", "cat", "red", "car", "a", "person"]
-Q, T = 900, 256
-ID = {t: i for i, t in enumerate(VOCAB)}
 # Crafted answers: query -> (token it responds to, logit, box cxcywh normalised)
 ANSWERS = {
     0: ("dog", 3.0, (0.25, 0.50, 0.20, 0.40)),
@@ -35,53 +34,6 @@ ANSWERS = {
     3: (".", 5.0, (0.10, 0.10, 0.10, 0.10)),  # a separator: must never become a label
     4: ("dog", 2.9, (0.26, 0.51, 0.20, 0.40)),  # a near duplicate of query 0: NMS removes it
 }
-
-
-def _standin(path, *, community: bool):
-    w = np.full((Q, len(VOCAB)), -8.0, np.float32)
-    boxes = np.tile(np.array([0.5, 0.5, 0.05, 0.05], np.float32), (1, Q, 1))
-    for q, (tok, logit, box) in ANSWERS.items():
-        w[q, ID[tok]] = logit
-        boxes[0, q] = box
-    image_name = "img" if community else "pixel_values"
-    inputs = [
-        helper.make_tensor_value_info(image_name, TensorProto.FLOAT, [1, 3, "h", "w"]),
-        helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, "L"]),
-        helper.make_tensor_value_info("attention_mask", TensorProto.BOOL if community else TensorProto.INT64, [1, "L"]),
-        helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, [1, "L"]),
-    ]
-    if community:
-        inputs += [
-            helper.make_tensor_value_info("position_ids", TensorProto.INT64, [1, "L"]),
-            helper.make_tensor_value_info("text_token_mask", TensorProto.BOOL, [1, "L", "L"]),
-        ]
-    outputs = [
-        helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, Q, T]),
-        helper.make_tensor_value_info("boxes" if community else "pred_boxes", TensorProto.FLOAT, [1, Q, 4]),
-    ]
-    c = lambda name, arr: helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.asarray(arr), name))
-    mask_in = "attention_mask"
-    nodes = [
-        c("W", w), c("B", boxes), c("zero_i", np.array([0], np.int64)), c("T", np.array([T], np.int64)),
-        c("one", np.array([1], np.int64)), c("neg_inf", np.array(-np.inf, np.float32)), c("zero_f", np.array(0.0, np.float32)),
-        helper.make_node("Squeeze", ["input_ids", "zero_i"], ["ids"]),  # [L]
-        helper.make_node("Gather", ["W", "ids"], ["qt"], axis=1),  # [Q, L]
-        helper.make_node("Cast", [mask_in], ["valid"], to=TensorProto.BOOL),
-        helper.make_node("Where", ["valid", "qt", "neg_inf"], ["qt_masked"]),  # padding tokens -> -inf
-        helper.make_node("Shape", ["input_ids"], ["ids_shape"]),
-        helper.make_node("Gather", ["ids_shape", "one"], ["L"], axis=0),
-        helper.make_node("Sub", ["T", "L"], ["pad_len"]),
-        helper.make_node("Concat", ["zero_i", "zero_i", "zero_i", "pad_len"], ["pads"], axis=0),
-        helper.make_node("Pad", ["qt_masked", "pads", "neg_inf"], ["qT"]),  # [Q, 256]
-        helper.make_node("Unsqueeze", ["qT", "zero_i"], ["logits"]),
-        # consume the image so it must have the right rank and type
-        helper.make_node("ReduceMean", [image_name], ["img_mean"], keepdims=0),
-        helper.make_node("Mul", ["img_mean", "zero_f"], ["img_zero"]),
-        helper.make_node("Add", ["B", "img_zero"], ["boxes" if community else "pred_boxes"]),
-    ]
-    graph = helper.make_graph(nodes, "grounding_dino_standin", inputs, outputs)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
-    return path
 
 
 @pytest.fixture
@@ -93,7 +45,7 @@ def vocab(tmp_path):
 
 @pytest.fixture(params=[True, False], ids=["community-export", "transformers-export"])
 def detector(request, tmp_path, vocab):
-    session = OrtSession(_standin(tmp_path / "gd.onnx", community=request.param), providers=["CPUExecutionProvider"])
+    session = OrtSession(build_grounding_dino_standin(tmp_path / "gd.onnx", VOCAB, ANSWERS, community=request.param), providers=["CPUExecutionProvider"])
     return GroundingDinoDetector(session, vocab, box_threshold=0.35, text_threshold=0.25, shortest=64, longest=96)
 
 
