@@ -20,6 +20,7 @@ A ``Llama`` object is not thread-safe: give each model its own
 from __future__ import annotations
 
 import base64
+import os
 import contextlib
 import threading
 import time
@@ -98,6 +99,7 @@ class LlamaTextModel:
         *,
         n_ctx: int = 2048,
         n_threads: int = 0,
+        n_threads_batch: int = 0,
         n_gpu_layers: int = 0,
         max_tokens: int = 256,
         temperature: float = 0.0,
@@ -112,8 +114,13 @@ class LlamaTextModel:
         self.max_tokens = max_tokens
         self.temperature = temperature
         kwargs: dict[str, Any] = dict(n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, seed=seed, verbose=False)
-        if n_threads:
-            kwargs["n_threads"] = n_threads
+        # llama-cpp-python defaults to half the cores for decode but all of them for
+        # prompt evaluation; on a small, busy CPU (the vehicle's, shared with the
+        # detector) the extra OpenMP thread waits for a core and the prompt takes
+        # 2-4 s instead of 0.5 s. Prompt threads therefore follow decode threads.
+        decode_threads = n_threads or max(1, (os.cpu_count() or 2) // 2)
+        kwargs["n_threads"] = decode_threads
+        kwargs["n_threads_batch"] = n_threads_batch or decode_threads
         if chat_handler is not None:
             kwargs["chat_handler"] = chat_handler
         try:
@@ -207,7 +214,7 @@ def open_llm(cfg) -> LlamaTextModel:
 
     manifest = load_manifest(cfg.manifest or None)
     path = require_verified(manifest.get(cfg.llm_model), model_dir(cfg.model_dir))
-    return LlamaTextModel(path, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, n_gpu_layers=cfg.n_gpu_layers,
+    return LlamaTextModel(path, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, n_threads_batch=cfg.n_threads_batch, n_gpu_layers=cfg.n_gpu_layers,
                           max_tokens=cfg.max_tokens, temperature=cfg.temperature, extra_buffers=cfg.llama_extra_buffers)
 
 
@@ -222,6 +229,6 @@ def open_vlm(cfg) -> LlamaVisionModel | None:
     spec = manifest.get(cfg.vlm_model)
     path = require_verified(spec, directory)
     mmproj = directory / (cfg.vlm_mmproj or spec.companions.get("mmproj", ""))
-    return LlamaVisionModel(path, mmproj, handler=cfg.vlm_chat_handler, n_ctx=max(cfg.n_ctx, 4096), n_threads=cfg.n_threads,
+    return LlamaVisionModel(path, mmproj, handler=cfg.vlm_chat_handler, n_ctx=max(cfg.n_ctx, 4096), n_threads=cfg.n_threads, n_threads_batch=cfg.n_threads_batch,
                             n_gpu_layers=cfg.n_gpu_layers, max_tokens=cfg.max_tokens, temperature=cfg.temperature,
                             extra_buffers=cfg.llama_extra_buffers)

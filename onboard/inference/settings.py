@@ -63,8 +63,11 @@ class InferenceConfig:
     vlm_chat_handler: str = "Llava15ChatHandler"
     # llama.cpp context window, tokens.
     n_ctx: int = 2048
-    # llama.cpp CPU threads (0 = llama.cpp's choice).
+    # llama.cpp CPU threads for decoding (0 = half the cores).
     n_threads: int = 0
+    # llama.cpp CPU threads for prompt evaluation (0 = same as n_threads; more
+    # threads than free cores makes prompts several times slower).
+    n_threads_batch: int = 0
     # Layers offloaded to a GPU (0 = CPU only, -1 = all).
     n_gpu_layers: int = 0
     # Use llama.cpp's extra CPU weight buffers (AMX / repacked). Off: the
