@@ -82,8 +82,11 @@ def _verify(args, cfg, manifest, directory) -> int:
 def _prepare(args, cfg, manifest, directory) -> int:
     from onboard.inference.prepare import prepare_models
 
-    prepare_models(manifest, directory, args.names or None)
-    return 0
+    results = prepare_models(manifest, directory, args.names or None)
+    failed = [r for r in results if r.status == "failed"]
+    for r in failed:
+        print(f"aerie models prepare: {r.name} failed: {r.detail}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _import(args, cfg, manifest, directory) -> int:

@@ -42,7 +42,7 @@ class PrepareError(RuntimeError):
 @dataclass(frozen=True)
 class Prepared:
     name: str
-    status: str  # "ready", "made", "needs-user-file", "skipped"
+    status: str  # "ready", "made", "needs-user-file", "skipped", "failed"
     detail: str
 
 
@@ -63,7 +63,10 @@ def prepare_models(
         spec = manifest.get(name)
         if spec.source.get("kind") == "quantize" and spec.source["from"] in made:
             (directory / spec.file).unlink(missing_ok=True)  # derived from a file just remade: stale
-        results.append(_prepare_one(manifest, spec, directory, log))
+        try:
+            results.append(_prepare_one(manifest, spec, directory, log))
+        except (PrepareError, OSError, RuntimeError) as exc:  # keep going: one failure must not hide the others
+            results.append(Prepared(name, "failed", str(exc)))
         if results[-1].status == "made":
             made.add(name)
         log(f"{name}: {results[-1].status} ({results[-1].detail})")

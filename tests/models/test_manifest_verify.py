@@ -122,3 +122,12 @@ def test_prepare_links_the_gguf_from_its_package(tmp_path, capsys):
     assert models_cli.main(["--model-dir", str(tmp_path), "prepare", "smollm2-135m-instruct"]) == 0
     assert (tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf").is_symlink()
     assert models_cli.main(["--model-dir", str(tmp_path), "verify", "--require", "smollm2-135m-instruct"]) == 0
+
+
+def test_prepare_failure_is_reported_and_exits_nonzero(tmp_path, capsys):
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(yaml.safe_dump({"models": {"broken": {"task": "llm", "format": "gguf", "file": "b.gguf",
+        "licence": "x", "precision": "q4", "source": {"kind": "package-file", "package": "aerie-no-such-package-xyz==0.0.1",
+        "module": "aerie_no_such_module_xyz", "member": "b.gguf"}}}}))
+    assert models_cli.main(["--manifest", str(manifest), "--model-dir", str(tmp_path / "md"), "prepare"]) == 1
+    assert "broken failed" in capsys.readouterr().err
