@@ -17,8 +17,10 @@ class InferenceConfig:
     # Structured (JSON) model calls are retried this many times after an invalid
     # answer before the caller's documented fallback is used.
     json_retries: int = 1
-    # How model calls are isolated: "thread" (cheap; a hung call is abandoned and
-    # its worker replaced) or "process" (a hung or crashed model is killed).
+    # How language-model calls are isolated: "thread" (cheap; a hung call is
+    # abandoned and the worker reports itself wedged) or "process" (llama.cpp in a
+    # child process, killed when a call overruns or crashes). Perception models
+    # always run on a worker thread (ONNX Runtime releases the GIL).
     worker_kind: Literal["thread", "process"] = "thread"
 
     # ONNX Runtime execution providers, tried in this order; ones this build of
