@@ -35,29 +35,40 @@ def _c(name, arr):
     return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.asarray(arr), name))
 
 
-def build_grounding_dino_standin(path: Path, vocab: Sequence[str], answers: dict[int, tuple[str, float, tuple[float, float, float, float]]], *, community: bool = True) -> Path:
-    """STAND-IN Grounding DINO export. ``answers``: query -> (vocab token it responds to, logit, cxcywh box)."""
+def build_grounding_dino_standin(path: Path, vocab: Sequence[str], answers: dict[int, tuple[str, float, tuple[float, float, float, float]]], *, signature: str = "community") -> Path:
+    """STAND-IN Grounding DINO export. ``answers``: query -> (vocab token it responds to, logit, cxcywh box).
+
+    ``signature``: "community" (img, bool masks, position_ids, text_token_mask -> logits, boxes),
+    "transformers" (pixel_values, int64 attention_mask -> logits, pred_boxes) or
+    "tao" (inputs fixed 1x3x544x960, text fixed at 256 -> pred_logits, pred_boxes).
+    """
+    community = signature in ("community", "tao")
+    tao = signature == "tao"
+    length = 256 if tao else "L"
     ids = {t: i for i, t in enumerate(vocab)}
     w = np.full((Q, len(vocab)), -8.0, np.float32)
     boxes = np.tile(np.array([0.5, 0.5, 0.05, 0.05], np.float32), (1, Q, 1))
     for q, (tok, logit, box) in answers.items():
         w[q, ids[tok]] = logit
         boxes[0, q] = box
-    image_name = "img" if community else "pixel_values"
+    image_name = "inputs" if tao else "img" if community else "pixel_values"
     inputs = [
-        helper.make_tensor_value_info(image_name, TensorProto.FLOAT, [1, 3, "h", "w"]),
-        helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, "L"]),
-        helper.make_tensor_value_info("attention_mask", TensorProto.BOOL if community else TensorProto.INT64, [1, "L"]),
-        helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, [1, "L"]),
+        helper.make_tensor_value_info(image_name, TensorProto.FLOAT, [1, 3, 544, 960] if tao else [1, 3, "h", "w"]),
+        helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, length]),
+        helper.make_tensor_value_info("attention_mask", TensorProto.BOOL if community else TensorProto.INT64, [1, length]),
+        helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, [1, length]),
     ]
     if community:
         inputs += [
-            helper.make_tensor_value_info("position_ids", TensorProto.INT64, [1, "L"]),
-            helper.make_tensor_value_info("text_token_mask", TensorProto.BOOL, [1, "L", "L"]),
+            helper.make_tensor_value_info("position_ids", TensorProto.INT64, [1, length]),
+            helper.make_tensor_value_info("text_token_mask", TensorProto.BOOL, [1, length, length]),
         ]
+    if signature == "transformers":
+        inputs.append(helper.make_tensor_value_info("pixel_mask", TensorProto.INT64, [1, "h", "w"]))
+    logits_name, boxes_name = ("pred_logits", "pred_boxes") if tao else ("logits", "boxes") if community else ("logits", "pred_boxes")
     outputs = [
-        helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, Q, T]),
-        helper.make_tensor_value_info("boxes" if community else "pred_boxes", TensorProto.FLOAT, [1, Q, 4]),
+        helper.make_tensor_value_info(logits_name, TensorProto.FLOAT, [1, Q, T]),
+        helper.make_tensor_value_info(boxes_name, TensorProto.FLOAT, [1, Q, 4]),
     ]
     c = _c
     mask_in = "attention_mask"
@@ -73,12 +84,19 @@ def build_grounding_dino_standin(path: Path, vocab: Sequence[str], answers: dict
         helper.make_node("Sub", ["T", "L"], ["pad_len"]),
         helper.make_node("Concat", ["zero_i", "zero_i", "zero_i", "pad_len"], ["pads"], axis=0),
         helper.make_node("Pad", ["qt_masked", "pads", "neg_inf"], ["qT"]),  # [Q, 256]
-        helper.make_node("Unsqueeze", ["qT", "zero_i"], ["logits"]),
+        helper.make_node("Unsqueeze", ["qT", "zero_i"], [logits_name]),
         # consume the image so it must have the right rank and type
         helper.make_node("ReduceMean", [image_name], ["img_mean"], keepdims=0),
         helper.make_node("Mul", ["img_mean", "zero_f"], ["img_zero"]),
-        helper.make_node("Add", ["B", "img_zero"], ["boxes" if community else "pred_boxes"]),
+        helper.make_node("Add", ["B", "img_zero"], [boxes_name] if signature != "transformers" else ["boxes_pre"]),
     ]
+    if signature == "transformers":  # consume pixel_mask too
+        nodes += [
+            helper.make_node("Cast", ["pixel_mask"], ["pm_f"], to=TensorProto.FLOAT),
+            helper.make_node("ReduceMean", ["pm_f"], ["pm_mean"], keepdims=0),
+            helper.make_node("Mul", ["pm_mean", "zero_f"], ["pm_zero"]),
+            helper.make_node("Add", ["boxes_pre", "pm_zero"], [boxes_name]),
+        ]
     graph = helper.make_graph(nodes, "grounding_dino_standin", inputs, outputs)
     onnx.save(helper.make_model(graph, opset_imports=OPSET, ir_version=IR_VERSION), str(path))
     return path

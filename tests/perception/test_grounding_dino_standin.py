@@ -43,9 +43,9 @@ def vocab(tmp_path):
     return BertTokenizer(p)
 
 
-@pytest.fixture(params=[True, False], ids=["community-export", "transformers-export"])
+@pytest.fixture(params=["community", "transformers", "tao"])
 def detector(request, tmp_path, vocab):
-    session = OrtSession(build_grounding_dino_standin(tmp_path / "gd.onnx", VOCAB, ANSWERS, community=request.param), providers=["CPUExecutionProvider"])
+    session = OrtSession(build_grounding_dino_standin(tmp_path / "gd.onnx", VOCAB, ANSWERS, signature=request.param), providers=["CPUExecutionProvider"])
     return GroundingDinoDetector(session, vocab, box_threshold=0.35, text_threshold=0.25, shortest=64, longest=96)
 
 
