@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, TypeVar, get_args, get_origin, get_type_hints

@@ -8,7 +8,7 @@ JSON that our validator accepts on the first attempt.
 import pytest
 
 from onboard.inference.contracts import PLANNER_CONTRACTS, LocateOutput, NavigationDecisionOutput, PlaceAnchorPlan, PlanOutput, SearchOutput
-from onboard.inference.json_contract import call_contract, schema_of
+from onboard.inference.json_contract import call_contract
 
 PROMPTS = {
     PlanOutput: "Task: find the person in a red jacket near the old mill. Make a short plan of sub-goals.",

@@ -1,7 +1,6 @@
 """Fault handling on real models: corrupted files are named, hung calls hit their deadline."""
 
 import asyncio
-import os
 import sys
 import time
 from pathlib import Path

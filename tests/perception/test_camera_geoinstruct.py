@@ -8,7 +8,7 @@ import pytest
 
 from onboard.perception.camera_model import CameraIntrinsics, CameraPose, bearing_elevation, localise_box, pixel_ray
 from onboard.perception.captioning import DetectionCaptioner
-from onboard.perception.geoinstruct import Landmark, build_geoinstruct, compass, relative_direction
+from onboard.perception.geoinstruct import Landmark, compass, relative_direction
 from onboard.perception.oracle_detector import OracleDetector, StaticGroundTruth
 from onboard.perception.pipeline import PerceptionPipeline
 

@@ -12,7 +12,7 @@ wherever the prompt's tokens land.
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from onboard.inference.ort_session import OrtSession
 from onboard.perception.standin_models import build_grounding_dino_standin
