@@ -145,7 +145,11 @@ class ThreadWorker:
 
 
 def _child_main(factory: Callable[[], Callable[[Any], Any]], conn) -> None:
-    handler = factory()
+    try:
+        handler = factory()
+    except Exception as exc:  # reported to the parent, which raises WorkerCrashed with it
+        conn.send(("failed", f"{type(exc).__name__}: {exc}"))
+        return
     conn.send(("ready", None))
     while True:
         try:
@@ -196,10 +200,13 @@ class ProcessWorker:
             proc.kill()
             raise WorkerCrashed(f"model worker {self.name!r}: the model process did not start within {self.start_timeout_s:.0f} s")
         try:
-            parent.recv()
+            status, detail = parent.recv()
         except EOFError:
             proc.join(1)
             raise WorkerCrashed(f"model worker {self.name!r}: the model process died while loading (exit code {proc.exitcode})") from None
+        if status == "failed":
+            proc.join(1)
+            raise WorkerCrashed(f"model worker {self.name!r}: the model failed to load: {detail}")
         self._proc, self._conn = proc, parent
 
     def _kill(self) -> None:

@@ -43,6 +43,10 @@ class PlannerModel:
     @staticmethod
     def from_config(cfg) -> "PlannerModel":
         if cfg.worker_kind == "process":
+            from onboard.inference.manifest import load_manifest, model_dir, require_verified
+
+            # Fail here, naming the file, rather than inside the child process.
+            require_verified(load_manifest(cfg.manifest or None).get(cfg.llm_model), model_dir(cfg.model_dir))
             worker = ProcessWorker("planner", functools.partial(_child_llm, cfg), deadline_s=cfg.call_deadline_s)
             generate = lambda messages, schema: worker.call((messages, schema))  # noqa: E731
         else:

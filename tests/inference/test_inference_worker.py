@@ -142,3 +142,10 @@ def test_watchdog_flags_a_wedged_thread_worker():
         release.set()
         dog.stop()
         w.close()
+
+
+def test_process_worker_reports_a_model_that_fails_to_load():
+    w = ProcessWorker("broken", workers_for_tests.make_broken, deadline_s=5.0)
+    with pytest.raises(WorkerCrashed, match="failed to load: OSError: cannot open /models/missing.gguf"):
+        w.call("x")
+    w.close()

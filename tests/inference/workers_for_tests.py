@@ -38,3 +38,8 @@ def make_smollm2():
         return model.chat([{"role": "user", "content": prompt}], max_tokens=max_tokens)
 
     return handler
+
+
+def make_broken():
+    """A 'model' whose loading fails (a bad file, a missing library)."""
+    raise OSError("cannot open /models/missing.gguf")
