@@ -145,6 +145,11 @@ def verify_model(spec: ModelSpec, directory: Path) -> VerifyResult:
 
 def require_verified(spec: ModelSpec, directory: Path) -> Path:
     """The path of a model's file, or :class:`ModelFileError` if absent or corrupted."""
+    return require_verified_digest(spec, directory)[0]
+
+
+def require_verified_digest(spec: ModelSpec, directory: Path) -> tuple[Path, str]:
+    """Like :func:`require_verified`, also returning the file's sha256 (hashed once)."""
     r = verify_model(spec, directory)
     if r.status == "absent":
         hint = spec.source.get("kind", "")
@@ -155,4 +160,4 @@ def require_verified(spec: ModelSpec, directory: Path) -> Path:
             f"model file {r.path} ({spec.name}) is corrupted or not the expected file: "
             f"sha256 {r.actual} != expected {r.expected}"
         )
-    return r.path
+    return r.path, r.actual or ""

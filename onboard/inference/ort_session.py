@@ -141,9 +141,9 @@ def open_model(spec: Any, directory: Path, cfg: Any) -> OrtSession:
     ``spec`` is a :class:`~onboard.inference.manifest.ModelSpec`, ``cfg`` an
     :class:`~onboard.inference.settings.InferenceConfig`.
     """
-    from onboard.inference.manifest import require_verified, sha256_file as _sha
+    from onboard.inference.manifest import require_verified_digest
 
-    path = require_verified(spec, directory)
+    path, digest = require_verified_digest(spec, directory)
     cache = cfg.trt_cache_dir or str(directory / "trt-cache")
     trt = TrtOptions(fp16=cfg.trt_fp16, int8=cfg.trt_int8, cache_dir=cache, workspace_bytes=cfg.trt_workspace_bytes)
-    return OrtSession(path, providers=cfg.providers, trt=trt, intra_op_threads=cfg.intra_op_threads, sha256=_sha(path))
+    return OrtSession(path, providers=cfg.providers, trt=trt, intra_op_threads=cfg.intra_op_threads, sha256=digest)

@@ -39,6 +39,9 @@ class SsdliteDetector:
         self.input_size = input_size
         self.score_threshold = score_threshold
         self.input_name = session.input_names[0]
+        # tf2onnx keeps the TF output names; index them by name, not position.
+        names = session.output_names
+        self._order = [names.index(n) for n in ("num_detections:0", "detection_boxes:0", "detection_scores:0", "detection_classes:0")]
 
     def wanted_labels(self, prompts: Sequence[str]) -> set[str]:
         if not prompts:
@@ -51,7 +54,7 @@ class SsdliteDetector:
         return cv2.resize(image, self.input_size, interpolation=cv2.INTER_LINEAR)[None]
 
     def postprocess(self, outputs: list[np.ndarray], width: int, height: int, wanted: set[str]) -> list[Detection]:
-        num, boxes, scores, classes = outputs
+        num, boxes, scores, classes = (outputs[i] for i in self._order)
         found = []
         for i in range(int(num[0])):
             score = float(scores[0, i])

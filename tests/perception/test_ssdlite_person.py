@@ -59,3 +59,24 @@ def test_int8_copy_agrees_with_fp32(ssdlite_path):
     ag = ssdlite_agreement(ssdlite_path, int8)
     assert ag.fp32_detections >= 3
     assert ag.recall >= 0.8 and ag.mean_iou > 0.8, ag
+
+
+def test_perception_step_from_config_on_the_astronaut(ssdlite_path, rgb):
+    """config -> build_pipeline -> detections with bearing and range, caption, geoinstruct."""
+    import asyncio
+
+    from onboard.inference.settings import InferenceConfig
+    from onboard.perception.camera_model import CameraIntrinsics, CameraPose
+    from onboard.perception.pipeline import build_pipeline
+
+    cfg = InferenceConfig(model_dir=str(ssdlite_path.parent), detector="ssdlite", call_deadline_s=30.0)
+    pipeline = build_pipeline(cfg, CameraIntrinsics.from_hfov(512, 512, 70.0))
+    try:
+        out = asyncio.run(pipeline.perceive_async(rgb("astronaut.png"), CameraPose(0, 0, -1.5, yaw_deg=180, pitch_deg=-10), ["person"]))
+    finally:
+        pipeline.close()
+    assert [o.label for o in out.objects] == ["person"]
+    person = out.objects[0]
+    assert 150 < person.bearing_deg < 180  # the astronaut stands left of centre, camera facing south
+    assert person.range_m is not None and 0 < person.range_m < 20
+    assert "person" in out.caption and "Visible: person" in out.geoinstruct
