@@ -1,1 +1,10 @@
-"""perception"""
+"""What the vehicle sees: detections with bearing and range, masks, a caption, geoinstruct.
+
+* ``types``: ``Detection``, the ``Detector`` / ``Segmenter`` protocols
+* ``ssdlite_detector``, ``grounding_dino``, ``oracle_detector``: detector backends
+* ``sam_segmenter``: SAM-style encoder/decoder segmentation with box prompts
+* ``camera_model``: pixel -> bearing / range from intrinsics and pose
+* ``captioning``, ``geoinstruct``: text for the planner
+* ``pipeline``: one perception step (``PerceptionPipeline.perceive_async``)
+* ``standin_models``: STAND-IN DINO/SAM graphs for tests and the benchmark only
+"""
