@@ -39,7 +39,7 @@ def test_hung_call_hits_its_deadline_and_wedges_the_worker():
 
 
 def test_control_loop_keeps_20hz_while_a_model_call_hangs():
-    """Stand-in for the bridge's setpoint streamer (re-point at it once it lands):
+    """A bare 20 Hz asyncio loop (tests/e2e/test_hung_model_vs_setpoints.py does this with the real streamer):
     a 20 Hz asyncio loop must show no gap > 100 ms while a model call hangs,
     and the hang must surface as DeadlineExceeded."""
     release = threading.Event()
