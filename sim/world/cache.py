@@ -16,7 +16,7 @@ from pathlib import Path
 from sim.world.world import World
 
 # Bump when the city parsing, graph construction or visibility rules change.
-WORLD_VERSION = 1
+WORLD_VERSION = 2
 
 
 def cache_dir() -> Path:
