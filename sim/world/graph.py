@@ -110,8 +110,10 @@ class StreetGraph:
                     heapq.heappush(heap, (nd, b))
         return dist
 
-    def shortest_path(self, source: int, target: int) -> list[int]:
-        """A fewest-hops path from source to target (ties broken by node id); [] if none."""
+    def shortest_path(self, source: int, target: int, metres: bool = False) -> list[int]:
+        """A fewest-hops (or, with `metres`, shortest-length) path from source to target; [] if none."""
+        if metres:
+            return self._dijkstra_path(source, target)
         prev = {source: source}
         q = deque([source])
         while q and target not in prev:
@@ -120,6 +122,28 @@ class StreetGraph:
                 if b not in prev:
                     prev[b] = a
                     q.append(b)
+        if target not in prev:
+            return []
+        path = [target]
+        while path[-1] != source:
+            path.append(prev[path[-1]])
+        return path[::-1]
+
+    def _dijkstra_path(self, source: int, target: int) -> list[int]:
+        dist = {source: 0.0}
+        prev = {source: source}
+        heap = [(0.0, source)]
+        while heap:
+            d, a = heapq.heappop(heap)
+            if a == target:
+                break
+            if d > dist[a]:
+                continue
+            for b in self.adj[a]:
+                nd = d + self.edge_length(a, b)
+                if nd < dist.get(b, np.inf):
+                    dist[b], prev[b] = nd, a
+                    heapq.heappush(heap, (nd, b))
         if target not in prev:
             return []
         path = [target]
