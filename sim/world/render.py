@@ -22,7 +22,7 @@ from sim.world.world import World
 
 SKY_TOP, SKY_BOTTOM = (235, 206, 160), (250, 235, 215)  # BGR
 GROUND = (168, 182, 170)
-STREET = (120, 120, 120)
+STREET = (150, 150, 150)
 BUILDING = (205, 200, 195)
 LANDMARK = (80, 150, 235)  # orange-ish in BGR
 ROOF = (160, 160, 168)
@@ -100,11 +100,14 @@ class ViewRenderer:
         def project(pc: np.ndarray) -> np.ndarray:
             return np.column_stack([cx + fpx * pc[:, 0] / pc[:, 2], cy - fpx * pc[:, 1] / pc[:, 2]])
 
-        def fill(poly_world: np.ndarray, color) -> None:
+        def fill(poly_world: np.ndarray, color, outline: bool = False) -> None:
             pc = _clip_near(to_cam(poly_world), cam.near_m)
             if len(pc) >= 3:
                 pts = np.round(project(pc) * 16).astype(np.int32)  # 4 fractional bits
                 cv2.fillPoly(img, [pts], color, lineType=cv2.LINE_AA, shift=4)
+                if outline:
+                    edge = tuple(int(0.55 * ch) for ch in color)
+                    cv2.polylines(img, [pts], True, edge, 1, cv2.LINE_AA, shift=4)
 
         R = cam.max_range_m * 1.5
         ground = np.array([[pos[0] - R, pos[1] - R, 0], [pos[0] + R, pos[1] - R, 0],
@@ -116,7 +119,7 @@ class ViewRenderer:
             if min(np.hypot(*(pa - pos[:2])), np.hypot(*(pb - pos[:2]))) > cam.max_range_m:
                 continue
             d = pb - pa
-            n = np.array([-d[1], d[0]]) / max(np.hypot(*d), 1e-6) * 4.0
+            n = np.array([-d[1], d[0]]) / max(np.hypot(*d), 1e-6) * 2.5
             fill(np.array([[*(pa + n), 0], [*(pb + n), 0], [*(pb - n), 0], [*(pa - n), 0]]), STREET)
 
         light = np.array([0.5, 0.8])
@@ -137,20 +140,22 @@ class ViewRenderer:
                 mid = (a + b) / 2
                 e = b - a
                 normal = np.array([e[1], -e[0]]) / max(np.hypot(*e), 1e-6)
-                shade = 0.55 + 0.45 * abs(float(normal @ light))
+                shade = 0.5 + 0.5 * max(0.0, float(normal @ light)) + 0.15 * abs(float(normal @ light))
+                shade = min(shade, 1.0)
                 quad = np.array([[*a, 0.0], [*b, 0.0], [*b, h], [*a, h]])
                 walls.append((np.hypot(*(mid - pos[:2])), quad, tuple(int(ch * shade) for ch in base)))
             roof = np.column_stack([fp, np.full(len(fp), h)])
             roof_color = tuple(int(0.8 * ch) for ch in base) if bld.id in self.landmark_ids else ROOF
             if pos[2] < h:
-                fill(roof, roof_color)
+                fill(roof, roof_color, outline=True)
             for _, quad, col in sorted(walls, key=lambda t: -t[0]):
-                fill(quad, col)
+                fill(quad, col, outline=True)
             if pos[2] >= h:
-                fill(roof, roof_color)
+                fill(roof, roof_color, outline=True)
 
         if labels:
-            vis = w.visible[node]
+            vis = sorted(w.visible[node], key=lambda j: np.hypot(*(w.landmarks[j].centroid - pos[:2])))
+            self._taken: list[tuple[int, int, int, int]] = []
             for j in vis:
                 lm = w.landmarks[j]
                 top = np.array([[*lm.centroid, lm.height + 2.0]])
@@ -164,8 +169,7 @@ class ViewRenderer:
         cv2.putText(img, hud, (8, cam.height - 10), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (20, 20, 20), 1, cv2.LINE_AA)
         return img
 
-    @staticmethod
-    def _label(img: np.ndarray, text: str, x: int, y: int) -> None:
+    def _label(self, img: np.ndarray, text: str, x: int, y: int) -> None:
         import cv2
 
         font, scale = cv2.FONT_HERSHEY_SIMPLEX, 0.45
@@ -173,9 +177,20 @@ class ViewRenderer:
         (tw, th), _ = cv2.getTextSize(text, font, scale, 1)
         x0 = int(np.clip(x - tw // 2, 2, img.shape[1] - tw - 4))
         y0 = int(np.clip(y - 6, th + 6, img.shape[0] - 4))
+        taken = getattr(self, "_taken", None)
+        if taken is not None:  # move up past labels already drawn, nearest landmarks first
+            for _ in range(12):
+                box = (x0 - 3, y0 - th - 4, x0 + tw + 3, y0 + 4)
+                if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken):
+                    break
+                y0 -= th + 8
+            if y0 < th + 6:
+                return
+            taken.append((x0 - 3, y0 - th - 4, x0 + tw + 3, y0 + 4))
         cv2.rectangle(img, (x0 - 3, y0 - th - 4), (x0 + tw + 3, y0 + 4), LABEL_BG, -1)
         cv2.putText(img, text, (x0, y0), font, scale, (255, 255, 255), 1, cv2.LINE_AA)
-        cv2.line(img, (x0 + tw // 2, y0 + 4), (int(np.clip(x, 0, img.shape[1] - 1)), y0 + 12), LABEL_BG, 1, cv2.LINE_AA)
+        cv2.line(img, (x0 + tw // 2, y0 + 4), (int(np.clip(x, 0, img.shape[1] - 1)), int(np.clip(y, 0, img.shape[0] - 1))),
+                 LABEL_BG, 1, cv2.LINE_AA)
 
     # -- top-down ----------------------------------------------------------
     def top_down(self, node: int, heading: float, radius_m: float = 250.0, size: int = 600,
@@ -220,6 +235,7 @@ class ViewRenderer:
         cv2.circle(img, c, 7, (30, 30, 200), -1, cv2.LINE_AA)
         cv2.arrowedLine(img, c, tip, (30, 30, 200), 2, cv2.LINE_AA, tipLength=0.4)
         if labels:
+            self._taken = []
             for j in w.visible[node]:
                 lm = w.landmarks[j]
                 p = px(lm.centroid)[0]
