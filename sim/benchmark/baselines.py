@@ -104,7 +104,62 @@ class Greedy:
 
 
 def make_agent(name: str, landmark_names: list[str]):
-    agents = {"random": RandomWalk, "greedy": Greedy}
+    agents = {"random": RandomWalk, "greedy": Greedy, "memory": MemoryGreedy}
     if name not in agents:
         raise ValueError(f"unknown agent {name!r}; choose one of {sorted(agents)}")
     return agents[name](landmark_names)
+
+
+class MemoryGreedy:
+    """A model-free reference with PReP's memory ideas, used to calibrate perception presets.
+
+    It dead-reckons its own position from the moves it makes (bearing and
+    length of each edge flown), keeps every goal estimate in that frame and
+    steers to their median (robust to a false landmark or a bad distance),
+    and penalises nodes it has already visited, so it neither oscillates nor
+    gives up the goal when the landmarks drop out of view. Near the estimate
+    it searches the unvisited nodes around it until the goal's name is read.
+    """
+
+    name = "memory"
+    KEEP = 12  # goal estimates kept for the median
+
+    def __init__(self, landmark_names: list[str]):
+        self.landmark_names = landmark_names
+        self.reset("", 0)
+
+    def reset(self, description: str, seed: int) -> None:
+        self.description = description
+        self.relations = parse_relations(description, self.landmark_names)
+        self.rng = np.random.default_rng(seed)
+        self.pos = np.zeros(2)
+        self.visits: dict[int, int] = {}
+        self.estimates: list[np.ndarray] = []
+        self.here: int | None = None
+
+    def act(self, obs: Observation) -> Action:
+        goal = goal_sighting(self.description, obs.pois, self.landmark_names)
+        if goal and goal.distance <= ARRIVE_WITHIN_M:
+            return Action.arrive(f"{goal.name} is {goal.distance:.0f} m away")
+        positions = {s.name: relative_xy(s.bearing, s.distance) for s in obs.landmarks}
+        est = estimate_goal(self.relations, positions)
+        if est is not None:
+            self.estimates = (self.estimates + [self.pos + est])[-self.KEEP:]
+        if goal:
+            target_rel = relative_xy(goal.bearing, goal.distance)
+        elif self.estimates:
+            target_rel = np.median(np.array(self.estimates), axis=0) - self.pos
+        else:
+            target_rel = None
+
+        def cost(n) -> float:
+            v = self.visits.get(n.node, 0)
+            if target_rel is None:
+                return 90.0 * v + angle_diff(n.bearing, obs.heading) + self.rng.random()
+            dist_after = np.hypot(*(target_rel - relative_xy(n.bearing, n.distance)))
+            return dist_after + 60.0 * v + self.rng.random()
+
+        choice = min(obs.neighbours, key=cost)
+        self.pos = self.pos + relative_xy(choice.bearing, choice.distance)
+        self.visits[choice.node] = self.visits.get(choice.node, 0) + 1
+        return Action.move(choice.node, "towards the remembered goal estimate" if target_rel is not None else "explore")

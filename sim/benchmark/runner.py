@@ -12,7 +12,7 @@ from sim.benchmark.metrics import summarise
 from sim.benchmark.tasks import ResolvedTask
 from sim.world.world import World
 
-BUILTIN_AGENTS = ("random", "greedy")
+BUILTIN_AGENTS = ("random", "greedy", "memory")
 
 
 def load_agent(spec: str, world: World):

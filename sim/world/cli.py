@@ -59,6 +59,9 @@ def main(argv: list[str]) -> int:
     from sim.world.render import ViewRenderer
 
     node = args.node
+    if args.near and args.near not in {lm.name for lm in world.landmarks}:
+        print(f"aerie world: no landmark named {args.near!r}", file=sys.stderr)
+        return 2
     if node is None:
         node = world.graph.nearest_node(*world.landmark(args.near).centroid) if args.near else 0
     if not 0 <= node < world.graph.n_nodes:

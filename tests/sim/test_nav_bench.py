@@ -43,3 +43,16 @@ def test_random_and_greedy_are_reproducible():
         a = run_tasks(w, rts, agent, "poor", seed=3, progress=False)
         b = run_tasks(w, rts, agent, "poor", seed=3, progress=False)
         assert [e["trajectory"] for e in a["episodes"]] == [e["trajectory"] for e in b["episodes"]]
+
+
+def test_memory_reference_beats_memoryless_greedy():
+    from sim.benchmark.runner import run_tasks
+    from sim.benchmark.tasks import load_tasks, resolve_all
+
+    w = helsinki()
+    city, tasks = load_tasks(PUBLIC)
+    rts = resolve_all(city, tasks[:12], w)
+    memory = run_tasks(w, rts, "memory", "perfect", progress=False)
+    greedy = run_tasks(w, rts, "greedy", "perfect", progress=False)
+    assert memory["sr"] > greedy["sr"]
+    assert memory["summary"]["ababa"] < greedy["summary"]["ababa"]
