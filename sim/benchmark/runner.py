@@ -26,23 +26,32 @@ def load_agent(spec: str, world: World):
     return factory(world)
 
 
-def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec: str, preset: str, seed: int = 0,
+def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, seed: int = 0,
               progress: bool = True) -> dict:
-    """Episodes for every task (fresh agent each), aggregated; JSON-ready."""
+    """Episodes for every task (fresh agent each), aggregated; JSON-ready.
+
+    `agent_spec` is a name for `load_agent`, or a zero-argument callable that
+    returns a new Agent (how an in-process caller plugs its own agent in).
+    """
     from tqdm import tqdm
 
+    from sim.world.render import ViewRenderer
+
+    views = ViewRenderer(world)  # observations carry a lazy image(): rendered only if an agent asks
     records = []
     t0 = time.perf_counter()
-    bar = tqdm(tasks, desc=f"{agent_spec}/{preset}", unit="ep", disable=not progress, file=sys.stderr, leave=False)
+    label = agent_spec if isinstance(agent_spec, str) else "agent"
+    bar = tqdm(tasks, desc=f"{label}/{preset}", unit="ep", disable=not progress, file=sys.stderr, leave=False)
     for i, rt in enumerate(bar):
-        agent = load_agent(agent_spec, world)
-        rec = run_episode(world, rt, agent, preset, seed=seed * 100_003 + i, preset_name=preset)
+        agent = agent_spec() if callable(agent_spec) else load_agent(agent_spec, world)
+        rec = run_episode(world, rt, agent, preset, seed=seed * 100_003 + i, preset_name=preset,
+                          renderer=views.oblique)
         records.append(rec)
         s = sum(r["success"] for r in records)
         bar.set_postfix(sr=f"{s / len(records):.2f}")
     summary = summarise(records)
     return {
-        "agent": records[0]["agent"] if records else agent_spec, "perception": preset, "seed": seed,
+        "agent": records[0]["agent"] if records else label, "perception": preset, "seed": seed,
         "sr": summary.sr, "spl": summary.spl, "n_episodes": len(records), "summary": summary.to_json(),
         "elapsed_s": round(time.perf_counter() - t0, 2),
         "world": {"city": world.city.name, "network": world.graph.network_type, "nodes": world.graph.n_nodes,

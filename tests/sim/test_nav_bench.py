@@ -56,3 +56,26 @@ def test_memory_reference_beats_memoryless_greedy():
     greedy = run_tasks(w, rts, "greedy", "perfect", progress=False)
     assert memory["sr"] > greedy["sr"]
     assert memory["summary"]["ababa"] < greedy["summary"]["ababa"]
+
+
+def test_observation_image_renders_on_demand():
+    from sim.benchmark.agent_api import Action
+    from sim.benchmark.runner import run_tasks
+    from sim.benchmark.tasks import load_tasks, resolve_all
+
+    class Looker:
+        name = "looker"
+        shapes = []
+
+        def reset(self, description, seed):
+            pass
+
+        def act(self, obs):
+            Looker.shapes.append(obs.image().shape)
+            return Action.arrive()
+
+    w = helsinki()
+    city, tasks = load_tasks(PUBLIC)
+    result = run_tasks(w, resolve_all(city, tasks[:1], w), Looker, "perfect", progress=False)
+    assert result["agent"] == "looker"
+    assert Looker.shapes and Looker.shapes[0][2] == 3
