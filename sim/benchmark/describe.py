@@ -148,6 +148,8 @@ def describe_goal(goal: Poi, landmarks: list[Building], rng: np.random.Generator
                 if span < 120.0 or np.hypot(*(mid - goal.xy)) > 0.25 * span:
                     continue
         text, used = _compose(goal, refs, style, rng)
+        if text.startswith("the "):  # our article, never the start of a name
+            text = "The " + text[4:]
         if goal.name not in text:
             continue
         rel = parse_relations(text, names)

@@ -152,5 +152,14 @@ def render_report(world: World, tasks: list[ResolvedTask], runs: list[dict], ela
     for name, nz in PRESETS.items():
         lines.append(f"| {name} | {nz.bearing_sigma_deg:g} | {nz.distance_rel_sigma:g} | {nz.miss_rate:g} | "
                      f"{nz.false_positive_rate:g} |")
-    lines.append("")
+    lines += [
+        "",
+        "`prep` takes its recognition errors from PReP's fine-tuned LLaVA (recall 0.97 -> 3 % misses; precision "
+        "0.987 -> a spurious landmark in about 4 % of views) and its bearing/distance noise from a calibration on "
+        "the `memory` agent: over the public tasks x 3 seeds it costs 4.3 SR and 2.6 SPL points against `perfect`, "
+        "as PReP's perception cost it about 4 SR and 2.5 SPL points against GPS ground truth. The memoryless "
+        "`greedy` agent is not a good gauge of perception: its failures are loops (see ABABA), and noise even "
+        "breaks some of them.",
+        "",
+    ]
     return "\n".join(lines)

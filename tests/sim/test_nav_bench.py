@@ -79,3 +79,21 @@ def test_observation_image_renders_on_demand():
     result = run_tasks(w, resolve_all(city, tasks[:1], w), Looker, "perfect", progress=False)
     assert result["agent"] == "looker"
     assert Looker.shapes and Looker.shapes[0][2] == 3
+
+
+def test_standard_suite_writes_report_json_and_plots(tmp_path):
+    from sim.benchmark.suite import run_standard_suite
+    from sim.benchmark.tasks import load_tasks, resolve_all
+
+    w = helsinki()
+    city, tasks = load_tasks(PUBLIC)
+    out = run_standard_suite(w, resolve_all(city, tasks[:3], w), tmp_path / "res", tasks_path=str(PUBLIC),
+                             progress=False)
+    report = (out / "report.md").read_text()
+    for agent in ("random", "greedy"):
+        for preset in ("perfect", "prep", "poor"):
+            assert f"| {agent} | {preset} |" in report
+    runs = json.loads((out / "results.json").read_text())["runs"]
+    assert len(runs) == 9 and all("sr" in r and "spl" in r for r in runs)
+    for png in ("sr_spl.png", "success_vs_length.png", "task_lengths.png", "trajectory.png", "view_oblique.png"):
+        assert (out / png).stat().st_size > 5000
