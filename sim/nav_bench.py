@@ -2,6 +2,7 @@
 
     aerie bench nav --tasks bench/tasks/helsinki_public_100.json --agent greedy --perception prep --json out.json
     aerie bench nav --suite standard --out bench/results/2026-01-01
+    aerie bench nav --agent memory --perception prep --repeats 3      # the preset calibration
     aerie bench nav --generate 100 --seed 5 --write-tasks bench/tasks/helsinki_public_100.json
 
 The JSON has top-level `sr` and `spl` (fractions), `n_episodes`, `summary`
@@ -25,6 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--perception", default="perfect", help="perfect | prep | poor")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeats", type=int, default=1, help="play each task this many times (seeds seed, seed+1, ...)")
     p.add_argument("--limit", type=int, help="run only the first N tasks")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--suite", choices=["standard"], help="random and greedy under every preset, with report")
@@ -71,7 +73,8 @@ def main(argv: list[str]) -> int:
     from sim.benchmark.runner import run_tasks
 
     try:
-        result = run_tasks(world, resolved, args.agent, args.perception, args.seed, progress=not args.no_progress)
+        result = run_tasks(world, resolved, args.agent, args.perception, args.seed, progress=not args.no_progress,
+                           repeats=max(1, args.repeats))
     except ValueError as exc:
         print(f"aerie bench nav: {exc}", file=sys.stderr)
         return 2

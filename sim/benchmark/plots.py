@@ -72,7 +72,7 @@ def task_lengths(min_steps: list[int], path: Path) -> None:
 def trajectory_map(world: World, episode: dict, task_description: str, path: Path) -> None:
     """One episode over the map: buildings, streets, landmarks, start, goal and the flown path."""
     plt = _plt()
-    from matplotlib.patches import Polygon
+    from matplotlib.patches import Circle, Polygon
 
     g = world.graph
     fig, ax = plt.subplots(figsize=(6.5, 9))
@@ -88,7 +88,7 @@ def trajectory_map(world: World, episode: dict, task_description: str, path: Pat
     ax.scatter(*s, s=80, c="#2ca02c", zorder=4, label="start")
     gx, gy = world.origin.to_enu(*episode["goal_latlon"])
     ax.scatter(gx, gy, s=140, marker="*", c="#1f77b4", zorder=4, label="goal")
-    ax.add_patch(__import__("matplotlib.patches", fromlist=["Circle"]).Circle((gx, gy), 50, fill=False, ec="#1f77b4", ls="--"))
+    ax.add_patch(Circle((gx, gy), 50, fill=False, ec="#1f77b4", ls="--"))
     for lm in world.landmarks:
         if lm.name in episode.get("landmarks", []):
             c = lm.centroid

@@ -27,11 +27,13 @@ def load_agent(spec: str, world: World):
 
 
 def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, seed: int = 0,
-              progress: bool = True) -> dict:
+              progress: bool = True, repeats: int = 1) -> dict:
     """Episodes for every task (fresh agent each), aggregated; JSON-ready.
 
     `agent_spec` is a name for `load_agent`, or a zero-argument callable that
     returns a new Agent (how an in-process caller plugs its own agent in).
+    `repeats` > 1 plays every task that many times with seeds seed, seed+1, ...
+    (perception noise and agents' own randomness differ; the tasks do not).
     """
     from tqdm import tqdm
 
@@ -41,10 +43,11 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
     records = []
     t0 = time.perf_counter()
     label = agent_spec if isinstance(agent_spec, str) else "agent"
-    bar = tqdm(tasks, desc=f"{label}/{preset}", unit="ep", disable=not progress, file=sys.stderr, leave=False)
-    for i, rt in enumerate(bar):
+    plays = [(s, i, rt) for s in range(seed, seed + repeats) for i, rt in enumerate(tasks)]
+    bar = tqdm(plays, desc=f"{label}/{preset}", unit="ep", disable=not progress, file=sys.stderr, leave=False)
+    for s_, i, rt in bar:
         agent = agent_spec() if callable(agent_spec) else load_agent(agent_spec, world)
-        rec = run_episode(world, rt, agent, preset, seed=seed * 100_003 + i, preset_name=preset,
+        rec = run_episode(world, rt, agent, preset, seed=s_ * 100_003 + i, preset_name=preset,
                           renderer=views.oblique)
         records.append(rec)
         s = sum(r["success"] for r in records)
