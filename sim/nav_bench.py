@@ -5,8 +5,8 @@
     aerie bench nav --agent memory --perception prep --repeats 3      # the preset calibration
     aerie bench nav --generate 100 --seed 5 --write-tasks bench/tasks/helsinki_public_100.json
 
-The JSON has top-level `sr` and `spl` (fractions), `n_episodes`, `summary`
-and `episodes` (one record per episode, with its trajectory of node ids).
+The JSON has top-level `sr` and `spl` (fractions), `episodes` (how many), `summary`
+and `records` (one per episode, with its trajectory of node ids).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def main(argv: list[str]) -> int:
     s = result["summary"]
     print(f"{result['agent']} / {args.perception}: SR {s['sr']:.2f}  SPL {s['spl']:.3f}  steps/min {s['steps_over_min']:.2f}"
           f"  ABABA {s['ababa']:.1f}  STUCK {s['stuck']:.1f}  unique@10 {s['unique_ratio']:.2f}"
-          f"  {s['wall_ms_per_step']:.2f} ms/step  ({result['n_episodes']} episodes)")
+          f"  {s['wall_ms_per_step']:.2f} ms/step  ({result['episodes']} episodes)")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")

@@ -41,7 +41,7 @@ def success_vs_distance(runs: list[dict], path: Path, bins=(0, 15, 25, 35, 50)) 
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
     centres = [(a + b) / 2 for a, b in zip(bins, bins[1:])]
     for r in runs:
-        eps = r["episodes"]
+        eps = r["records"]
         ys = []
         for a, b in zip(bins, bins[1:]):
             sel = [e["success"] for e in eps if a <= e["min_steps"] < b]

@@ -55,9 +55,9 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
     summary = summarise(records)
     return {
         "agent": records[0]["agent"] if records else label, "perception": preset, "seed": seed,
-        "sr": summary.sr, "spl": summary.spl, "n_episodes": len(records), "summary": summary.to_json(),
+        "sr": summary.sr, "spl": summary.spl, "episodes": len(records), "summary": summary.to_json(),
         "elapsed_s": round(time.perf_counter() - t0, 2),
         "world": {"city": world.city.name, "network": world.graph.network_type, "nodes": world.graph.n_nodes,
                   "cruise_alt_m": world.cruise_alt, "view_range_m": world.view_range},
-        "episodes": records,
+        "records": records,
     }

@@ -35,7 +35,7 @@ def run_standard_suite(world: World, tasks: list[ResolvedTask], out: str | Path 
     elapsed = time.perf_counter() - t0
     by_id = {t.id: t for t in tasks}
     for r in runs:
-        for e in r["episodes"]:
+        for e in r["records"]:
             t = by_id[e["task"]].task
             e["goal_latlon"] = [t.goal_lat, t.goal_lon]
             e["landmarks"] = t.extra.get("landmarks", [])
@@ -47,7 +47,7 @@ def run_standard_suite(world: World, tasks: list[ResolvedTask], out: str | Path 
     plots.success_vs_distance(runs, out / "success_vs_length.png")
     plots.task_lengths([t.min_steps for t in tasks], out / "task_lengths.png")
     greedy = next(r for r in runs if r["agent"] == "greedy" and r["perception"] == "prep")
-    example = next((e for e in greedy["episodes"] if e["success"] and e["min_steps"] >= 20), greedy["episodes"][0])
+    example = next((e for e in greedy["records"] if e["success"] and e["min_steps"] >= 20), greedy["records"][0])
     plots.trajectory_map(world, example, by_id[example["task"]].task.description, out / "trajectory.png")
     _views(world, tasks, out)
     (out / "report.md").write_text(render_report(world, tasks, runs, elapsed, tasks_path, example))

@@ -17,8 +17,8 @@ def test_cli_writes_results(tmp_path, capsys):
     assert rc == 0
     data = json.loads(out.read_text())
     assert 0.0 <= data["sr"] <= 1.0 and 0.0 <= data["spl"] <= data["sr"]
-    assert data["n_episodes"] == 5 and len(data["episodes"]) == 5
-    rec = data["episodes"][0]
+    assert data["episodes"] == 5 and len(data["records"]) == 5
+    rec = data["records"][0]
     for key in ("task", "success", "spl", "steps", "min_steps", "steps_over_min", "ababa", "stuck",
                 "unique_ratio", "wall_ms_per_step", "trajectory"):
         assert key in rec
@@ -42,7 +42,7 @@ def test_random_and_greedy_are_reproducible():
     for agent in ("random", "greedy"):
         a = run_tasks(w, rts, agent, "poor", seed=3, progress=False)
         b = run_tasks(w, rts, agent, "poor", seed=3, progress=False)
-        assert [e["trajectory"] for e in a["episodes"]] == [e["trajectory"] for e in b["episodes"]]
+        assert [e["trajectory"] for e in a["records"]] == [e["trajectory"] for e in b["records"]]
 
 
 def test_memory_reference_beats_memoryless_greedy():
