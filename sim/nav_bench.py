@@ -29,6 +29,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=1, help="play each task this many times (seeds seed, seed+1, ...)")
     p.add_argument("--limit", type=int, help="run only the first N tasks")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--episode-dir", help="also write per-episode folders (trajectory, summary, camera images) here")
+    p.add_argument("--no-images", action="store_true", help="with --episode-dir: skip the camera images")
     p.add_argument("--suite", choices=["standard"], help="random and greedy under every preset, with report")
     p.add_argument("--out", help="output folder for --suite (default bench/results/<date>)")
     p.add_argument("--generate", type=int, metavar="N", help="generate N tasks instead of running")
@@ -83,6 +85,12 @@ def main(argv: list[str]) -> int:
     print(f"{result['agent']} / {args.perception}: SR {s['sr']:.2f}  SPL {s['spl']:.3f}  steps/min {s['steps_over_min']:.2f}"
           f"  ABABA {s['ababa']:.1f}  STUCK {s['stuck']:.1f}  unique@10 {s['unique_ratio']:.2f}"
           f"  {s['wall_ms_per_step']:.2f} ms/step  ({result['episodes']} episodes)")
+    if args.episode_dir:
+        from sim.benchmark.episode_files import write_episode
+
+        for rec in result["records"]:
+            write_episode(world, rec, args.episode_dir, f"{result['agent']}-{args.perception}", not args.no_images)
+        print(f"episode folders in {args.episode_dir}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")

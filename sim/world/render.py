@@ -29,6 +29,11 @@ ROOF = (160, 160, 168)
 LABEL_BG = (40, 40, 40)
 
 
+def _signed_area(ring: np.ndarray) -> float:
+    x, y = ring[:, 0], ring[:, 1]
+    return float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) / 2.0
+
+
 def ascii_label(text: str) -> str:
     """OpenCV's Hershey fonts are ASCII only: Töölö -> Toolo."""
     import unicodedata
@@ -76,6 +81,12 @@ class ViewRenderer:
         self.world, self.cam = world, camera
         self.occ = Occluders.from_buildings(world.city.buildings)
         self.landmark_ids = {lm.id for lm in world.landmarks}
+        self._centroids = np.array([b.centroid for b in world.city.buildings])
+        # +1 for counter-clockwise footprints: outward wall normals are then (e_y, -e_x)
+        self._ccw = np.array([1.0 if _signed_area(b.footprint) > 0 else -1.0 for b in world.city.buildings])
+        t = np.linspace(0.0, 1.0, camera.height)[:, None]
+        sky = np.array(SKY_TOP)[None, :] * (1 - t) + np.array(SKY_BOTTOM)[None, :] * t
+        self._sky = np.repeat(sky[:, None, :], camera.width, axis=1).astype(np.uint8)
 
     # -- oblique -----------------------------------------------------------
     def oblique(self, node: int, heading: float, labels: bool = True) -> np.ndarray:
@@ -88,10 +99,7 @@ class ViewRenderer:
         r, u, f = _basis(heading, cam.pitch_deg)
         fpx = (cam.width / 2) / math.tan(math.radians(cam.fov_deg / 2))
         cx, cy = cam.width / 2, cam.height / 2
-        img = np.zeros((cam.height, cam.width, 3), np.uint8)
-        for row in range(cam.height):  # sky gradient
-            t = row / cam.height
-            img[row] = (np.array(SKY_TOP) * (1 - t) + np.array(SKY_BOTTOM) * t).astype(np.uint8)
+        img = self._sky.copy()
 
         def to_cam(pts: np.ndarray) -> np.ndarray:
             d = pts - pos
@@ -114,10 +122,12 @@ class ViewRenderer:
                            [pos[0] + R, pos[1] + R, 0], [pos[0] - R, pos[1] + R, 0]])
         fill(ground, GROUND)
         g = w.graph
+        ahead = (g.xy - pos[:2]) @ f[:2]  # forward distance of every node (ground plane)
+        near_enough = np.hypot(*(g.xy - pos[:2]).T) <= cam.max_range_m
         for a, b in g.edges():  # streets as thin ground strips
-            pa, pb = g.xy[a], g.xy[b]
-            if min(np.hypot(*(pa - pos[:2])), np.hypot(*(pb - pos[:2]))) > cam.max_range_m:
+            if max(ahead[a], ahead[b]) < -10.0 or not (near_enough[a] or near_enough[b]):
                 continue
+            pa, pb = g.xy[a], g.xy[b]
             d = pb - pa
             n = np.array([-d[1], d[0]]) / max(np.hypot(*d), 1e-6) * 2.5
             fill(np.array([[*(pa + n), 0], [*(pb + n), 0], [*(pb - n), 0], [*(pa - n), 0]]), STREET)
@@ -125,12 +135,14 @@ class ViewRenderer:
         light = np.array([0.5, 0.8])
         light /= np.linalg.norm(light)
         todo = []
-        for bld in w.city.buildings:
-            c = bld.centroid
-            dist = np.hypot(*(c - pos[:2]))
-            if dist > cam.max_range_m:
-                continue
-            todo.append((dist, bld))
+        dists = np.hypot(*(self._centroids - pos[:2]).T)
+        for k in np.flatnonzero(dists <= cam.max_range_m):
+            bld = w.city.buildings[k]
+            ground = np.column_stack([bld.footprint, np.zeros(len(bld.footprint))])
+            top = np.column_stack([bld.footprint, np.full(len(bld.footprint), bld.height)])
+            if np.all(to_cam(np.vstack([ground, top]))[:, 2] < cam.near_m):
+                continue  # wholly behind the camera
+            todo.append((dists[k], bld))
         for dist, bld in sorted(todo, key=lambda t: -t[0]):
             base = LANDMARK if bld.id in self.landmark_ids else BUILDING
             fp, h = bld.footprint, bld.height
@@ -139,7 +151,9 @@ class ViewRenderer:
                 a, b = fp[i], fp[(i + 1) % len(fp)]
                 mid = (a + b) / 2
                 e = b - a
-                normal = np.array([e[1], -e[0]]) / max(np.hypot(*e), 1e-6)
+                normal = self._ccw[bld.id] * np.array([e[1], -e[0]]) / max(np.hypot(*e), 1e-6)
+                if normal @ (pos[:2] - mid) <= 0:
+                    continue  # faces away: hidden behind the building's own walls and roof
                 shade = 0.5 + 0.5 * max(0.0, float(normal @ light)) + 0.15 * abs(float(normal @ light))
                 shade = min(shade, 1.0)
                 quad = np.array([[*a, 0.0], [*b, 0.0], [*b, h], [*a, h]])

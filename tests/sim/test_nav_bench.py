@@ -97,3 +97,20 @@ def test_standard_suite_writes_report_json_and_plots(tmp_path):
     assert len(runs) == 9 and all("sr" in r and "spl" in r for r in runs)
     for png in ("sr_spl.png", "success_vs_length.png", "task_lengths.png", "trajectory.png", "view_oblique.png"):
         assert (out / png).stat().st_size > 5000
+
+
+def test_episode_folders_follow_the_results_layout(tmp_path):
+    from sim.benchmark.episode_files import write_episode
+    from sim.benchmark.runner import run_tasks
+    from sim.benchmark.tasks import load_tasks, resolve_all
+
+    w = helsinki()
+    city, tasks = load_tasks(PUBLIC)
+    rec = run_tasks(w, resolve_all(city, tasks[:1], w), "greedy", "perfect", progress=False)["records"][0]
+    rec["trajectory"] = rec["trajectory"][:3]
+    folder = write_episode(w, rec, tmp_path, "greedy-perfect")
+    frames = json.loads((folder / "trajectory.json").read_text())
+    assert len(frames) == 3 and {"lat", "lon", "alt_m", "heading_deg", "node"} <= set(frames[0])
+    assert json.loads((folder / "episode_summary.json").read_text())["task"] == "t001"
+    assert sorted(p.name for p in (folder / "rgb_images").iterdir()) == [
+        "rgb_timestep_0000.png", "rgb_timestep_0001.png", "rgb_timestep_0002.png"]
