@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import pytest
+
+PUBLIC = Path(__file__).resolve().parents[2] / "bench" / "tasks" / "helsinki_public_100.json"
 
 
 @functools.lru_cache(maxsize=1)
