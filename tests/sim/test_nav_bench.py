@@ -7,6 +7,7 @@ import json
 from sim import nav_bench
 from tests.sim._world_fixture import PUBLIC, helsinki
 
+
 def test_cli_writes_results(tmp_path, capsys):
     helsinki()
     out = tmp_path / "r.json"
@@ -21,12 +22,14 @@ def test_cli_writes_results(tmp_path, capsys):
                 "unique_ratio", "wall_ms_per_step", "trajectory"):
         assert key in rec
 
+
 def test_cli_rejects_malformed_file(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"version": 1, "city": "helsinki", "tasks": [{"id": "x9", "start": {"lat": 1}}]}))
     assert nav_bench.main(["--tasks", str(bad), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "task 'x9'" in err and "'lon'" in err
+
 
 def test_random_and_greedy_are_reproducible():
     from sim.benchmark.runner import run_tasks
@@ -40,6 +43,7 @@ def test_random_and_greedy_are_reproducible():
         b = run_tasks(w, rts, agent, "poor", seed=3, progress=False)
         assert [e["trajectory"] for e in a["records"]] == [e["trajectory"] for e in b["records"]]
 
+
 def test_memory_reference_beats_memoryless_greedy():
     from sim.benchmark.runner import run_tasks
     from sim.benchmark.tasks import load_tasks, resolve_all
@@ -51,6 +55,7 @@ def test_memory_reference_beats_memoryless_greedy():
     greedy = run_tasks(w, rts, "greedy", "perfect", progress=False)
     assert memory["sr"] > greedy["sr"]
     assert memory["summary"]["ababa"] < greedy["summary"]["ababa"]
+
 
 def test_observation_image_renders_on_demand():
     from sim.benchmark.agent_api import Action
@@ -74,6 +79,7 @@ def test_observation_image_renders_on_demand():
     assert result["agent"] == "looker"
     assert Looker.shapes and Looker.shapes[0][2] == 3
 
+
 def test_standard_suite_writes_report_json_and_plots(tmp_path):
     from sim.benchmark.suite import run_standard_suite
     from sim.benchmark.tasks import load_tasks, resolve_all
@@ -90,6 +96,7 @@ def test_standard_suite_writes_report_json_and_plots(tmp_path):
     assert len(runs) == 9 and all("sr" in r and "spl" in r for r in runs)
     for png in ("sr_spl.png", "success_vs_length.png", "task_lengths.png", "trajectory.png", "view_oblique.png"):
         assert (out / png).stat().st_size > 5000
+
 
 def test_episode_folders_follow_the_results_layout(tmp_path):
     from sim.benchmark.episode_files import write_episode

@@ -10,6 +10,7 @@ from sim.benchmark.episode import run_episode
 from sim.benchmark.tasks import load_tasks, resolve
 from tests.sim._world_fixture import PUBLIC, helsinki
 
+
 class PathFollower:
     """Knows the shortest path (cheating) and declares arrival at its end."""
 
@@ -27,16 +28,19 @@ class PathFollower:
             return Action.arrive()
         return Action.move(self.path[self.i])
 
+
 class Wanderer(PathFollower):
     """Flies back and forth at the start until the step limit."""
 
     def act(self, obs):
         return Action.move(obs.neighbours[0].node)
 
+
 def test_spl_formula():
     assert metrics.spl(True, 500, 500) == 1.0
     assert metrics.spl(True, 500, 1000) == 0.5
     assert metrics.spl(False, 500, 500) == 0.0
+
 
 def test_shortest_path_episode_scores_spl_one():
     w = helsinki()
@@ -51,6 +55,7 @@ def test_shortest_path_episode_scores_spl_one():
     assert rec["success"] and rec["steps"] == rt.min_steps and rec["steps_over_min"] == 1.0
     assert rec["spl"] == pytest.approx(min(1.0, rt.shortest_m / rec["path_m"]), abs=1e-3)
 
+
 def test_failed_episode_scores_zero():
     w = helsinki()
     _, tasks = load_tasks(PUBLIC)
@@ -59,12 +64,14 @@ def test_failed_episode_scores_zero():
     assert not rec["success"] and rec["spl"] == 0.0 and rec["steps"] == rt.step_limit
     assert rec["ababa"] > 0 and rec["stuck"] > 0 and rec["unique_ratio"] == 0.2
 
+
 def test_wrong_arrival_is_a_failure():
     w = helsinki()
     _, tasks = load_tasks(PUBLIC)
     rt = resolve(tasks[2], w)
     rec = run_episode(w, rt, PathFollower([rt.start_node]), "perfect")
     assert rec["arrived"] and not rec["success"] and rec["end"] == "wrong_place"
+
 
 def test_loop_counters():
     assert metrics.count_ababa([1, 2, 1, 2, 1, 2]) == 2

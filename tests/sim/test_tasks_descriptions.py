@@ -16,6 +16,7 @@ NAMES = ["Kiasma", "Ateneum", "WTC Plaza", "G18", "Helsingin tuomiokirkko"]
 POS = {"Kiasma": np.array([0.0, 0.0]), "Ateneum": np.array([300.0, 0.0]), "WTC Plaza": np.array([0.0, 400.0]),
        "G18": np.array([100.0, -100.0]), "Helsingin tuomiokirkko": np.array([-500.0, 0.0])}
 
+
 @pytest.mark.parametrize("text", [
     "Café X is about 300 m north-east of Kiasma.",
     "Café X: ~0.3 km NE of Kiasma",
@@ -27,6 +28,7 @@ def test_same_place_in_many_words(text):
     est = estimate_goal(parse_relations(text, NAMES), POS)
     assert est == pytest.approx([212.1, 212.1], abs=0.5)
 
+
 def test_two_landmarks_rays_and_between():
     rays = parse_relations("Café X is east of Kiasma and south of WTC Plaza.", NAMES)
     assert [r.kind for r in rays] == ["ray", "ray"]
@@ -37,15 +39,18 @@ def test_two_landmarks_rays_and_between():
     two = parse_relations("Café X is 120 m SW of G18, and about 0.5 km E of Helsingin tuomiokirkko.", NAMES)
     assert estimate_goal(two, POS) == pytest.approx([(100 - 84.85 + 0) / 2, (-100 - 84.85 + 0) / 2], abs=0.5)
 
+
 def test_names_are_not_read_as_directions():
     rel = parse_relations("Café X is 80 m W of WTC Plaza.", NAMES)
     assert len(rel) == 1 and rel[0].direction == 6 and rel[0].distance == 80
+
 
 def test_all_compass_spellings_parse():
     for i in range(8):
         for s in spellings(i):
             m = DIRECTION_RE.search(f"go {s} of it")
             assert m and direction_index(m.group("word") or m.group("abbr")) == i
+
 
 def test_public_descriptions_vary_and_read_back_close_to_the_goal():
     w = helsinki()

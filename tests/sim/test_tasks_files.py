@@ -16,6 +16,7 @@ GOOD = {"version": 1, "city": "helsinki", "tasks": [
      "goal": {"lat": 60.1720, "lon": 24.9450, "name": "Somewhere"},
      "description": "Somewhere is about 300 m north-east of Kiasma.", "min_steps": 31, "step_limit": 78}]}
 
+
 def test_round_trip(tmp_path):
     city, tasks = load_tasks(PUBLIC)
     out = tmp_path / "tasks.json"
@@ -23,6 +24,7 @@ def test_round_trip(tmp_path):
     assert json.loads(out.read_text()) == json.loads(PUBLIC.read_text())
     city2, tasks2 = load_tasks(out)
     assert city2 == city and [t.to_json() for t in tasks2] == [t.to_json() for t in tasks]
+
 
 @pytest.mark.parametrize("mutate, field", [
     (lambda d: d["tasks"][0].pop("description"), "'description'"),
@@ -41,6 +43,7 @@ def test_malformed_task_names_task_and_field(mutate, field):
         parse_task_set(data, "f.json")
     assert "task 't001'" in str(err.value) and field in str(err.value)
 
+
 @pytest.mark.parametrize("data, field", [
     ({"version": 2, "city": "helsinki", "tasks": []}, "'version'"),
     ({"version": 1, "tasks": [{}]}, "'city'"),
@@ -51,11 +54,13 @@ def test_malformed_file_level_errors(data, field):
     with pytest.raises(TaskFileError, match=field):
         parse_task_set(data, "f.json")
 
+
 def test_not_json_is_a_clear_error(tmp_path):
     p = tmp_path / "bad.json"
     p.write_text("{not json")
     with pytest.raises(TaskFileError, match="not valid JSON"):
         load_tasks(p)
+
 
 def test_budget_computed_when_absent():
     w = helsinki()
@@ -65,6 +70,7 @@ def test_budget_computed_when_absent():
     rt = resolve(task, w)
     assert rt.min_steps == w.graph.hops_from(rt.start_node)[rt.goal_node]
     assert rt.step_limit == int(np.ceil(2.5 * rt.min_steps))
+
 
 def test_public_set_matches_the_graph():
     w = helsinki()
@@ -77,6 +83,7 @@ def test_public_set_matches_the_graph():
         assert t.goal_name in t.description
     steps = np.array([t.min_steps for t in tasks])
     assert 24 <= steps.mean() <= 34 and 5 <= steps.min() and 6 <= steps.std() <= 13
+
 
 @pytest.mark.slow
 def test_generation_is_reproducible():

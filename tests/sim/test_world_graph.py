@@ -12,8 +12,10 @@ from tests.sim._world_fixture import helsinki
 
 ORIGIN = GeoOrigin(60.17, 24.94)
 
+
 def _line(u, v, a, b):
     return StreetEdge(u, v, np.array([a, b], dtype=float))
+
 
 def test_enu_round_trip_and_scale():
     e, n = ORIGIN.to_enu(60.18, 24.95)
@@ -21,10 +23,12 @@ def test_enu_round_trip_and_scale():
     lat, lon = ORIGIN.to_geodetic(e, n)
     assert abs(lat - 60.18) < 1e-9 and abs(lon - 24.95) < 1e-9
 
+
 def test_compass_words():
     assert [compass8(b) for b in (0, 44, 46, 90, 135, 180, 225, 270, 315, 359)] == \
         ["N", "NE", "NE", "E", "SE", "S", "SW", "W", "NW", "N"]
     assert bearing_deg(1, 0) == 90.0 and bearing_deg(0, -1) == 180.0
+
 
 def test_synthetic_cross_has_four_compass_neighbours():
     edges = [_line(0, 1, (0, 0), (0, 200)), _line(0, 2, (0, 0), (200, 0)),
@@ -35,12 +39,14 @@ def test_synthetic_cross_has_four_compass_neighbours():
     assert sorted(n.direction for n in g.neighbours(centre)) == ["E", "N", "S", "W"]
     assert len(g.components()) == 1
 
+
 def test_disjoint_streets_stay_disjoint_and_chain_is_connected():
     edges = [_line(0, 1, (0, 0), (500, 0)), _line(2, 3, (0, 300), (500, 300))]
     g = discretise(edges, ORIGIN, "test")
     assert len(g.components()) == 2
     el = [g.edge_length(a, b) for a, b in g.edges()]
     assert all(MIN_SPACING_M <= d <= 2 * MIN_SPACING_M for d in el)
+
 
 def test_helsinki_graph_connected_where_the_streets_are():
     w = helsinki()
@@ -57,12 +63,14 @@ def test_helsinki_graph_connected_where_the_streets_are():
     assert np.all(d < MIN_SPACING_M + 1e-6)
     assert len(main) == g.n_nodes
 
+
 def test_helsinki_node_spacing_about_50_m():
     g = helsinki().graph
     el = np.array([g.edge_length(a, b) for a, b in g.edges()])
     assert 40.0 <= np.median(el) <= 60.0
     assert np.mean((el >= 35) & (el <= 85)) > 0.9
     assert 300 <= g.n_nodes <= 800
+
 
 def test_shortest_paths_match_networkx():
     nx = pytest.importorskip("networkx")
@@ -81,6 +89,7 @@ def test_shortest_paths_match_networkx():
             assert len(path) - 1 == hops[t] and path[0] == s and path[-1] == t
             mpath = g.shortest_path(int(s), int(t), metres=True)
             assert sum(g.edge_length(a, b) for a, b in zip(mpath, mpath[1:])) == pytest.approx(ref_m[int(t)])
+
 
 def test_network_choice_maximises_poi_coverage():
     w = helsinki()

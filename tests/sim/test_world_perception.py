@@ -9,8 +9,10 @@ from sim.world.geo import angle_diff, bearing_deg
 from sim.world.perception import PRESETS, NoiseModel, OraclePerception, preset
 from tests.sim._world_fixture import helsinki
 
+
 def _busy_node(w):
     return int(np.argmax([len(v) for v in w.visible]))
+
 
 def test_perfect_reports_true_bearing_and_distance():
     w = helsinki()
@@ -21,6 +23,7 @@ def test_perfect_reports_true_bearing_and_distance():
         d = w.landmark(s.name).centroid - w.graph.xy[node]
         assert s.distance == pytest.approx(np.hypot(*d), abs=0.1)
         assert angle_diff(s.bearing, bearing_deg(*d)) < 0.1
+
 
 def test_noise_statistics_follow_the_model():
     w = helsinki()
@@ -41,6 +44,7 @@ def test_noise_statistics_follow_the_model():
     assert 0.2 < np.std(rel) < 0.3
     assert 0.75 < n_seen / n_true < 0.85
 
+
 def test_false_positives_appear_at_the_configured_rate():
     w = helsinki()
     node = _busy_node(w)
@@ -49,11 +53,13 @@ def test_false_positives_appear_at_the_configured_rate():
     extra = sum(any(s.name not in visible for s in p.landmarks_at(node)) for _ in range(400))
     assert 160 < extra < 240
 
+
 def test_goal_poi_is_read_when_close():
     w = helsinki()
     goal, node = w.goals[0], w.goal_nodes[0]
     names = [s.name for s in OraclePerception(w, "perfect").pois_at(node)]
     assert goal.name in names
+
 
 def test_presets_exist_and_are_ordered():
     assert set(PRESETS) == {"perfect", "prep", "poor"}

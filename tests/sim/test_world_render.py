@@ -6,6 +6,7 @@ import numpy as np
 
 from tests.sim._world_fixture import helsinki
 
+
 def test_oblique_and_top_views():
     from sim.world.render import ViewRenderer
 
