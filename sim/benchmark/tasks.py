@@ -24,10 +24,13 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from sim.world.world import World
 
 SCHEMA_VERSION = 1
 STEP_LIMIT_FACTOR = 2.5
+MAX_SNAP_M = 200.0  # a position further than this from every node is off the map
 
 
 class TaskFileError(ValueError):
@@ -189,6 +192,11 @@ def resolve(task: Task, world: World) -> ResolvedTask:
     g = world.graph
     s = g.nearest_node_latlon(task.start_lat, task.start_lon)
     t = g.nearest_node_latlon(task.goal_lat, task.goal_lon)
+    for key, node, lat, lon in (("start", s, task.start_lat, task.start_lon), ("goal", t, task.goal_lat, task.goal_lon)):
+        off = float(np.hypot(*(g.xy[node] - np.array(world.origin.to_enu(lat, lon)))))
+        if off > MAX_SNAP_M:
+            raise TaskFileError(f"task '{task.id}': field '{key}' is {off:.0f} m from the nearest street node "
+                                f"(more than {MAX_SNAP_M:.0f} m: outside the {world.city.name} map)")
     hops = int(g.hops_from(s)[t])
     if hops < 0:
         raise TaskFileError(f"task '{task.id}': field 'goal' is not reachable from 'start' on the street graph")

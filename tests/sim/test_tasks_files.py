@@ -72,6 +72,14 @@ def test_budget_computed_when_absent():
     assert rt.step_limit == int(np.ceil(2.5 * rt.min_steps))
 
 
+def test_positions_off_the_map_are_rejected():
+    data = copy.deepcopy(GOOD)
+    data["tasks"][0]["goal"].update(lat=60.25, lon=25.05)  # about 10 km away
+    _, (task,) = parse_task_set(data)
+    with pytest.raises(TaskFileError, match=r"task 't001': field 'goal' is \d+ m from the nearest street node"):
+        resolve(task, helsinki())
+
+
 def test_public_set_matches_the_graph():
     w = helsinki()
     city, tasks = load_tasks(PUBLIC)
