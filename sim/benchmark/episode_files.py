@@ -1,0 +1,45 @@
+"""Per-episode results on disk, in the layout of ARCHITECTURE.md "Results on disk":
+
+    <dir>/<run>_<task>/trajectory.json        one entry per position: node, lat/lon/alt, ENU, heading
+    <dir>/<run>_<task>/episode_summary.json   the episode's metrics record (without the trajectory)
+    <dir>/<run>_<task>/rgb_images/rgb_timestep_XXXX.png   the oblique camera view at each step
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sim.world.geo import bearing_deg
+from sim.world.world import World
+
+
+def write_episode(world: World, record: dict, out: str | Path, run: str, images: bool = True) -> Path:
+    """Write one episode's folder; returns it."""
+    g = world.graph
+    folder = Path(out) / f"{run}_{record['task']}"
+    folder.mkdir(parents=True, exist_ok=True)
+    traj = record["trajectory"]
+    headings, h = [], 0.0
+    for i, node in enumerate(traj):
+        if i > 0 and traj[i - 1] != node:
+            d = g.xy[node] - g.xy[traj[i - 1]]
+            h = bearing_deg(d[0], d[1])
+        headings.append(round(h, 1))
+    frames = [{"timestep": i, "node": int(n), "lat": float(g.latlon[n][0]), "lon": float(g.latlon[n][1]),
+               "alt_m": world.cruise_alt, "east_m": round(float(g.xy[n][0]), 2), "north_m": round(float(g.xy[n][1]), 2),
+               "heading_deg": headings[i]} for i, n in enumerate(traj)]
+    (folder / "trajectory.json").write_text(json.dumps(frames, indent=1) + "\n")
+    summary = {k: v for k, v in record.items() if k != "trajectory"}
+    (folder / "episode_summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    if images:
+        import cv2
+
+        from sim.world.render import ViewRenderer
+
+        rgb = folder / "rgb_images"
+        rgb.mkdir(exist_ok=True)
+        r = ViewRenderer(world)
+        for f in frames:
+            cv2.imwrite(str(rgb / f"rgb_timestep_{f['timestep']:04d}.png"), r.oblique(f["node"], f["heading_deg"]))
+    return folder

@@ -1,0 +1,115 @@
+"""`aerie bench nav`: runs baselines on a task file and writes the results JSON."""
+
+from __future__ import annotations
+
+import json
+
+from sim import nav_bench
+from tests.sim._world_fixture import PUBLIC, helsinki
+
+
+def test_cli_writes_results(tmp_path, capsys):
+    helsinki()
+    out = tmp_path / "r.json"
+    rc = nav_bench.main(["--tasks", str(PUBLIC), "--agent", "greedy", "--perception", "prep", "--limit", "5",
+                         "--json", str(out), "--no-progress"])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    assert 0.0 <= data["sr"] <= 1.0 and 0.0 <= data["spl"] <= data["sr"]
+    assert data["episodes"] == 5 and len(data["records"]) == 5
+    rec = data["records"][0]
+    for key in ("task", "success", "spl", "steps", "min_steps", "steps_over_min", "ababa", "stuck",
+                "unique_ratio", "wall_ms_per_step", "trajectory"):
+        assert key in rec
+
+
+def test_cli_rejects_malformed_file(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"version": 1, "city": "helsinki", "tasks": [{"id": "x9", "start": {"lat": 1}}]}))
+    assert nav_bench.main(["--tasks", str(bad), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "task 'x9'" in err and "'lon'" in err
+
+
+def test_random_and_greedy_are_reproducible():
+    from sim.benchmark.runner import run_tasks
+    from sim.benchmark.tasks import load_tasks, resolve_all
+
+    w = helsinki()
+    city, tasks = load_tasks(PUBLIC)
+    rts = resolve_all(city, tasks[:4], w)
+    for agent in ("random", "greedy"):
+        a = run_tasks(w, rts, agent, "poor", seed=3, progress=False)
+        b = run_tasks(w, rts, agent, "poor", seed=3, progress=False)
+        assert [e["trajectory"] for e in a["records"]] == [e["trajectory"] for e in b["records"]]
+
+
+def test_memory_reference_beats_memoryless_greedy():
+    from sim.benchmark.runner import run_tasks
+    from sim.benchmark.tasks import load_tasks, resolve_all
+
+    w = helsinki()
+    city, tasks = load_tasks(PUBLIC)
+    rts = resolve_all(city, tasks[:12], w)
+    memory = run_tasks(w, rts, "memory", "perfect", progress=False)
+    greedy = run_tasks(w, rts, "greedy", "perfect", progress=False)
+    assert memory["sr"] > greedy["sr"]
+    assert memory["summary"]["ababa"] < greedy["summary"]["ababa"]
+
+
+def test_observation_image_renders_on_demand():
+    from sim.benchmark.agent_api import Action
+    from sim.benchmark.runner import run_tasks
+    from sim.benchmark.tasks import load_tasks, resolve_all
+
+    class Looker:
+        name = "looker"
+        shapes = []
+
+        def reset(self, description, seed):
+            pass
+
+        def act(self, obs):
+            Looker.shapes.append(obs.image().shape)
+            return Action.arrive()
+
+    w = helsinki()
+    city, tasks = load_tasks(PUBLIC)
+    result = run_tasks(w, resolve_all(city, tasks[:1], w), Looker, "perfect", progress=False)
+    assert result["agent"] == "looker"
+    assert Looker.shapes and Looker.shapes[0][2] == 3
+
+
+def test_standard_suite_writes_report_json_and_plots(tmp_path):
+    from sim.benchmark.suite import run_standard_suite
+    from sim.benchmark.tasks import load_tasks, resolve_all
+
+    w = helsinki()
+    city, tasks = load_tasks(PUBLIC)
+    out = run_standard_suite(w, resolve_all(city, tasks[:3], w), tmp_path / "res", tasks_path=str(PUBLIC),
+                             progress=False)
+    report = (out / "report.md").read_text()
+    for agent in ("random", "greedy"):
+        for preset in ("perfect", "prep", "poor"):
+            assert f"| {agent} | {preset} |" in report
+    runs = json.loads((out / "results.json").read_text())["runs"]
+    assert len(runs) == 9 and all("sr" in r and "spl" in r for r in runs)
+    for png in ("sr_spl.png", "success_vs_length.png", "task_lengths.png", "trajectory.png", "view_oblique.png"):
+        assert (out / png).stat().st_size > 5000
+
+
+def test_episode_folders_follow_the_results_layout(tmp_path):
+    from sim.benchmark.episode_files import write_episode
+    from sim.benchmark.runner import run_tasks
+    from sim.benchmark.tasks import load_tasks, resolve_all
+
+    w = helsinki()
+    city, tasks = load_tasks(PUBLIC)
+    rec = run_tasks(w, resolve_all(city, tasks[:1], w), "greedy", "perfect", progress=False)["records"][0]
+    rec["trajectory"] = rec["trajectory"][:3]
+    folder = write_episode(w, rec, tmp_path, "greedy-perfect")
+    frames = json.loads((folder / "trajectory.json").read_text())
+    assert len(frames) == 3 and {"lat", "lon", "alt_m", "heading_deg", "node"} <= set(frames[0])
+    assert json.loads((folder / "episode_summary.json").read_text())["task"] == "t001"
+    assert sorted(p.name for p in (folder / "rgb_images").iterdir()) == [
+        "rgb_timestep_0000.png", "rgb_timestep_0001.png", "rgb_timestep_0002.png"]
