@@ -43,6 +43,7 @@ bench: setup models
 	$(PY) -m aerie bench link --json $(BENCH_DIR)/link.json
 	$(PY) -m aerie bench memory --json $(BENCH_DIR)/memory.json
 	$(PY) -m aerie bench perception --json $(BENCH_DIR)/perception.json
+	$(PY) -m aerie bench nav --suite standard --out $(BENCH_DIR)
 
 demo: setup
 	$(PY) -m aerie demo
