@@ -1,0 +1,293 @@
+"""The vehicle's telemetry publisher: seq numbering, journal group commit, PUB socket.
+
+``publish(type, payload)`` assigns the next seq and queues the encoded
+envelope; a writer thread commits queued messages to the journal in one
+transaction and only then sends them on the PUB socket, so no seq is ever on
+the wire without being in the journal. Under load batches grow by themselves
+(group commit); at 200 Hz each message is its own small batch.
+
+Usage (the supervisor)::
+
+    pub = TelemetryPublisher(cfg.telemetry, cfg.vehicle_id, data_dir=cfg.data_dir)
+    pub.start()
+    bridge.events.add_listener(bridge_event_listener(pub.event))
+    pub.flight_start({"mission": "survey-3"})
+    pub.publish("state", state_payload(bridge.state))   # throttled to state_rate_hz
+    pub.event("place_created", {"place_id": 4})
+    pub.flight_end({"reason": "landed"})
+    pub.close()
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable
+
+from onboard.telemetry.envelope import MESSAGE_TYPES, EnvelopeError, encode
+from onboard.telemetry.journal import Journal
+from onboard.telemetry.messages import event_payload
+from onboard.telemetry.replay_server import ReplayServer
+from onboard.telemetry.settings import TelemetryConfig, resolve_path
+
+log = logging.getLogger("aerie.telemetry")
+
+# Decides per (seq, type) whether a frame goes on the wire; a fault injector for tests.
+SendFilter = Callable[[int, str], bool]
+
+
+class PublisherError(RuntimeError):
+    """The publisher is not running, or its sockets or journal failed."""
+
+
+def zmq_endpoint(endpoint: str) -> str:
+    """``tcp://host:0`` means any free port (ZeroMQ spells it ``*``)."""
+    return endpoint[:-2] + ":*" if endpoint.startswith("tcp://") and endpoint.endswith(":0") else endpoint
+
+
+class TelemetryPublisher:
+    def __init__(self, cfg: TelemetryConfig, vehicle_id: str, *, data_dir: str | Path = ".",
+                 send_filter: SendFilter | None = None) -> None:
+        if not vehicle_id:
+            raise ValueError("vehicle_id must not be empty")
+        self.cfg = cfg
+        self.vehicle_id = vehicle_id
+        self.journal_path = resolve_path(data_dir, cfg.journal_path)
+        self._data_dir = Path(data_dir)
+        self._send_filter = send_filter
+        self._lock = threading.Lock()
+        self._queue: queue.Queue[tuple[int, str, int, bytes] | None] = queue.Queue(cfg.queue_max_messages)
+        self._acks: deque[int] = deque()
+        self._next_seq = 0
+        self._last_sent: dict[str, float] = {}
+        self._min_interval = {"state": 1.0 / cfg.state_rate_hz if cfg.state_rate_hz > 0 else 0.0,
+                              "map": max(0.0, cfg.map_min_interval_s)}
+        self._sent_seq = 0
+        self._sent_cond = threading.Condition()
+        self._ctx: Any = None
+        self._auth: Any = None
+        self._pub: Any = None
+        self._router: Any = None
+        self._monitors: list[Any] = []
+        self._writer: threading.Thread | None = None
+        self._replay: ReplayServer | None = None
+        self._writer_error: BaseException | None = None
+        self._running = False
+        self.pub_endpoint = ""
+        self.replay_endpoint = ""
+        self.counters: dict[str, int] = {"published": 0, "sent": 0, "filtered": 0, "dropped_hwm": 0,
+                                         "throttled": 0, "refused_oversize": 0, "acked_seq": 0}
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> "TelemetryPublisher":
+        """Open the journal, bind both sockets (CURVE unless disabled) and start the threads."""
+        import zmq
+
+        from onboard.telemetry import curve_keys
+
+        journal = Journal.open(self.journal_path, synchronous=self.cfg.journal_synchronous)
+        self._next_seq = journal.last_seq() + 1
+        self._sent_seq = self._next_seq - 1
+        self.counters["acked_seq"] = journal.acked_seq()
+        self._ctx = zmq.Context()
+        try:
+            if self.cfg.curve:
+                self._auth = curve_keys.start_authenticator(
+                    self._ctx, resolve_path(self._data_dir, self.cfg.authorized_keys_dir))
+            self._pub = self._ctx.socket(zmq.PUB)
+            self._router = self._ctx.socket(zmq.ROUTER)
+            for sock in (self._pub, self._router):
+                sock.linger = 0
+                if self.cfg.curve:
+                    curve_keys.make_server(sock, resolve_path(self._data_dir, self.cfg.server_secret_key))
+            self._pub.sndhwm = self.cfg.send_hwm
+            self._router.setsockopt(zmq.MAXMSGSIZE, 65536)
+            self._pub.bind(zmq_endpoint(self.cfg.pub_endpoint))
+            self._router.bind(zmq_endpoint(self.cfg.replay_endpoint))
+            self.pub_endpoint = self._pub.getsockopt_string(zmq.LAST_ENDPOINT)
+            self.replay_endpoint = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
+            mask = (getattr(zmq, "EVENT_HANDSHAKE_FAILED_AUTH", 0) | getattr(zmq, "EVENT_HANDSHAKE_FAILED_PROTOCOL", 0)
+                    | getattr(zmq, "EVENT_HANDSHAKE_FAILED_NO_DETAIL", 0))
+            if self.cfg.curve and mask:
+                self._monitors = [self._pub.get_monitor_socket(mask), self._router.get_monitor_socket(mask)]
+            self._replay = ReplayServer(self._router, str(self.journal_path), self.vehicle_id, on_ack=self._acks.append,
+                                        batch_max=self.cfg.replay_batch_max,
+                                        batch_max_bytes=self.cfg.replay_batch_max_bytes, monitors=self._monitors,
+                                        synchronous=self.cfg.journal_synchronous)
+            self._replay.start()
+        except BaseException:
+            journal.close()
+            self._teardown()
+            raise
+        self._running = True
+        self._writer = threading.Thread(target=self._write_loop, args=(journal,), name="telemetry-writer", daemon=True)
+        self._writer.start()
+        log.info("telemetry publishing", extra={"fields": {"pub": self.pub_endpoint, "replay": self.replay_endpoint,
+                                                            "next_seq": self._next_seq, "curve": self.cfg.curve}})
+        return self
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Send what is queued, stop the threads and close the sockets; the journal keeps the rest."""
+        if not self._running:
+            return
+        self._running = False
+        self._queue.put(None)
+        if self._writer is not None:
+            self._writer.join(timeout)
+        self._teardown()
+
+    def __enter__(self) -> "TelemetryPublisher":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _teardown(self) -> None:
+        if self._replay is not None:
+            self._replay.stop()
+        for sock in (self._pub, self._router):
+            if sock is not None:
+                if sock is not None and self._monitors:
+                    try:
+                        sock.disable_monitor()
+                    except Exception:  # noqa: BLE001 - closing anyway
+                        pass
+        for mon in self._monitors:
+            mon.close(0)
+        for sock in (self._pub, self._router):
+            if sock is not None:
+                sock.close(0)
+        if self._auth is not None:
+            self._auth.stop()
+        if self._ctx is not None:
+            self._ctx.term()
+        self._pub = self._router = self._auth = self._ctx = None
+        self._monitors = []
+
+    # -- publishing ---------------------------------------------------------------------------
+
+    def publish(self, msg_type: str, payload: Any, *, t_ns: int | None = None) -> int | None:
+        """Queue one message; returns its seq, or None when throttled or refused as oversized.
+
+        Blocks while the queue is full (bounded memory). Thread-safe.
+        """
+        if not self._running:
+            raise PublisherError("publisher is not running")
+        if self._writer_error is not None:
+            raise PublisherError(f"telemetry writer failed: {self._writer_error}")
+        if msg_type not in MESSAGE_TYPES:
+            raise ValueError(f"unknown telemetry message type {msg_type!r}")
+        now = time.monotonic()
+        t_ns = time.time_ns() if t_ns is None else t_ns
+        with self._lock:
+            interval = self._min_interval.get(msg_type, 0.0)
+            if interval:
+                last = self._last_sent.get(msg_type)
+                if last is not None and now - last < interval:
+                    self.counters["throttled"] += 1
+                    return None
+            seq = self._next_seq
+            try:
+                frame = encode(self.vehicle_id, seq, msg_type, payload, t_ns)
+            except EnvelopeError:
+                raise
+            if len(frame) > self.cfg.max_message_bytes:
+                self.counters["refused_oversize"] += 1
+                refused = {"type": msg_type, "bytes": len(frame), "limit": self.cfg.max_message_bytes}
+                log.warning("telemetry payload refused: too large", extra={"fields": refused})
+                frame = encode(self.vehicle_id, seq, "event", event_payload("payload_refused", refused), t_ns)
+                msg_type = "event"
+                result = None
+            else:
+                result = seq
+                if interval:
+                    self._last_sent[msg_type] = now
+            self._next_seq = seq + 1
+            self.counters["published"] += 1
+            self._queue.put((seq, msg_type, t_ns, frame))
+        return result
+
+    def event(self, kind: str, detail: Any = None) -> int | None:
+        return self.publish("event", event_payload(kind, detail))
+
+    def flight_start(self, info: dict[str, Any] | None = None) -> int | None:
+        return self.publish("flight_start", dict(info or {}))
+
+    def flight_end(self, info: dict[str, Any] | None = None) -> int | None:
+        return self.publish("flight_end", dict(info or {}))
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until every message queued so far is journaled and sent."""
+        with self._lock:
+            target = self._next_seq - 1
+        deadline = time.monotonic() + timeout
+        with self._sent_cond:
+            while self._sent_seq < target:
+                left = deadline - time.monotonic()
+                if left <= 0 or self._writer_error is not None:
+                    return False
+                self._sent_cond.wait(min(left, 0.1))
+        return True
+
+    @property
+    def last_seq(self) -> int:
+        """Seq of the last message queued."""
+        return self._next_seq - 1
+
+    @property
+    def replay_counters(self) -> dict[str, int]:
+        return dict(self._replay.counters) if self._replay is not None else {}
+
+    # -- writer thread ------------------------------------------------------------------------
+
+    def _write_loop(self, journal: Journal) -> None:
+        import zmq
+
+        q, batch_max, send_filter = self._queue, self.cfg.commit_batch_max, self._send_filter
+        stopping = False
+        try:
+            while not stopping:
+                try:
+                    first = q.get(timeout=0.05)
+                except queue.Empty:
+                    first = ()
+                batch = []
+                if first is None:
+                    stopping = True
+                elif first:
+                    batch.append(first)
+                while len(batch) < batch_max:
+                    try:
+                        item = q.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is None:
+                        stopping = True
+                        break
+                    batch.append(item)
+                if batch:
+                    journal.append_many(batch)
+                    for seq, msg_type, _, frame in batch:
+                        if send_filter is not None and not send_filter(seq, msg_type):
+                            self.counters["filtered"] += 1
+                            continue
+                        try:
+                            self._pub.send(frame, zmq.NOBLOCK)
+                            self.counters["sent"] += 1
+                        except zmq.Again:
+                            self.counters["dropped_hwm"] += 1
+                    with self._sent_cond:
+                        self._sent_seq = batch[-1][0]
+                        self._sent_cond.notify_all()
+                while self._acks:
+                    self.counters["acked_seq"] = journal.ack(self._acks.popleft())
+        except BaseException as exc:  # noqa: BLE001 - surfaced by publish()/flush()
+            self._writer_error = exc
+            log.error("telemetry writer stopped", exc_info=True)
+        finally:
+            journal.close()
