@@ -78,7 +78,7 @@ def decode(frame: bytes, *, max_bytes: int) -> Envelope:
     if not isinstance(doc, dict):
         raise EnvelopeError("malformed", f"envelope is a {type(doc).__name__}, not a map")
     v = doc.get("v")
-    if v != ENVELOPE_VERSION or isinstance(v, bool):
+    if type(v) is not int or v != ENVELOPE_VERSION:
         raise EnvelopeError("wrong_version", f"envelope version {v!r}, expected {ENVELOPE_VERSION}")
     if set(doc) != set(_KEYS):
         raise EnvelopeError("bad_envelope", f"envelope keys {sorted(map(str, doc))}")
@@ -87,8 +87,8 @@ def decode(frame: bytes, *, max_bytes: int) -> Envelope:
         raise EnvelopeError("unknown_type", f"unknown message type {msg_type!r}")
     if not isinstance(vehicle_id, str) or not vehicle_id:
         raise EnvelopeError("bad_envelope", "vehicle_id must be a non-empty string")
-    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+    if type(seq) is not int or seq < 1:
         raise EnvelopeError("bad_envelope", f"seq must be a positive integer, got {seq!r}")
-    if not isinstance(t_ns, int) or isinstance(t_ns, bool) or t_ns < 0:
+    if type(t_ns) is not int or t_ns < 0:
         raise EnvelopeError("bad_envelope", f"t_ns must be a non-negative integer, got {t_ns!r}")
     return Envelope(v, msg_type, vehicle_id, seq, t_ns, doc["payload"])
