@@ -43,7 +43,9 @@ class Journal:
 
     @classmethod
     def open(cls, path: str | Path, *, synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
-             busy_timeout_s: float = 5.0) -> "Journal":
+             busy_timeout_s: float = 5.0, auto_checkpoint: bool = True) -> "Journal":
+        """Open (creating) a journal. ``auto_checkpoint=False`` leaves WAL checkpoints (and
+        their fsync) to :meth:`checkpoint` on another thread, off the publishing path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -51,6 +53,8 @@ class Journal:
                                    timeout=busy_timeout_s)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
+            if not auto_checkpoint:
+                conn.execute("PRAGMA wal_autocheckpoint=0")
             conn.executescript(_SCHEMA)
             row = conn.execute("PRAGMA quick_check").fetchone()
         except sqlite3.DatabaseError as exc:
@@ -121,6 +125,13 @@ class Journal:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise JournalError(f"{self.path}: journal ack failed ({exc})") from exc
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database file without blocking the writer (PASSIVE)."""
+        try:
+            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"{self.path}: checkpoint failed ({exc})") from exc
 
     # -- reads --------------------------------------------------------------------------------
 

@@ -90,7 +90,7 @@ class TelemetryPublisher:
 
         from onboard.telemetry import curve_keys
 
-        journal = Journal.open(self.journal_path, synchronous=self.cfg.journal_synchronous)
+        journal = Journal.open(self.journal_path, synchronous=self.cfg.journal_synchronous, auto_checkpoint=False)
         self._next_seq = journal.last_seq() + 1
         self._sent_seq = self._next_seq - 1
         self.counters["acked_seq"] = journal.acked_seq()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any, Callable
 
 import msgpack
@@ -27,6 +28,9 @@ import msgpack
 from onboard.telemetry.journal import Journal
 
 log = logging.getLogger("aerie.telemetry.replay")
+
+# Seconds between WAL checkpoints of the journal, done here rather than on the publishing path.
+CHECKPOINT_INTERVAL_S = 1.0
 
 # Largest request accepted on the ROUTER socket (requests are tiny maps).
 MAX_REQUEST_BYTES = 4096
@@ -85,8 +89,13 @@ class ReplayServer:
         for mon in self._monitors:
             poller.register(mon, zmq.POLLIN)
         auth_events = getattr(zmq, "EVENT_HANDSHAKE_FAILED_AUTH", 0)
+        next_checkpoint = time.monotonic() + CHECKPOINT_INTERVAL_S
         try:
             while not self._stop.is_set():
+                if time.monotonic() >= next_checkpoint:
+                    # The publisher's writer does not checkpoint (its fsync would stall publishing).
+                    journal.checkpoint()
+                    next_checkpoint = time.monotonic() + CHECKPOINT_INTERVAL_S
                 for sock, _ in poller.poll(100):
                     if sock is self._socket:
                         self._serve_one(journal)
