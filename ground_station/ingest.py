@@ -43,8 +43,6 @@ class VehicleLink:
                  flight_log: FlightLog) -> None:
         import zmq
 
-        from onboard.telemetry import curve_keys
-
         self.cfg = cfg
         self.vehicle_id = cfg.vehicle_id
         self._ground = ground
@@ -52,6 +50,17 @@ class VehicleLink:
         self.sub = ctx.socket(zmq.SUB)
         self.dealer = ctx.socket(zmq.DEALER)
         self.monitors: list[Any] = []
+        try:
+            self._setup(cfg, ground, base_dir, flight_log)
+        except BaseException:
+            self.close()   # an unclosed socket would make the context's term() wait forever
+            raise
+
+    def _setup(self, cfg: VehicleLinkConfig, ground: GroundConfig, base_dir: Path, flight_log: FlightLog) -> None:
+        import zmq
+
+        from onboard.telemetry import curve_keys
+
         for sock in (self.sub, self.dealer):
             sock.linger = 0
             if ground.curve:

@@ -27,7 +27,7 @@ STATE = {"lat": 60.1699, "lon": 24.9384, "abs_alt_m": 32.5, "rel_alt_m": 20.0, "
          "landed_state": "IN_AIR", "health_ok": True, "gps_ok": True, "home_ok": True, "t": 0.0}
 
 
-def _receiver(endpoint: str, curve: dict[str, str] | None, conn: Any, idle_s: float) -> None:
+def _receiver(endpoint: str, curve: dict[str, str] | None, conn: Any, idle_s: float, expected: int) -> None:
     """Subscriber process: reports latencies (ms) of 'state' frames and the first/last receive times."""
     import zmq
 
@@ -44,7 +44,7 @@ def _receiver(endpoint: str, curve: dict[str, str] | None, conn: Any, idle_s: fl
     heard_warmup = False
     lat: list[float] = []
     first = last = 0
-    while True:
+    while len(lat) < expected:
         if not sub.poll(int(idle_s * 1000)):
             if heard_warmup and (lat or time.monotonic() > deadline):
                 break
@@ -95,7 +95,7 @@ def run_scenario(*, curve: bool, rate_hz: float | None, count: int, workdir: Pat
     parent, child = mpctx.Pipe()
     with TelemetryPublisher(cfg, "bench-1") as pub:
         client = {"secret": str(keys["ground_secret"]), "server_public": str(keys["vehicle_public"])} if keys else None
-        proc = mpctx.Process(target=_receiver, args=(pub.pub_endpoint, client, child, 2.0), daemon=True)
+        proc = mpctx.Process(target=_receiver, args=(pub.pub_endpoint, client, child, 2.0, count), daemon=True)
         proc.start()
         try:
             for _ in range(3000):  # the subscription joins late; warm up with events until heard
