@@ -140,7 +140,13 @@ class VehicleLink:
         if isinstance(first, int) and not isinstance(first, bool):
             self.first_available = first
         if op == "status":
-            pass
+            if isinstance(last, int) and last < self.contiguous:
+                # The vehicle's journal is behind our log: it was wiped or replaced, and its
+                # seqs now collide with stored ones. Stored messages are never overwritten.
+                self.counters["vehicle_seq_behind_log"] += 1
+                log.error("vehicle seq is behind the flight log (journal reset?)",
+                          extra={"fields": {"vehicle": self.vehicle_id, "vehicle_last": last,
+                                            "log_contiguous": self.contiguous}})
         elif op == "replay":
             frames = reply.get("frames")
             accepted = 0

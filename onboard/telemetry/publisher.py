@@ -28,7 +28,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
-from onboard.telemetry.envelope import MESSAGE_TYPES, EnvelopeError, encode
+from onboard.telemetry.envelope import MESSAGE_TYPES, encode
 from onboard.telemetry.journal import Journal
 from onboard.telemetry.messages import event_payload
 from onboard.telemetry.replay_server import ReplayServer
@@ -192,10 +192,7 @@ class TelemetryPublisher:
                     self.counters["throttled"] += 1
                     return None
             seq = self._next_seq
-            try:
-                frame = encode(self.vehicle_id, seq, msg_type, payload, t_ns)
-            except EnvelopeError:
-                raise
+            frame = encode(self.vehicle_id, seq, msg_type, payload, t_ns)
             if len(frame) > self.cfg.max_message_bytes:
                 self.counters["refused_oversize"] += 1
                 refused = {"type": msg_type, "bytes": len(frame), "limit": self.cfg.max_message_bytes}
@@ -207,9 +204,16 @@ class TelemetryPublisher:
                 result = seq
                 if interval:
                     self._last_sent[msg_type] = now
+            item = (seq, msg_type, t_ns, frame)
+            while True:  # a full queue waits for the writer (bounded memory), never forever on a dead one
+                try:
+                    self._queue.put(item, timeout=0.5)
+                    break
+                except queue.Full:
+                    if self._writer_error is not None or not self._running:
+                        raise PublisherError("telemetry writer is not draining the queue") from self._writer_error
             self._next_seq = seq + 1
             self.counters["published"] += 1
-            self._queue.put((seq, msg_type, t_ns, frame))
         return result
 
     def event(self, kind: str, detail: Any = None) -> int | None:

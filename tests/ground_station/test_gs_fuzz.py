@@ -103,3 +103,44 @@ def test_ten_thousand_hostile_frames_are_rejected_and_counted(tmp_path: Path) ->
         pub.close(0)
         router.close(0)
         ctx.term()
+
+
+def test_hostile_replay_answers_are_counted_not_fatal(tmp_path: Path) -> None:
+    """A replay endpoint answering garbage (again without CURVE, on purpose)."""
+    ctx = zmq.Context()
+    pub, router = ctx.socket(zmq.PUB), ctx.socket(zmq.ROUTER)
+    rng = random.Random(5)
+    try:
+        for s in (pub, router):
+            s.linger = 0
+        pub.bind("tcp://127.0.0.1:*")
+        router.bind("tcp://127.0.0.1:*")
+        link = VehicleLinkConfig(vehicle_id="uav-r", pub_endpoint=pub.getsockopt_string(zmq.LAST_ENDPOINT),
+                                 replay_endpoint=router.getsockopt_string(zmq.LAST_ENDPOINT))
+        cfg = GroundConfig(db_path=str(tmp_path / "fl.sqlite"), vehicles=[link], curve=False, max_frame_bytes=MAX_FRAME,
+                           status_interval_s=0.01, stats_interval_s=0.0)
+        answers = [
+            lambda: rng.randbytes(rng.randint(0, 64)),
+            lambda: msgpack.packb({"op": "replay", "vehicle_id": "uav-r", "frames": [rng.randbytes(30), 5, None]}),
+            lambda: msgpack.packb({"op": "replay", "vehicle_id": "uav-r", "frames": "nope", "last_seq": "x"}),
+            lambda: msgpack.packb({"op": "status", "vehicle_id": "someone-else", "last_seq": 10 ** 12}),
+            lambda: msgpack.packb({"op": "ack", "upto": "all"}),
+            lambda: msgpack.packb(["op", "status"]),
+        ]
+        answered = 0
+        with GroundThread(cfg) as ground:
+            while answered < 100:
+                if router.poll(2000):
+                    ident, _ = router.recv_multipart()
+                    router.send_multipart([ident, rng.choice(answers)()])
+                    answered += 1
+                else:
+                    break
+            assert answered == 100
+            counters = ground.station.counters()["uav-r"]
+        assert counters.get("bad_reply", 0) + counters.get("malformed", 0) > 0
+        assert ground.station.cursors()["uav-r"] == 0 and ground.error is None
+    finally:
+        pub.close(0)
+        router.close(0)
+        ctx.term()

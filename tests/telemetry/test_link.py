@@ -37,3 +37,20 @@ def test_flight_arrives_in_order_and_complete_with_curve(tmp_path: Path) -> None
     from onboard.telemetry.journal import Journal
     with Journal.open(tmp_path / "journal.sqlite") as j:
         assert j.pending_count() == 0 and j.last_seq() == last
+
+
+def test_one_ground_station_logs_two_vehicles(tmp_path: Path) -> None:
+    keys = make_keys(tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with TelemetryPublisher(vehicle_cfg(tmp_path / "a", curve=True, keys=keys), "uav-a") as a, \
+            TelemetryPublisher(vehicle_cfg(tmp_path / "b", curve=True, keys=keys), "uav-b") as b:
+        gcfg = ground_cfg(tmp_path, [a, b], curve=True, keys=keys)
+        with GroundThread(gcfg) as ground:
+            last_a = fly(a, 200, rate_hz=0)
+            last_b = fly(b, 120, rate_hz=0)
+            assert wait_until(lambda: ground.station.cursors() == {"uav-a": last_a, "uav-b": last_b}, 15)
+    with FlightLog.open(gcfg.db_path) as fl:
+        assert fl.seqs("uav-a") == list(range(1, last_a + 1))
+        assert fl.seqs("uav-b") == list(range(1, last_b + 1))
+        assert {f.vehicle_id for f in fl.flights()} == {"uav-a", "uav-b"}
