@@ -23,6 +23,8 @@ class VehicleLinkConfig:
     # The vehicle's public key file (`vehicle.key` from `aerie keys generate`); pinned, so a
     # peer with another key is refused.
     server_public_key: str = "keys/vehicle.key"
+    # The vehicle's REP endpoint for memory bundles (`aerie ground sync`).
+    sync_endpoint: str = "tcp://127.0.0.1:7712"
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,10 @@ class GroundConfig:
     commit_batch_max: int = 1000
     # Seconds between logging each vehicle's counters (0 disables).
     stats_interval_s: float = 10.0
+    # Seconds to wait for a vehicle to acknowledge a memory bundle before trying again ...
+    sync_timeout_s: float = 30.0
+    # ... and how many times to try (importing is idempotent, so a retry is safe).
+    sync_attempts: int = 3
 
 
 def load_ground_config(path: str | Path) -> tuple[GroundConfig, Path]:

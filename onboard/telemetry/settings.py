@@ -46,6 +46,12 @@ class TelemetryConfig:
     server_secret_key: str = "keys/vehicle.key_secret"
     # Directory of public key files (*.key) of ground stations allowed to connect.
     authorized_keys_dir: str = "keys/authorized"
+    # ZeroMQ REP endpoint where the ground station delivers memory bundles (same CURVE keys).
+    sync_endpoint: str = "tcp://0.0.0.0:7712"
+    # Largest memory bundle accepted, bytes; bigger ones are dropped by ZeroMQ unread.
+    sync_max_bundle_bytes: int = 67108864
+    # Where received bundles are kept (named by their SHA-256); relative paths are under data_dir.
+    sync_incoming_dir: str = "incoming_bundles"
 
 
 def resolve_path(data_dir: str | Path, path: str) -> Path:
