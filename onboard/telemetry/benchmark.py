@@ -48,24 +48,27 @@ def _receiver(endpoint: str, curve: dict[str, str] | None, conn: Any, idle_s: fl
         if not sub.poll(int(idle_s * 1000)):
             if heard_warmup and (lat or time.monotonic() > deadline):
                 break
-            if not heard_warmup:
+            continue
+        while True:  # drain what is queued before polling again, as the ground station does
+            try:
+                frame = sub.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                break
+            now = time.time_ns()
+            try:
+                env = decode(frame, max_bytes=1 << 20)
+            except EnvelopeError:
                 continue
-        frame = sub.recv()
-        now = time.time_ns()
-        try:
-            env = decode(frame, max_bytes=1 << 20)
-        except EnvelopeError:
-            continue
-        if env.type == "event":
-            if not heard_warmup:
-                heard_warmup = True
-                deadline = time.monotonic() + 30
-                conn.send("ready")
-            continue
-        if not first:
-            first = now
-        last = now
-        lat.append((now - env.t_ns) / 1e6)
+            if env.type == "event":
+                if not heard_warmup:
+                    heard_warmup = True
+                    deadline = time.monotonic() + 30
+                    conn.send("ready")
+                continue
+            if not first:
+                first = now
+            last = now
+            lat.append((now - env.t_ns) / 1e6)
     conn.send({"latencies_ms": lat, "first_ns": first, "last_ns": last})
     sub.close(0)
     ctx.term()

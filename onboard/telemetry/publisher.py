@@ -21,7 +21,6 @@ Usage (the supervisor)::
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
 from collections import deque
@@ -59,8 +58,13 @@ class TelemetryPublisher:
         self.journal_path = resolve_path(data_dir, cfg.journal_path)
         self._data_dir = Path(data_dir)
         self._send_filter = send_filter
-        self._lock = threading.Lock()
-        self._queue: queue.Queue[tuple[int, str, int, bytes] | None] = queue.Queue(cfg.queue_max_messages)
+        self._lock = threading.Lock()                 # seq assignment and the pending queue
+        self._cond = threading.Condition(self._lock)
+        self._pending: deque[tuple[int, str, int, bytes]] = deque()
+        self._io_lock = threading.Lock()              # the journal connection and the PUB socket
+        self._journal: Journal | None = None
+        self._stopping = False
+        self._prev_publish = 0.0
         self._acks: deque[int] = deque()
         self._next_seq = 0
         self._last_sent: dict[str, float] = {}
@@ -125,7 +129,9 @@ class TelemetryPublisher:
             self._teardown()
             raise
         self._running = True
-        self._writer = threading.Thread(target=self._write_loop, args=(journal,), name="telemetry-writer", daemon=True)
+        self._stopping = False
+        self._journal = journal
+        self._writer = threading.Thread(target=self._write_loop, name="telemetry-writer", daemon=True)
         self._writer.start()
         log.info("telemetry publishing", extra={"fields": {"pub": self.pub_endpoint, "replay": self.replay_endpoint,
                                                             "next_seq": self._next_seq, "curve": self.cfg.curve}})
@@ -136,9 +142,14 @@ class TelemetryPublisher:
         if not self._running:
             return
         self._running = False
-        self._queue.put(None)
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
         if self._writer is not None:
             self._writer.join(timeout)
+        if self._journal is not None and not (self._writer and self._writer.is_alive()):
+            self._journal.close()
+            self._journal = None
         self._teardown()
 
     def __enter__(self) -> "TelemetryPublisher":
@@ -184,7 +195,7 @@ class TelemetryPublisher:
             raise ValueError(f"unknown telemetry message type {msg_type!r}")
         now = time.monotonic()
         t_ns = time.time_ns() if t_ns is None else t_ns
-        with self._lock:
+        with self._cond:
             interval = self._min_interval.get(msg_type, 0.0)
             if interval:
                 last = self._last_sent.get(msg_type)
@@ -204,16 +215,24 @@ class TelemetryPublisher:
                 result = seq
                 if interval:
                     self._last_sent[msg_type] = now
-            item = (seq, msg_type, t_ns, frame)
-            while True:  # a full queue waits for the writer (bounded memory), never forever on a dead one
-                try:
-                    self._queue.put(item, timeout=0.5)
-                    break
-                except queue.Full:
-                    if self._writer_error is not None or not self._running:
-                        raise PublisherError("telemetry writer is not draining the queue") from self._writer_error
+            # A full queue waits for the writer (bounded memory), never forever on a dead one.
+            while len(self._pending) >= self.cfg.queue_max_messages:
+                if self._writer_error is not None or not self._running:
+                    raise PublisherError("telemetry writer is not draining the queue") from self._writer_error
+                self._cond.wait(0.5)
+            self._pending.append((seq, msg_type, t_ns, frame))
             self._next_seq = seq + 1
             self.counters["published"] += 1
+            sparse = now - self._prev_publish >= self.cfg.inline_commit_min_gap_s
+            self._prev_publish = now
+            self._cond.notify_all()
+        # A sparse stream (10 Hz state, events, 200 Hz) is committed and sent by the caller, saving
+        # a thread hand-off; a dense one is left to the writer thread, which batches it.
+        if self.cfg.inline_commit and sparse and self._io_lock.acquire(blocking=False):
+            try:
+                self._drain()
+            finally:
+                self._io_lock.release()
         return result
 
     def event(self, kind: str, detail: Any = None) -> int | None:
@@ -249,49 +268,53 @@ class TelemetryPublisher:
 
     # -- writer thread ------------------------------------------------------------------------
 
-    def _write_loop(self, journal: Journal) -> None:
+    def _drain(self) -> None:
+        """Commit and send everything pending, in seq order; the caller holds ``_io_lock``."""
         import zmq
 
-        q, batch_max, send_filter = self._queue, self.cfg.commit_batch_max, self._send_filter
-        stopping = False
+        send_filter, batch_max, journal = self._send_filter, self.cfg.commit_batch_max, self._journal
+        if journal is None or self._writer_error is not None:
+            return
         try:
-            while not stopping:
-                try:
-                    first = q.get(timeout=0.05)
-                except queue.Empty:
-                    first = ()
-                batch = []
-                if first is None:
-                    stopping = True
-                elif first:
-                    batch.append(first)
-                while len(batch) < batch_max:
+            while True:
+                with self._cond:
+                    batch = [self._pending.popleft() for _ in range(min(batch_max, len(self._pending)))]
+                    if batch:
+                        self._cond.notify_all()   # room for publishers waiting on a full queue
+                if not batch:
+                    break
+                journal.append_many(batch)
+                for seq, msg_type, _, frame in batch:
+                    if send_filter is not None and not send_filter(seq, msg_type):
+                        self.counters["filtered"] += 1
+                        continue
                     try:
-                        item = q.get_nowait()
-                    except queue.Empty:
-                        break
-                    if item is None:
-                        stopping = True
-                        break
-                    batch.append(item)
-                if batch:
-                    journal.append_many(batch)
-                    for seq, msg_type, _, frame in batch:
-                        if send_filter is not None and not send_filter(seq, msg_type):
-                            self.counters["filtered"] += 1
-                            continue
-                        try:
-                            self._pub.send(frame, zmq.NOBLOCK)
-                            self.counters["sent"] += 1
-                        except zmq.Again:
-                            self.counters["dropped_hwm"] += 1
-                    with self._sent_cond:
-                        self._sent_seq = batch[-1][0]
-                        self._sent_cond.notify_all()
-                while self._acks:
-                    self.counters["acked_seq"] = journal.ack(self._acks.popleft())
-        except BaseException as exc:  # noqa: BLE001 - surfaced by publish()/flush()
+                        self._pub.send(frame, zmq.NOBLOCK)
+                        self.counters["sent"] += 1
+                    except zmq.Again:
+                        self.counters["dropped_hwm"] += 1
+                with self._sent_cond:
+                    self._sent_seq = batch[-1][0]
+                    self._sent_cond.notify_all()
+            while self._acks:
+                self.counters["acked_seq"] = journal.ack(self._acks.popleft())
+        except BaseException as exc:
+            # Popped but not journaled: those seqs are lost, so the publisher stops rather than
+            # go on with a hole nobody can fill.
             self._writer_error = exc
-            log.error("telemetry writer stopped", exc_info=True)
-        finally:
-            journal.close()
+            log.error("telemetry journal write failed; publisher stopped", exc_info=True)
+            raise PublisherError(f"telemetry journal write failed: {exc}") from exc
+
+    def _write_loop(self) -> None:
+        while True:
+            with self._cond:
+                if not self._pending and not self._stopping:
+                    self._cond.wait(0.05)
+                stop = self._stopping and not self._pending
+            try:
+                with self._io_lock:
+                    self._drain()
+            except PublisherError:
+                return
+            if stop:
+                return
