@@ -48,6 +48,23 @@ def zmq_endpoint(endpoint: str) -> str:
     return endpoint[:-2] + ":*" if endpoint.startswith("tcp://") and endpoint.endswith(":0") else endpoint
 
 
+def _lock_journal(journal_path: Path) -> Any:
+    """Hold an exclusive lock beside the journal: two publishers on one journal would reuse seqs.
+
+    The kernel drops the lock when the process dies, SIGKILL included.
+    """
+    import fcntl
+
+    journal_path.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(journal_path.with_name(journal_path.name + ".lock"), "a+b")
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        fh.close()
+        raise PublisherError(f"{journal_path}: journal is in use by another publisher") from exc
+    return fh
+
+
 class TelemetryPublisher:
     def __init__(self, cfg: TelemetryConfig, vehicle_id: str, *, data_dir: str | Path = ".",
                  send_filter: SendFilter | None = None) -> None:
@@ -80,6 +97,7 @@ class TelemetryPublisher:
         self._writer: threading.Thread | None = None
         self._replay: ReplayServer | None = None
         self._writer_error: BaseException | None = None
+        self._lock_file: Any = None
         self._running = False
         self.pub_endpoint = ""
         self.replay_endpoint = ""
@@ -94,7 +112,12 @@ class TelemetryPublisher:
 
         from onboard.telemetry import curve_keys
 
-        journal = Journal.open(self.journal_path, synchronous=self.cfg.journal_synchronous, auto_checkpoint=False)
+        self._lock_file = _lock_journal(self.journal_path)
+        try:
+            journal = Journal.open(self.journal_path, synchronous=self.cfg.journal_synchronous, auto_checkpoint=False)
+        except BaseException:
+            self._lock_file.close()
+            raise
         self._next_seq = journal.last_seq() + 1
         self._sent_seq = self._next_seq - 1
         self.counters["acked_seq"] = journal.acked_seq()
@@ -175,6 +198,9 @@ class TelemetryPublisher:
                 sock.close(0)
         if self._auth is not None:
             self._auth.stop()
+        if self._lock_file is not None:
+            self._lock_file.close()   # releases the journal lock
+            self._lock_file = None
         if self._ctx is not None:
             self._ctx.term()
         self._pub = self._router = self._auth = self._ctx = None

@@ -169,3 +169,14 @@ def test_bench_smoke(tmp_path: Path) -> None:
     for key in ("msgs_per_s_flat_out", "p50_ms_200hz", "p99_ms_200hz", "msgs_per_s_flat_out_curve",
                 "p50_ms_200hz_curve", "p99_ms_200hz_curve"):
         assert data[key] > 0
+
+
+def test_a_second_publisher_on_the_same_journal_is_refused(tmp_path: Path) -> None:
+    from onboard.telemetry.publisher import PublisherError
+
+    cfg = vehicle_cfg(tmp_path, curve=False)
+    with TelemetryPublisher(cfg, "uav"):
+        with pytest.raises(PublisherError, match="in use"):
+            TelemetryPublisher(cfg, "uav").start()
+    with TelemetryPublisher(cfg, "uav") as again:   # released on close
+        assert again.publish("event", {"kind": "mission_start", "detail": None}) == 1
