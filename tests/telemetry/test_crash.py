@@ -82,6 +82,7 @@ def test_ground_station_down_for_60_s_loses_nothing(tmp_path: Path) -> None:
 
 
 def test_vehicle_killed_keeps_its_journal_and_continues_the_seq(tmp_path: Path) -> None:
+    """Runs WITHOUT CurveZMQ on purpose: the subject is the journal, the link is covered elsewhere."""
     journal_path = tmp_path / "journal.sqlite"
     child = subprocess.Popen([python(), "-m", "tests.telemetry.crash_publisher", str(journal_path)], cwd=REPO,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

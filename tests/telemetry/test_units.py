@@ -1,4 +1,8 @@
-"""Envelope, journal, publisher rules and settings, without a ground station."""
+"""Envelope, journal, publisher rules and settings, without a ground station.
+
+Publishers here run WITHOUT CurveZMQ on purpose: nothing connects to them; the link is tested in
+test_link.py, test_loss.py and test_auth.py with keys.
+"""
 
 from __future__ import annotations
 
