@@ -117,3 +117,33 @@ def test_vehicle_killed_keeps_its_journal_and_continues_the_seq(tmp_path: Path) 
         assert fl.seqs("uav-crash") == list(range(1, end + 1))
         [flight] = fl.flights("uav-crash")
         assert (flight.start_seq, flight.end_seq) == (1, end)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ground_station_rides_through_a_vehicle_restart(tmp_path: Path) -> None:
+    keys = make_keys(tmp_path)
+    cfg = vehicle_cfg(tmp_path, curve=True, keys=keys, pub_endpoint=f"tcp://127.0.0.1:{_free_port()}",
+                      replay_endpoint=f"tcp://127.0.0.1:{_free_port()}")
+    pub = TelemetryPublisher(cfg, "uav-r").start()
+    try:
+        gcfg = ground_cfg(tmp_path, [pub], curve=True, keys=keys)
+        with GroundThread(gcfg) as ground:
+            pub.flight_start({"mission": "restart"})
+            i = _publish_for(pub, 0.5, 200, 0)
+            pub.close()                                  # the onboard process goes away ...
+            pub = TelemetryPublisher(cfg, "uav-r").start()  # ... and comes back on the same ports
+            i = _publish_for(pub, 0.5, 200, i)
+            last = pub.flight_end({"reason": "landed"})
+            assert wait_until(lambda: ground.station.cursors()["uav-r"] == last, 20), ground.station.counters()
+    finally:
+        pub.close()
+    with FlightLog.open(gcfg.db_path) as fl:
+        assert fl.seqs("uav-r") == list(range(1, last + 1))
+        assert [m["payload"]["i"] for m in fl.messages("uav-r", msg_type="state")] == list(range(i))
