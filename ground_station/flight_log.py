@@ -244,6 +244,21 @@ class FlightLog:
                 self._conn.execute("SELECT seq, kind, detail FROM events WHERE vehicle_id = ? ORDER BY seq",
                                    (vehicle_id,))]
 
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Per vehicle: cursors, message and event counts, flights and rejected-frame counters."""
+        out: dict[str, dict[str, Any]] = {}
+        for vid, contiguous, max_seen, lost in self._conn.execute(
+                "SELECT vehicle_id, contiguous_seq, max_seen_seq, unrecoverable FROM vehicles ORDER BY vehicle_id"):
+            out[vid] = {
+                "contiguous_seq": contiguous, "max_seen_seq": max_seen, "unrecoverable": lost,
+                "messages": self._conn.execute("SELECT COUNT(*) FROM messages WHERE vehicle_id = ?", (vid,)).fetchone()[0],
+                "events": self._conn.execute("SELECT COUNT(*) FROM events WHERE vehicle_id = ?", (vid,)).fetchone()[0],
+                "flights": [{"start_seq": f.start_seq, "end_seq": f.end_seq, "start_t_ns": f.start_t_ns,
+                             "end_t_ns": f.end_t_ns, "info": f.info} for f in self.flights(vid)],
+                "rejects": self.rejects(vid),
+            }
+        return out
+
     def rejects(self, vehicle_id: str) -> dict[str, int]:
         return {r: int(n) for r, n in self._conn.execute("SELECT reason, count FROM rejects WHERE vehicle_id = ?",
                                                          (vehicle_id,))}

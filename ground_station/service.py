@@ -1,6 +1,7 @@
 """`aerie ground --config FILE`: run the ground station until SIGINT/SIGTERM (or --duration).
 
 `aerie ground sync --config FILE --vehicle ID BUNDLE`: deliver a memory export bundle to a vehicle.
+`aerie ground show --config FILE`: what the flight log holds (cursors, flights, rejected frames) as JSON.
 """
 
 from __future__ import annotations
@@ -40,9 +41,33 @@ def sync_main(argv: list[str]) -> int:
     return 0
 
 
+def show_main(argv: list[str]) -> int:
+    from ground_station.flight_log import FlightLog
+    from ground_station.settings import load_ground_config, resolve
+    from onboard.typed_config import ConfigError
+
+    parser = argparse.ArgumentParser(prog="aerie ground show", description="Summarise the flight log")
+    parser.add_argument("--config", required=True, help="ground-station YAML file")
+    args = parser.parse_args(argv)
+    try:
+        cfg, base_dir = load_ground_config(args.config)
+    except ConfigError as exc:
+        print(f"aerie ground show: {exc}", file=sys.stderr)
+        return 1
+    path = resolve(base_dir, cfg.db_path)
+    if not path.exists():
+        print(f"aerie ground show: {path}: no flight log yet", file=sys.stderr)
+        return 1
+    with FlightLog.open(path) as fl:
+        print(json.dumps({"db": str(path), "vehicles": fl.summary()}, indent=2, sort_keys=True))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "sync":
         return sync_main(argv[1:])
+    if argv and argv[0] == "show":
+        return show_main(argv[1:])
     from ground_station.ingest import GroundStation, IngestError
     from ground_station.settings import load_ground_config
     from onboard.log_setup import LoggingConfig, configure_logging

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from ground_station.flight_log import FlightLog
@@ -9,7 +10,7 @@ from onboard.telemetry.publisher import TelemetryPublisher
 from tests.telemetry.linkkit import GroundThread, fly, ground_cfg, make_keys, vehicle_cfg, wait_until
 
 
-def test_flight_arrives_in_order_and_complete_with_curve(tmp_path: Path) -> None:
+def test_flight_arrives_in_order_and_complete_with_curve(tmp_path: Path, capsys) -> None:
     keys = make_keys(tmp_path)
     with TelemetryPublisher(vehicle_cfg(tmp_path, curve=True, keys=keys), "uav-1") as pub:
         gcfg = ground_cfg(tmp_path, [pub], curve=True, keys=keys)
@@ -33,6 +34,15 @@ def test_flight_arrives_in_order_and_complete_with_curve(tmp_path: Path) -> None
         states = [m["payload"]["i"] for m in msgs if m["type"] == "state"]
         assert states == list(range(300))
         assert fl.events("uav-1")[0][1] == "mission_start"
+    # `aerie ground show` summarises the log.
+    from ground_station import service
+    from tests.telemetry.linkkit import write_ground_yaml
+
+    capsys.readouterr()
+    assert service.main(["show", "--config", str(write_ground_yaml(tmp_path / "g.yaml", gcfg))]) == 0
+    shown = json.loads(capsys.readouterr().out)["vehicles"]["uav-1"]
+    assert (shown["contiguous_seq"], shown["messages"], shown["unrecoverable"]) == (last, last, 0)
+    assert shown["flights"][0]["end_seq"] == last
     # Everything acknowledged was pruned from the journal.
     from onboard.telemetry.journal import Journal
     with Journal.open(tmp_path / "journal.sqlite") as j:
