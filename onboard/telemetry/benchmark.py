@@ -44,9 +44,10 @@ def _receiver(endpoint: str, curve: dict[str, str] | None, conn: Any, idle_s: fl
     heard_warmup = False
     lat: list[float] = []
     first = last = 0
+    deadline = time.monotonic() + 60.0   # bounded: give up if the publisher never shows up
     while len(lat) < expected:
         if not sub.poll(int(idle_s * 1000)):
-            if heard_warmup and (lat or time.monotonic() > deadline):
+            if lat or time.monotonic() > deadline:
                 break
             continue
         while True:  # drain what is queued before polling again, as the ground station does

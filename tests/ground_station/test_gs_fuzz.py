@@ -6,7 +6,6 @@ vehicle whose frames have passed authentication but are broken.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections import Counter
 from pathlib import Path
