@@ -1,1 +1,29 @@
-"""telemetry"""
+"""Onboard telemetry: msgpack envelopes over ZeroMQ PUB, with a store-and-forward SQLite journal.
+
+Every message is ``{v, type, vehicle_id, seq, t_ns, payload}`` (:mod:`.envelope`);
+``seq`` increases per vehicle without gaps and survives restarts because the
+journal (:mod:`.journal`) commits each message before it goes on the wire and
+keeps it until the ground station acknowledges it. A ROUTER socket
+(:mod:`.replay_server`) answers status and replay requests and takes acks.
+Both sockets are CurveZMQ servers admitting only authorized ground keys
+(:mod:`.curve_keys`, ``aerie keys generate DIR``).
+
+Supervisor usage::
+
+    from onboard.telemetry.publisher import TelemetryPublisher
+    from onboard.telemetry.messages import bridge_event_listener, state_payload, agent_step_payload
+
+    pub = TelemetryPublisher(cfg.telemetry, cfg.vehicle_id, data_dir=cfg.data_dir).start()
+    bridge.events.add_listener(bridge_event_listener(pub.event))   # BridgeEvent -> "event"
+    pub.flight_start({"mission": mission_id})
+    pub.publish("state", state_payload(bridge.state))   # call freely; throttled to state_rate_hz
+    pub.event("anchor_created", {"anchor_id": 12})
+    pub.publish("agent_step", agent_step_payload(step=n, current_state=s, action=a, reason=r,
+                                                 pose=pose, distance_estimate_m=d))
+    pub.publish("map", map_payload(png_bytes, step=n))  # throttled; oversized -> payload_refused event
+    pub.flight_end({"reason": "landed"})
+    pub.close()
+
+Memory sync (vehicle side): :class:`.memory_sync.MemorySyncServer`.
+Nothing here imports ``sim/``, ``ground_station/`` or ``firmware_bridge/``.
+"""

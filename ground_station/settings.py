@@ -1,0 +1,84 @@
+"""Typed settings of the ground station, loaded from its own YAML file (`aerie ground --config FILE`).
+
+Relative paths in the file are relative to the file's directory, so a
+ground-station folder with its config, keys and flight log can be moved whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from onboard.typed_config import ConfigError, build
+
+
+@dataclass(frozen=True)
+class VehicleLinkConfig:
+    # The vehicle's id; envelopes from this link that carry another id are rejected.
+    vehicle_id: str = "aerie-1"
+    # The vehicle's PUB endpoint (live telemetry).
+    pub_endpoint: str = "tcp://127.0.0.1:7710"
+    # The vehicle's ROUTER endpoint (status, replay, acks).
+    replay_endpoint: str = "tcp://127.0.0.1:7711"
+    # The vehicle's public key file (`vehicle.key` from `aerie keys generate`); pinned, so a
+    # peer with another key is refused.
+    server_public_key: str = "keys/vehicle.key"
+    # The vehicle's REP endpoint for memory bundles (`aerie ground sync`).
+    sync_endpoint: str = "tcp://127.0.0.1:7712"
+
+
+@dataclass(frozen=True)
+class GroundConfig:
+    # The flight log (SQLite, WAL): flights, messages, events, rejected-frame counters.
+    db_path: str = "flight_log.sqlite"
+    # Vehicles to subscribe to.
+    vehicles: list[VehicleLinkConfig] = field(default_factory=lambda: [VehicleLinkConfig()])
+    # Authenticate and encrypt with CurveZMQ. Off only for tests on loopback.
+    curve: bool = True
+    # This ground station's secret key file (`ground.key_secret`); its public key must be in
+    # each vehicle's authorized_keys_dir.
+    client_secret_key: str = "keys/ground.key_secret"
+    # Frames larger than this are rejected and counted ("oversized"); at least the
+    # vehicles' telemetry.max_message_bytes.
+    max_frame_bytes: int = 1048576
+    # Frames above this size make ZeroMQ drop the connection before reading them (memory bound).
+    hard_frame_limit_bytes: int = 8388608
+    # Seconds between status requests to each vehicle (reveals loss at the tail of a stream).
+    status_interval_s: float = 0.5
+    # Seconds between acknowledgements of what is safely in the flight log.
+    ack_interval_s: float = 0.25
+    # A replay request without an answer after this many seconds is sent again.
+    replay_timeout_s: float = 1.0
+    # Seqs asked for in one replay request (the vehicle may answer fewer).
+    replay_request_max: int = 500
+    # Most frames read from the sockets before one flight-log commit.
+    commit_batch_max: int = 1000
+    # Seconds between logging each vehicle's counters (0 disables).
+    stats_interval_s: float = 10.0
+    # Seconds to wait for a vehicle to acknowledge a memory bundle before trying again ...
+    sync_timeout_s: float = 30.0
+    # ... and how many times to try (importing is idempotent, so a retry is safe).
+    sync_attempts: int = 3
+
+
+def load_ground_config(path: str | Path) -> tuple[GroundConfig, Path]:
+    """The config in ``path`` and the directory its relative paths are relative to."""
+    import yaml
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    cfg = build(GroundConfig, data, source=path)
+    ids = [v.vehicle_id for v in cfg.vehicles]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"{path}: 'vehicles' lists a vehicle_id twice")
+    return cfg, path.resolve().parent
+
+
+def resolve(base_dir: str | Path, path: str) -> Path:
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else Path(base_dir) / p

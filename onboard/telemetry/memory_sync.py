@@ -1,0 +1,139 @@
+"""The vehicle's end of memory sync: a REP socket that receives an export bundle and imports it.
+
+The ground station sends ``{op: "bundle", sha256, bundle}``; the vehicle checks
+the hash, keeps the file under ``sync_incoming_dir/<sha256>.msgpack``, imports
+it with the injected ``import_fn`` (normally
+``lambda p: onboard.memory.bundle.import_bundle(store, p)``) and answers
+``{op: "imported", sha256, total, added, already_present}`` — the
+acknowledgement. Import is idempotent (content-hash ids), so a ground station
+that timed out and sends the same bundle again changes nothing. Any failure
+is answered as ``{op: "error", reason}``; the server keeps running.
+
+``import_fn`` runs on this server's thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+import msgpack
+
+from onboard.telemetry.publisher import zmq_endpoint
+from onboard.telemetry.settings import TelemetryConfig, resolve_path
+
+log = logging.getLogger("aerie.telemetry.sync")
+
+
+class MemorySyncError(RuntimeError):
+    """The sync server could not start, or a bundle could not be delivered."""
+
+
+class MemorySyncServer:
+    def __init__(self, cfg: TelemetryConfig, *, data_dir: str | Path, import_fn: Callable[[Path], Any],
+                 on_result: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.cfg = cfg
+        self._data_dir = Path(data_dir)
+        self._import_fn = import_fn
+        self._on_result = on_result
+        self.incoming_dir = resolve_path(data_dir, cfg.sync_incoming_dir)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._ctx: Any = None
+        self._auth: Any = None
+        self._rep: Any = None
+        self.endpoint = ""
+        self.counters: dict[str, int] = {"received": 0, "imported": 0, "errors": 0}
+
+    def start(self) -> "MemorySyncServer":
+        import zmq
+
+        from onboard.telemetry import curve_keys
+
+        self.incoming_dir.mkdir(parents=True, exist_ok=True)
+        self._ctx = zmq.Context()
+        try:
+            if self.cfg.curve:
+                self._auth = curve_keys.start_authenticator(
+                    self._ctx, resolve_path(self._data_dir, self.cfg.authorized_keys_dir))
+            self._rep = self._ctx.socket(zmq.REP)
+            self._rep.linger = 0
+            if self.cfg.curve:
+                curve_keys.make_server(self._rep, resolve_path(self._data_dir, self.cfg.server_secret_key))
+            self._rep.setsockopt(zmq.MAXMSGSIZE, self.cfg.sync_max_bundle_bytes + 4096)
+            self._rep.bind(zmq_endpoint(self.cfg.sync_endpoint))
+            self.endpoint = self._rep.getsockopt_string(zmq.LAST_ENDPOINT)
+        except BaseException:
+            self._teardown()
+            raise
+        self._thread = threading.Thread(target=self._run, name="memory-sync", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._teardown()
+
+    def __enter__(self) -> "MemorySyncServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _teardown(self) -> None:
+        if self._rep is not None:
+            self._rep.close(0)
+        if self._auth is not None:
+            self._auth.stop()
+        if self._ctx is not None:
+            self._ctx.term()
+        self._rep = self._auth = self._ctx = None
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if not self._rep.poll(100):
+                continue
+            body = self._rep.recv()
+            self.counters["received"] += 1
+            try:
+                reply = self._handle(body)
+                self.counters["imported"] += 1
+            except Exception as exc:  # noqa: BLE001 - any failure is answered, never fatal
+                self.counters["errors"] += 1
+                log.warning("memory bundle refused", extra={"fields": {"reason": str(exc)}})
+                reply = {"op": "error", "reason": str(exc)[:500]}
+            self._rep.send(msgpack.packb(reply, use_bin_type=True))
+            if self._on_result is not None:
+                self._on_result(reply)
+
+    def _handle(self, body: bytes) -> dict[str, Any]:
+        try:
+            req = msgpack.unpackb(body, raw=False)
+        except Exception as exc:  # noqa: BLE001 - untrusted input
+            raise MemorySyncError("request is not msgpack") from exc
+        if not isinstance(req, dict) or req.get("op") != "bundle" or not isinstance(req.get("bundle"), bytes):
+            raise MemorySyncError("request is not a bundle delivery")
+        data = req["bundle"]
+        sha = hashlib.sha256(data).hexdigest()
+        if req.get("sha256") != sha:
+            raise MemorySyncError("bundle hash does not match its bytes")
+        path = self.incoming_dir / f"{sha}.msgpack"
+        if not path.exists():
+            tmp = path.with_name(path.name + ".tmp")
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        report = self._import_fn(path)
+        result = {"op": "imported", "sha256": sha, "total": int(getattr(report, "total", 0)),
+                  "added": int(getattr(report, "added", 0)),
+                  "already_present": int(getattr(report, "already_present", 0))}
+        log.info("memory bundle imported", extra={"fields": result})
+        return result

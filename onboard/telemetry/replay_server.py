@@ -1,0 +1,153 @@
+"""The vehicle's ROUTER socket: status, replay of a seq range from the journal, and acks.
+
+Protocol (every body is one msgpack map; the ground uses a DEALER socket):
+
+- ``{op: "status"}`` → ``{op: "status", vehicle_id, first_seq, last_seq, acked_seq}``.
+  The ground polls this to notice loss at the tail of a stream, which no later
+  seq would reveal.
+- ``{op: "replay", from, to}`` → ``{op: "replay", vehicle_id, first_seq, last_seq, frames: [bytes]}``:
+  stored envelopes in order, bounded per answer; the ground asks again for the rest.
+  Seqs below ``first_seq`` were acknowledged and pruned.
+- ``{op: "ack", upto}`` → ``{op: "ack", upto}``: the ground holds everything up to
+  ``upto``; the journal may prune it.
+- anything else → ``{op: "error", reason}`` (counted, never fatal).
+
+It runs in its own thread with its own read connection to the journal; acks
+are handed to the publisher's writer thread so the journal has one writer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Callable
+
+import msgpack
+
+from onboard.telemetry.journal import Journal
+
+log = logging.getLogger("aerie.telemetry.replay")
+
+# Seconds between WAL checkpoints of the journal, done here rather than on the publishing path.
+CHECKPOINT_INTERVAL_S = 1.0
+
+# Largest request accepted on the ROUTER socket (requests are tiny maps).
+MAX_REQUEST_BYTES = 4096
+
+
+class ReplayServerError(RuntimeError):
+    """The replay server could not start."""
+
+
+class ReplayServer:
+    """Serves one ROUTER socket until :meth:`stop`; created and started by the publisher."""
+
+    def __init__(self, socket: Any, journal_path: str, vehicle_id: str, *, on_ack: Callable[[int], None],
+                 batch_max: int, batch_max_bytes: int, monitors: list[Any] | None = None,
+                 synchronous: str = "NORMAL") -> None:
+        self._socket = socket
+        self._journal_path = journal_path
+        self._vehicle_id = vehicle_id
+        self._on_ack = on_ack
+        self._batch_max = batch_max
+        self._batch_max_bytes = batch_max_bytes
+        self._monitors = monitors or []
+        self._synchronous = synchronous
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self.counters: dict[str, int] = {"status": 0, "replay": 0, "replayed_frames": 0, "ack": 0,
+                                         "bad_request": 0, "auth_failed": 0, "handshake_failed": 0}
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="telemetry-replay", daemon=True)
+        self._thread.start()
+        self._ready.wait(10.0)
+        if self._error is not None:
+            raise ReplayServerError(f"replay server failed to start: {self._error}") from self._error
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        import zmq
+        from zmq.utils.monitor import recv_monitor_message
+
+        try:
+            journal = Journal.open(self._journal_path, synchronous=self._synchronous)  # type: ignore[arg-type]
+        except BaseException as exc:  # noqa: BLE001 - reported to start()
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        poller = zmq.Poller()
+        poller.register(self._socket, zmq.POLLIN)
+        for mon in self._monitors:
+            poller.register(mon, zmq.POLLIN)
+        auth_events = getattr(zmq, "EVENT_HANDSHAKE_FAILED_AUTH", 0)
+        next_checkpoint = time.monotonic() + CHECKPOINT_INTERVAL_S
+        try:
+            while not self._stop.is_set():
+                if time.monotonic() >= next_checkpoint:
+                    # The publisher's writer does not checkpoint (its fsync would stall publishing).
+                    journal.checkpoint()
+                    next_checkpoint = time.monotonic() + CHECKPOINT_INTERVAL_S
+                for sock, _ in poller.poll(100):
+                    if sock is self._socket:
+                        self._serve_one(journal)
+                    else:
+                        ev = recv_monitor_message(sock)
+                        if ev["event"] == auth_events:
+                            self.counters["auth_failed"] += 1
+                        else:
+                            self.counters["handshake_failed"] += 1
+                        log.warning("telemetry peer refused", extra={"fields": {"event": int(ev["event"])}})
+        finally:
+            journal.close()
+
+    def _serve_one(self, journal: Journal) -> None:
+        import zmq
+
+        parts = self._socket.recv_multipart(zmq.NOBLOCK)
+        if len(parts) != 2:
+            self.counters["bad_request"] += 1
+            return
+        ident, body = parts
+        reply = self._answer(journal, body)
+        try:
+            self._socket.send_multipart([ident, msgpack.packb(reply, use_bin_type=True)], zmq.NOBLOCK)
+        except zmq.Again:
+            pass  # the peer is gone or not reading; it will ask again
+
+    def _answer(self, journal: Journal, body: bytes) -> dict[str, Any]:
+        req: Any = None
+        if len(body) <= MAX_REQUEST_BYTES:
+            try:
+                req = msgpack.unpackb(body, raw=False)
+            except Exception:  # noqa: BLE001 - untrusted input
+                req = None
+        op = req.get("op") if isinstance(req, dict) else None
+        if op == "status":
+            self.counters["status"] += 1
+            return {"op": "status", "vehicle_id": self._vehicle_id, "first_seq": journal.first_seq(),
+                    "last_seq": journal.last_seq(), "acked_seq": journal.acked_seq()}
+        if op == "replay" and _is_int(req.get("from")) and _is_int(req.get("to")):
+            self.counters["replay"] += 1
+            frames = journal.frames(req["from"], req["to"], max_count=self._batch_max, max_bytes=self._batch_max_bytes)
+            self.counters["replayed_frames"] += len(frames)
+            return {"op": "replay", "vehicle_id": self._vehicle_id, "first_seq": journal.first_seq(),
+                    "last_seq": journal.last_seq(), "frames": [f for _, f in frames]}
+        if op == "ack" and _is_int(req.get("upto")):
+            self.counters["ack"] += 1
+            self._on_ack(int(req["upto"]))
+            return {"op": "ack", "upto": int(req["upto"])}
+        self.counters["bad_request"] += 1
+        return {"op": "error", "reason": "bad request"}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

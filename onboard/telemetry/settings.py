@@ -1,0 +1,65 @@
+"""Typed settings of onboard telemetry (the ``telemetry:`` section of config.yaml)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class TelemetryConfig:
+    # Publish telemetry at all. Off: the supervisor creates no sockets and no journal.
+    enabled: bool = True
+    # ZeroMQ PUB endpoint the vehicle binds for live telemetry (the ground station connects).
+    pub_endpoint: str = "tcp://0.0.0.0:7710"
+    # ZeroMQ ROUTER endpoint the vehicle binds for replay requests, status and acks.
+    replay_endpoint: str = "tcp://0.0.0.0:7711"
+    # Store-and-forward journal (SQLite, WAL); relative paths are under data_dir.
+    journal_path: str = "telemetry_journal.sqlite"
+    # SQLite synchronous mode of the journal: NORMAL survives a process crash, FULL also
+    # a power cut (one fsync per commit batch, slower).
+    journal_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
+    # State messages published at most this often; faster calls are skipped (no seq used);
+    # 0 publishes every call.
+    state_rate_hz: float = 10.0
+    # Map snapshots (PNG) published at most once per this many seconds.
+    map_min_interval_s: float = 2.0
+    # Largest encoded message in bytes; a bigger one is refused at the source with a
+    # `payload_refused` event, never truncated. The ground station must accept at least this.
+    max_message_bytes: int = 1048576
+    # Messages waiting to be journaled and sent; a full queue makes publish() wait (bounded memory).
+    queue_max_messages: int = 10000
+    # At most this many messages per journal transaction (group commit) and wire burst.
+    commit_batch_max: int = 512
+    # A message published at least inline_commit_min_gap_s after the previous one is committed
+    # and sent in the caller's thread (no hand-off latency: 10 Hz state, events, 200 Hz);
+    # denser streams go to the writer thread, which commits them in batches.
+    inline_commit: bool = True
+    inline_commit_min_gap_s: float = 0.001
+    # PUB socket send high-water mark (messages); beyond it frames are dropped on the wire
+    # only, the journal keeps them for replay.
+    send_hwm: int = 10000
+    # One replay answer carries at most this many messages ...
+    replay_batch_max: int = 500
+    # ... and at most this many bytes (the first message always goes).
+    replay_batch_max_bytes: int = 4194304
+    # Authenticate and encrypt both sockets with CurveZMQ. Off only for tests on loopback.
+    curve: bool = True
+    # The vehicle's secret key file from `aerie keys generate DIR`; relative paths are
+    # under data_dir.
+    server_secret_key: str = "keys/vehicle.key_secret"
+    # Directory of public key files (*.key) of ground stations allowed to connect.
+    authorized_keys_dir: str = "keys/authorized"
+    # ZeroMQ REP endpoint where the ground station delivers memory bundles (same CURVE keys).
+    sync_endpoint: str = "tcp://0.0.0.0:7712"
+    # Largest memory bundle accepted, bytes; bigger ones are dropped by ZeroMQ unread.
+    sync_max_bundle_bytes: int = 67108864
+    # Where received bundles are kept (named by their SHA-256); relative paths are under data_dir.
+    sync_incoming_dir: str = "incoming_bundles"
+
+
+def resolve_path(data_dir: str | Path, path: str) -> Path:
+    """``path`` as given when absolute, otherwise under ``data_dir``."""
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else Path(data_dir).expanduser() / p

@@ -1,0 +1,74 @@
+"""Flight log bookkeeping and the `aerie ground` command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ground_station import service
+from ground_station.flight_log import FlightLog
+from ground_station.settings import load_ground_config
+from onboard.telemetry.envelope import decode, encode
+from onboard.typed_config import ConfigError
+
+
+def _env(seq: int, msg_type: str = "state", payload: object = None, vid: str = "u"):
+    frame = encode(vid, seq, msg_type, payload if payload is not None else {"seq": seq}, t_ns=seq)
+    return decode(frame, max_bytes=1 << 20), frame
+
+
+def test_out_of_order_storage_flights_and_missing_ranges(tmp_path: Path) -> None:
+    with FlightLog.open(tmp_path / "fl.sqlite") as fl:
+        # The end of the flight and a middle part arrive before its start (replay order).
+        assert fl.store([_env(6, "flight_end", {}), _env(4), _env(5)]) == 3
+        assert fl.advance("u", seen=6) == 0
+        assert fl.missing("u", 1, 8) == [(1, 3), (7, 8)]
+        assert fl.flights("u") == []
+        assert fl.store([_env(1, "flight_start", {"mission": "m"}), _env(2), _env(3, "event", {"kind": "failsafe",
+                                                                                             "detail": "rc"})]) == 3
+        assert fl.store([_env(2)]) == 0          # idempotent
+        assert fl.advance("u") == 6
+        [flight] = fl.flights("u")
+        assert (flight.start_seq, flight.end_seq, flight.info) == (1, 6, {"mission": "m"})
+        assert [m["seq"] for m in fl.flight_messages(flight)] == [1, 2, 3, 4, 5, 6]
+        assert fl.events("u") == [(3, "failsafe", "rc")]
+
+
+def test_pruned_seqs_are_skipped_and_counted_as_unrecoverable(tmp_path: Path) -> None:
+    with FlightLog.open(tmp_path / "fl.sqlite") as fl:
+        fl.store([_env(2), _env(9)])
+        assert fl.advance("u", first_available=8) == 7   # 8 is still held by the vehicle
+        fl.store([_env(8)])
+        assert fl.advance("u", first_available=8) == 9
+        row = fl._conn.execute("SELECT unrecoverable FROM vehicles WHERE vehicle_id='u'").fetchone()
+        assert row[0] == 6   # 1, 3..7 gone for good (2 was stored)
+
+
+def test_ground_config_rejects_unknown_keys_and_resolves_paths(tmp_path: Path) -> None:
+    path = tmp_path / "ground.yaml"
+    path.write_text("db_path: log.sqlite\nvehicles:\n  - vehicle_id: a\n    pub_endpont: tcp://x:1\n")
+    with pytest.raises(ConfigError, match="vehicles\\[0\\].pub_endpont"):
+        load_ground_config(path)
+    path.write_text("db_path: log.sqlite\nvehicles: [{vehicle_id: a}, {vehicle_id: a}]\n")
+    with pytest.raises(ConfigError, match="twice"):
+        load_ground_config(path)
+    path.write_text("db_path: log.sqlite\n")
+    cfg, base = load_ground_config(path)
+    assert base == tmp_path.resolve() and cfg.db_path == "log.sqlite" and cfg.curve
+
+
+def test_service_runs_for_a_duration_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "ground.yaml"
+    path.write_text("db_path: log.sqlite\ncurve: false\nvehicles:\n  - vehicle_id: a\n"
+                    "    pub_endpoint: tcp://127.0.0.1:1\n    replay_endpoint: tcp://127.0.0.1:2\n")
+    assert service.main(["--config", str(path), "--duration", "0.3", "--log-level", "WARNING"]) == 0
+    assert json.loads(capsys.readouterr().out)["counters"] == {"a": {}}
+    assert (tmp_path / "log.sqlite").exists()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("nonsense: 1\n")
+    assert service.main(["--config", str(bad)]) == 1
+    missing_keys = tmp_path / "keys.yaml"
+    missing_keys.write_text("db_path: log2.sqlite\n")   # curve on, key files absent
+    assert service.main(["--config", str(missing_keys), "--duration", "0.1"]) == 1
