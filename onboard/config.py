@@ -18,6 +18,7 @@ from firmware_bridge.settings import BridgeConfig, LinkConfig, SafetyConfig, Str
 from onboard.inference.settings import InferenceConfig
 from onboard.log_setup import LoggingConfig
 from onboard.memory.settings import MemoryConfig
+from onboard.telemetry.settings import TelemetryConfig
 from onboard.typed_config import ConfigError, build, to_dict
 
 
@@ -33,6 +34,7 @@ class AerieConfig:
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
+    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     inference: InferenceConfig = field(default_factory=InferenceConfig)
 
     @property
