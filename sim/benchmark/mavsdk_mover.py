@@ -1,0 +1,122 @@
+"""Fly benchmark moves for real: MAVSDK over UDP to a PX4-like vehicle.
+
+The episode loop is synchronous and the flight bridge is asyncio, so this
+mover owns an event loop on a background thread and turns each `fly_to(node)`
+into a bridge `goto` to the node's lat/lon at the world's cruise altitude,
+waiting until the vehicle is there. The agent, the perception and the metrics
+are exactly those of the kinematic episodes: only the flying changes.
+
+By default it starts Aerie's simulated vehicle with its home on the task's
+start node; pass ``url`` to fly a PX4 SITL (or a real vehicle) instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+
+from firmware_bridge.bridge import FlightBridge
+from firmware_bridge.geo import ned_from_geo
+from firmware_bridge.intents import GlobalTarget
+from firmware_bridge.maneuvers import distance_m, land_and_wait, position_from_home, takeoff_and_wait, wait_until
+from firmware_bridge.intents import PositionNed
+from firmware_bridge.settings import BridgeConfig, GeofenceConfig, LinkConfig, SafetyConfig
+from sim.world.world import World
+
+# The public tasks span the whole 1 x 1.7 km extract; a 2.5 km fence around home covers it.
+FENCE_RADIUS_M = 2500.0
+
+
+@dataclass
+class FlightRecord:
+    """What the vehicle actually did, for comparing with the episode's node trajectory."""
+
+    nodes: list[int] = field(default_factory=list)
+    arrival_errors_m: list[float] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+
+
+class MavsdkMover:
+    """A `Mover` (see `sim.benchmark.episode`) that flies through the MAVSDK bridge."""
+
+    def __init__(self, world: World, start_node: int, *, url: str | None = None, speed_m_s: float = 10.0,
+                 arrive_tolerance_m: float = 3.0, move_timeout_s: float = 60.0, sim_params: dict | None = None) -> None:
+        self.world = world
+        self.node = start_node
+        self.url = url
+        self.speed_m_s = speed_m_s
+        self.arrive_tolerance_m = arrive_tolerance_m
+        self.move_timeout_s = move_timeout_s
+        self.sim_params = sim_params or {"MPC_TKO_SPEED": 5.0, "MPC_LAND_SPEED": 3.0, "MPC_Z_V_AUTO_DN": 3.0}
+        self.record = FlightRecord(nodes=[start_node])
+        self._sim = None
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="mavsdk-mover", daemon=True)
+        self._bridge: FlightBridge | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+    def __enter__(self) -> "MavsdkMover":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        lat, lon = self.world.graph.latlon[self.node]
+        url = self.url
+        if url is None:
+            from sim.vehicle import SimVehicleProcess
+
+            self._sim = SimVehicleProcess(home=(float(lat), float(lon), 10.0), seed=self.node,
+                                          params=self.sim_params, prearm_delay_s=0.5).start()
+            url = self._sim.mavsdk_url
+        self._thread.start()
+        cfg = BridgeConfig(
+            link=LinkConfig(url=url, connect_timeout_s=15, health_timeout_s=30),
+            safety=SafetyConfig(geofence=GeofenceConfig(max_distance_from_home_m=FENCE_RADIUS_M)),
+        )
+        self._bridge = self._run(FlightBridge.connect(cfg))
+        self._run(takeoff_and_wait(self._bridge, self.world.cruise_alt, timeout_s=60))
+
+    def close(self) -> None:
+        try:
+            if self._bridge is not None:
+                if self._bridge.state.in_air:
+                    self._run(land_and_wait(self._bridge, timeout_s=120))
+                self._run(self._bridge.close())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+            if self._sim is not None:
+                self._sim.stop()
+
+    def _run(self, coro):
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    # -- Mover ---------------------------------------------------------------------------
+    def fly_to(self, node: int) -> float:
+        assert self._bridge is not None, "start() first"
+        lat, lon = (float(v) for v in self.world.graph.latlon[node])
+        t0 = time.monotonic()
+        error = self._run(self._goto(lat, lon))
+        seconds = time.monotonic() - t0
+        self.node = node
+        self.record.nodes.append(node)
+        self.record.arrival_errors_m.append(error)
+        self.record.seconds.append(seconds)
+        return seconds
+
+    async def _goto(self, lat: float, lon: float) -> float:
+        bridge = self._bridge
+        alt = self.world.cruise_alt
+        await bridge.commands.goto(GlobalTarget(lat, lon, alt), speed_m_s=self.speed_m_s)
+        n, e = ned_from_geo(bridge.envelope().home, lat, lon)
+        goal = PositionNed(n, e, -alt)
+        state = await wait_until(bridge, lambda s: distance_m(position_from_home(bridge, s), goal) <= self.arrive_tolerance_m,
+                                 self.move_timeout_s, f"move to {lat:.6f},{lon:.6f}")
+        here = position_from_home(bridge, state)
+        return math.hypot(here.north_m - n, here.east_m - e)
