@@ -37,8 +37,8 @@ SEV_WARNING = 4
 SEV_INFO = 6
 
 FORCE_MAGIC = 21196
-LAND_DETECT_S = 0.4  # ground contact this long while armed -> "Landing detected"
 TAKEOFF_DETECT_M = 0.3
+LAND_DETECT_STAGES = 2.5  # ground contact -> maybe landed -> landed, each ~LNDMC_TRIG_TIME (trace: ~5 s)
 
 # SET_POSITION_TARGET type_mask bits
 IGN_X, IGN_Y, IGN_Z = 1, 2, 4
@@ -456,6 +456,7 @@ class Commander:
         self.mission.item_arrived_t = None
         self.mission.takeoff_first = self.armed and not self.in_air
         self.takeoff_xy = self.pos()[:2]
+        self.takeoff_start_t = now
         if self.armed:
             self.text(SEV_INFO, "Executing Mission")
             self._mission_skip_do_items(now)
@@ -618,7 +619,7 @@ class Commander:
         p = self.pos()
         h = max(0.0, p[2] * -1.0 + self.home.local[2])  # height above home ground
         vd = nav.land_descent_speed(h, pr.f("MPC_Z_VEL_MAX_DN"), pr.f("MPC_LAND_ALT1"), pr.f("MPC_LAND_ALT2"),
-                                    pr.f("MPC_LAND_SPEED"))
+                                    pr.f("MPC_LAND_SPEED"), pr.f("MPC_LAND_ALT3"), pr.f("MPC_LAND_CRWL"))
         hv = nav.velocity_toward(p, (xy[0], xy[1], p[2]), min(self.cruise(), 3.0), 0.0, 0.0, acc_hor=pr.f("MPC_ACC_HOR"))
         return Demand(vel=(hv[0], hv[1], vd), yaw=self.hold_yaw, acc_hor=pr.f("MPC_ACC_HOR"),
                       acc_up=pr.f("MPC_ACC_UP_MAX"), acc_down=pr.f("MPC_ACC_DOWN_MAX"))
@@ -656,8 +657,10 @@ class Commander:
 
     def _takeoff_demand(self, now: float) -> Demand:
         pr = self.params
+        # PX4 (trace): ~1 s spool-up, the climb starts ~3 s after the command, full speed ~2 s later
         ramp = pr.f("MPC_TKO_RAMP_T")
-        frac = 1.0 if ramp <= 0 else min(1.0, max(0.05, (now - self.takeoff_start_t) / ramp))
+        t_rel = now - self.takeoff_start_t
+        frac = 1.0 if ramp <= 0 else min(1.0, max(0.0, (t_rel - 0.7 * ramp) / (0.7 * ramp)))
         v_up = pr.f("MPC_TKO_SPEED") * frac
         self.landed_state_hint = TAKEOFF_STATE
         return self._demand_to((self.takeoff_xy[0], self.takeoff_xy[1], self.takeoff_target_d), self.cruise(),
@@ -778,7 +781,11 @@ class Commander:
             return
         pr = self.params
         if not self.in_air:
-            if not s.on_ground and s.pos[2] < self.physics.ground_z - TAKEOFF_DETECT_M:
+            lifted = not s.on_ground and s.pos[2] < self.physics.ground_z - TAKEOFF_DETECT_M
+            # PX4 reports the takeoff once the motors spooled up for a takeoff, before the climb
+            spooled = (self.landed_state_hint == TAKEOFF_STATE
+                       and now - self.takeoff_start_t >= pr.f("COM_SPOOLUP_TIME"))
+            if lifted or spooled:
                 self.text(SEV_INFO, "Takeoff detected")
                 self.flown_since_arm = True
                 self.landed_t = None
@@ -795,10 +802,10 @@ class Commander:
                         self._disarm(now, "Disarmed by landing")
                 return
         # in the air
-        if s.on_ground:
+        if s.on_ground and self.landed_state != TAKEOFF_STATE:
             if self.ground_contact_t is None:
                 self.ground_contact_t = now
-            elif now - self.ground_contact_t >= LAND_DETECT_S:
+            elif now - self.ground_contact_t >= LAND_DETECT_STAGES * pr.f("LNDMC_TRIG_TIME"):
                 self.text(SEV_INFO, "Landing detected")
                 self.landed_state = ON_GROUND
                 self.landed_t = now

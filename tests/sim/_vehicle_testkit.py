@@ -28,6 +28,8 @@ FAST_PARAMS = {
     "MPC_Z_VEL_MAX_DN": 3.0,
     "MPC_LAND_ALT1": 4.0,
     "MPC_LAND_ALT2": 2.0,
+    "MPC_LAND_CRWL": 2.5,
+    "LNDMC_TRIG_TIME": 0.2,
     "MIS_TAKEOFF_ALT": 5.0,
 }
 
