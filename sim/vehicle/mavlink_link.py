@@ -9,12 +9,17 @@ bad CRCs and truncated frames are counted and dropped, never raised.
 from __future__ import annotations
 
 import socket
+import struct
+import sys
 from dataclasses import dataclass, field
 
 from pymavlink.dialects.v20 import development as mavlink2
 
 VEHICLE_SYSID = 1
 VEHICLE_COMPID = 1
+# Linux SO_TIMESTAMPNS / SCM_TIMESTAMPNS (not exported by Python's socket module)
+SO_TIMESTAMPNS = 35
+_TIMESPEC = struct.Struct("@ll")
 
 
 @dataclass
@@ -38,6 +43,13 @@ class MavlinkLink:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         self.sock.bind((host, port))
         self.sock.setblocking(False)
+        self.kernel_timestamps = False
+        if sys.platform.startswith("linux"):
+            try:
+                self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+                self.kernel_timestamps = True
+            except OSError:
+                pass
         self.port: int = self.sock.getsockname()[1]
         self.gcs_addr: tuple[str, int] = (host, gcs_port)
         self.peer: tuple[str, int] | None = None
@@ -85,14 +97,21 @@ class MavlinkLink:
         out = []
         for _ in range(max_datagrams):
             try:
-                data, addr = self.sock.recvfrom(65535)
+                data, ancdata, _flags, addr = self.sock.recvmsg(65535, 64)
             except (BlockingIOError, InterruptedError):
                 break
             except OSError:
                 self.stats.rx_errors += 1
                 continue
             self.stats.rx_datagrams += 1
+            kt = None  # kernel receive time (CLOCK_REALTIME s): setpoint timing without our loop's latency
+            for level, ctype, cdata in ancdata:
+                if level == socket.SOL_SOCKET and ctype == SO_TIMESTAMPNS and len(cdata) >= _TIMESPEC.size:
+                    sec, nsec = _TIMESPEC.unpack_from(cdata)
+                    kt = sec + nsec * 1e-9
             msgs = self._parse_datagram(data)
+            for m in msgs:
+                m._kernel_rx_time = kt
             if msgs and addr != self.gcs_addr:
                 self.peer = addr
             out.extend(msgs)

@@ -54,7 +54,8 @@ class SetpointLog:
     """JSON lines ``{t, mono, msg, mode, ...}``: what arrived when, as the vehicle saw it.
 
     Received SET_POSITION_TARGET_*/SET_ATTITUDE_TARGET/COMMAND_* lines have no
-    ``dir``; the vehicle's own STATUSTEXTs (``dir: tx``) and mode changes
+    ``dir`` and carry ``kt``, the kernel's receive timestamp (SO_TIMESTAMPNS)
+    converted to the monotonic clock, where the OS provides it; the vehicle's own STATUSTEXTs (``dir: tx``) and mode changes
     (``msg: MODE_CHANGE``, ``dir: event``) are logged too, so loss-to-failsafe
     delays can be measured on one clock.
     """
@@ -264,7 +265,7 @@ class Vehicle:
         else:
             p += [float(m.x), float(m.y), m.z]
             frame, xyz = m.frame, (m.x, m.y, m.z)
-        self._log({"msg": t, "command": m.command})
+        self._log({"msg": t, "command": m.command}, m)
         cmd = m.command
         result = self._handle_system_command(cmd, p, now)
         if result is None:
@@ -297,7 +298,7 @@ class Vehicle:
     # -- setpoints --------------------------------------------------------------
     def _handle_setpoint(self, m, t: str, now: float) -> None:
         mask = getattr(m, "type_mask", 0)
-        self._log({"msg": t, "type_mask": mask, "frame": getattr(m, "coordinate_frame", None)})
+        self._log({"msg": t, "type_mask": mask, "frame": getattr(m, "coordinate_frame", None)}, m)
         sp = self._decode_setpoint(m, t, now)
         if sp is not None:
             self.cmdr.on_setpoint(sp)
@@ -339,10 +340,14 @@ class Vehicle:
         return Setpoint(now, tuple(pos), tuple(vel), yaw if yaw is None or math.isfinite(yaw) else None,
                         yaw_rate if yaw_rate is None or math.isfinite(yaw_rate) else None)
 
-    def _log(self, rec: dict) -> None:
+    def _log(self, rec: dict, received=None) -> None:
         if self.setpoint_log is None:
             return
-        rec = {"t": time.time(), "mono": self.clock(), **rec, "mode": str(self.cmdr.displayed_mode)}
+        wall, mono = time.time(), self.clock()
+        rec = {"t": wall, "mono": mono, **rec, "mode": str(self.cmdr.displayed_mode)}
+        kt = getattr(received, "_kernel_rx_time", None)
+        if kt is not None:
+            rec["kt"] = kt - (wall - mono)  # kernel arrival time on the monotonic clock
         self.setpoint_log.write(rec)
 
     # -- parameters -------------------------------------------------------------

@@ -82,3 +82,28 @@ def test_thread_variant_and_global_setpoints():
         assert sp.pos == (None, None, None) and sp.vel[0] == 1.0  # BODY_NED, heading 0: body x = north
         t = v.truth()
         assert t["armed"] is False and abs(t["lat"] - 47.0) < 1e-5
+
+
+def test_setpoint_log_has_kernel_arrival_times(tmp_path):
+    """Setpoints are logged with mono and kernel (kt) arrival times on one clock."""
+    from _vehicle_testkit import RawGcs
+
+    log = tmp_path / "sp.jsonl"
+    with SimVehicleProcess(setpoint_log=log) as v:
+        g = RawGcs(v.gcs_port, v.port)
+        try:
+            mav = g.mav
+            sent = []
+            for i in range(10):
+                sent.append(time.monotonic())
+                g.send(mav.set_position_target_local_ned_encode(i, 1, 1, 1, 2503, 0, 0, 0, 1.0, 0, 0, 0, 0, 0, 0, 0))
+                time.sleep(0.05)
+            time.sleep(0.2)
+        finally:
+            g.close()
+    recs = [json.loads(l) for l in log.read_text().splitlines()]
+    sp = [r for r in recs if r["msg"] == "SET_POSITION_TARGET_LOCAL_NED"]
+    assert len(sp) == 10 and all(r["mode"] == "AUTO_LOITER" and r["type_mask"] == 2503 for r in sp)
+    for r, t_sent in zip(sp, sent):
+        assert t_sent - 0.01 <= r["kt"] <= r["mono"] + 0.002
+        assert r["mono"] - t_sent < 0.1
