@@ -16,7 +16,9 @@ Use it from Python (tests, benchmarks)::
                            setpoint_log="/tmp/sp.jsonl") as v:
         await mavsdk.add_any_connection(v.mavsdk_url)     # udpin://127.0.0.1:<free port>
         ...
-        v.truth()            # ground truth dict: ned, vel_ned, lat/lon/alt, mode, armed, landed_state, battery...
+        v.truth()            # ground truth dict: ned, vel_ned, lat/lon/alt_amsl/rel_alt, mode ("AUTO_LOITER"),
+                             # flight_mode (MAVSDK's name: "HOLD"), armed, landed_state (1..4), failsafe,
+                             # battery_pct, wind_ned, home, mission, setpoint_age_s
         v.set_battery(12.0)  # percent; PX4 battery failsafes follow (COM_LOW_BAT_ACT)
         v.set_wind(3.0, 0.0, gust=0.5)
         v.set_link_down(True)  # silence the link without killing the process

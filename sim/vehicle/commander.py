@@ -836,6 +836,7 @@ class Commander:
             "ned": list(s.pos), "vel_ned": list(s.vel), "yaw_deg": math.degrees(s.yaw),
             "roll_deg": math.degrees(s.roll), "pitch_deg": math.degrees(s.pitch),
             "armed": self.armed, "mode": str(self.displayed_mode), "intended_mode": str(self.mode),
+            "flight_mode": pm.mavsdk_flight_mode(self.displayed_mode),
             "failsafe": self.failsafe_reason if self.failsafe_mode is not None else None,
             "landed_state": self.landed_state, "on_ground": s.on_ground,
             "battery_pct": s.battery_pct, "wind_ned": list(s.wind),
