@@ -22,6 +22,7 @@ Use it from Python (tests, benchmarks)::
         v.set_battery(12.0)  # percent; PX4 battery failsafes follow (COM_LOW_BAT_ACT)
         v.set_wind(3.0, 0.0, gust=0.5)
         v.set_link_down(True)  # silence the link without killing the process
+        v.set_gps(False)     # lose the GPS fix (health, GPS_RAW_INT, PX4 descend failsafe in the air)
         v.kill()             # SIGKILL, for link-loss tests; .stop() is SIGTERM
 
 ``SimVehicleProcess`` picks a free GCS port unless given one, defaults to a 1 s
@@ -37,6 +38,7 @@ Control channel (JSON over UDP to ``control_port``, one reply per request):
 ``{"cmd": "truth"}``, ``{"cmd": "stats"}``, ``{"cmd": "battery", "percent": 30}``,
 ``{"cmd": "battery_drain_scale", "scale": 20}``, ``{"cmd": "wind", "n": 3, "e": 0, "d": 0, "gust": 0.5}``,
 ``{"cmd": "param", "name": "COM_OF_LOSS_T", "value": 0.5}``, ``{"cmd": "link", "down": true}``,
+``{"cmd": "gps", "fix": false}``,
 ``{"cmd": "statustext", "severity": 4, "text": "..."}``.
 """
 

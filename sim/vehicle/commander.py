@@ -139,6 +139,8 @@ class Commander:
         self.landed_state_hint = IN_AIR  # what the current guidance says the air phase is
         self.last_gcs_heartbeat: float | None = None
         self.gcs_lost = False
+        self.gps_ok = True  # fault injection: False = no fix
+        self.gps_lost_t: float | None = None
         self._takeoff_alt_amsl: float | None = None
 
     # ------------------------------------------------------------------ state
@@ -164,6 +166,8 @@ class Commander:
     def armable(self, now: float) -> bool:
         """PX4's pre-arm verdict; also drives SYS_STATUS PREARM_CHECK and MAV_STATE."""
         if now - self.boot_t < self.prearm_delay_s:
+            return False
+        if not self.gps_ok:
             return False
         if self.failsafe_mode is not None:
             return False
@@ -673,12 +677,13 @@ class Commander:
             return Demand(thrust=False)
         self._check_offboard_loss(now)
         self._check_datalink(now)
+        self._check_position(now)
         self._check_battery(now)
         if not self.armed:
             return Demand(thrust=False)
         mode = self.displayed_mode
-        if self.failsafe_mode is not None and self.failsafe_mode.main in (pm.MainMode.POSCTL, pm.MainMode.ALTCTL,
-                                                                          pm.MainMode.MANUAL):
+        if self.failsafe_mode is not None and (self.failsafe_mode.main in (
+                pm.MainMode.POSCTL, pm.MainMode.ALTCTL, pm.MainMode.MANUAL) or self.failsafe_reason == "position_loss"):
             # no sticks: PX4 descends without holding position
             v = self.physics.state.vel
             return Demand(vel=(v[0] * 0.98, v[1] * 0.98, self.params.f("MPC_LAND_SPEED")), yaw=None, yaw_rate=0.0,
@@ -748,6 +753,23 @@ class Commander:
             self.land_xy = self.pos()[:2]
         elif fs == pm.RTL:
             self._start_rtl()
+
+    def set_gps(self, ok: bool, now: float) -> None:
+        if ok == self.gps_ok:
+            return
+        self.gps_ok = ok
+        self.gps_lost_t = None if ok else now
+
+    def _check_position(self, now: float) -> None:
+        """GPS loss: after 1 s PX4 has no position and 'descends' (shown as AUTO_LAND) in position modes."""
+        if self.gps_ok or self.gps_lost_t is None or now - self.gps_lost_t < 1.0:
+            return
+        if self.failsafe_reason == "position_loss" or not self.in_air:
+            return
+        if self.displayed_mode.main in (pm.MainMode.AUTO, pm.MainMode.OFFBOARD):
+            self.text(SEV_CRITICAL, "Failsafe activated")
+            self.failsafe_reason = "position_loss"
+            self.failsafe_mode = pm.LAND
 
     def _check_battery(self, now: float) -> None:
         pct = self.physics.state.battery_pct / 100.0

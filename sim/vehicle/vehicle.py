@@ -431,6 +431,9 @@ class Vehicle:
         if cmd == "param":
             changed = self.params.set(req["name"], req["value"])
             return {"changed": changed, "value": self.params.get(req["name"])}
+        if cmd == "gps":
+            self.cmdr.set_gps(bool(req.get("fix", True)), now)
+            return None
         if cmd == "link":
             self.link_down = bool(req.get("down", False))
             return None

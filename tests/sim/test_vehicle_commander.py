@@ -112,3 +112,15 @@ def test_reposition_relative_frame_and_speed():
     assert s.c.cruise() == 3.0
     s.run(20, lambda: math.dist(s.ph.state.pos, (10.0, 0.0, -8.0)) < 0.3)
     assert s.c.displayed_mode == pm.HOLD
+
+
+def test_gps_loss_blocks_arming_and_descends_in_air():
+    s = Sim()
+    s.c.set_gps(False, s.t)
+    assert not s.c.armable(s.t) and s.cmd(400, 1) == 1
+    s.c.set_gps(True, s.t)
+    s.fly()
+    s.c.set_gps(False, s.t)
+    s.run(1.5, lambda: s.c.failsafe_reason == "position_loss")
+    assert s.c.displayed_mode == pm.LAND and "Failsafe activated" in s.texts()
+    s.run(30, lambda: not s.c.armed)

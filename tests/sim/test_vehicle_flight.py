@@ -276,6 +276,16 @@ async def test_battery_wind_injection_and_auto_disarm(vehicle, drone):
         return abs(b.remaining_percent - 42.0) < 1.0
 
     await wait_for(remaining, 5, "MAVSDK battery")
+    # GPS loss shows up in MAVSDK's health (SYS_STATUS GPS and PREARM_CHECK bits), and comes back
+    v.set_gps(False)
+
+    async def health(ok: bool):
+        h = await d.telemetry.health()
+        return h.is_global_position_ok == ok and h.is_armable == ok
+
+    await wait_for(lambda: health(False), 3, "GPS loss in MAVSDK health")
+    v.set_gps(True)
+    await wait_for(lambda: health(True), 3, "GPS back in MAVSDK health")
     await takeoff(d, v, 5.0)
     before = v.truth()["ned"]
     v.set_wind(4.0, 0.0)
