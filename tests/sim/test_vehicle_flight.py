@@ -353,3 +353,25 @@ async def test_mission_from_the_ground_takes_off_first(vehicle, drone):
 
     await wait_for(mavsdk_home_moved, 3, "MAVSDK home updated")
     await d.action.disarm()
+
+
+@needs_trace
+async def test_mavsdk_param_plugin_like_px4(vehicle, drone):
+    from mavsdk.asyncio.plugins.param import ParamAsync
+    from mavsdk.plugins.param import ParamError, ParamResult
+
+    events = load_events()
+    p = ParamAsync(drone.system)
+    ref = next(e for e in events if e["event"] == "all_params")
+    allp = await p.get_all_params()
+    assert (len(allp.int_params), len(allp.float_params)) == (ref["n_int"], ref["n_float"])
+    assert await p.get_param_float("COM_OF_LOSS_T") == 1.0
+    assert await p.get_param_int("COM_OBL_RC_ACT") == 0
+    with pytest.raises(ParamError) as err:
+        await p.get_param_int("COM_OF_LOSS_T")
+    assert err.value.result == ParamResult.WRONG_TYPE
+    await p.set_param_float("MPC_XY_VEL_MAX", 10.0)
+    assert await p.get_param_float("MPC_XY_VEL_MAX") == 10.0
+    assert await drone.action.get_return_to_launch_altitude() == 30.0
+    await drone.action.set_takeoff_altitude(7.0)
+    assert await drone.action.get_takeoff_altitude() == 7.0
