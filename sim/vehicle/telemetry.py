@@ -247,7 +247,7 @@ class TelemetryBuilder:
     def mission_current(self, now: float):
         c = self.c
         total = len(c.store.mission())
-        return mission_current(self.mav, c.mission_current_seq(), total, 0, 0, c.store.ids.get(0, 0),
+        return mission_current(self.mav, c.missions.current_seq(), total, 0, 0, c.store.ids.get(0, 0),
                                c.store.ids.get(1, 0), c.store.ids.get(2, 0))
 
     def current_mode(self, now: float):

@@ -18,13 +18,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import px4_modes as pm
-from .commander import ACCEPTED, UNSUPPORTED, Commander, Setpoint
+from .commander import ACCEPTED, UNSUPPORTED, Commander
 from .geo import GeoOrigin
 from .mavlink_link import VEHICLE_COMPID, VEHICLE_SYSID, MavlinkLink
 from .mission import MissionStore, MissionTransfer
 from .params import HASH_CHECK_INDEX, HASH_CHECK_NAME, MAV_PARAM_TYPE_UINT32, ParamTable, uint_to_wire
 from .physics import Physics
+from .setpoints import Setpoint, decode_setpoint
 from .telemetry import StreamScheduler, TelemetryBuilder
 
 PHYSICS_DT = 0.01
@@ -91,7 +91,7 @@ class Vehicle:
                 if k not in (0, 245, 4):  # heartbeat-class timing stays PX4's
                     self.streams.rates_hz[k] *= cfg.rate_scale
         self.transfer = MissionTransfer(self.store, self.mav, self.link.send)
-        self.transfer.on_upload_done = self.cmdr.on_mission_uploaded
+        self.transfer.on_upload_done = self.cmdr.missions.on_uploaded
         self.control: socket.socket | None = None
         if cfg.control_port is not None:
             self.control = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -251,7 +251,7 @@ class Vehicle:
             self._handle_param(m, t, now)
         elif t.startswith("MISSION_"):
             if t == "MISSION_SET_CURRENT":
-                self.cmdr.set_mission_current(m.seq)
+                self.cmdr.missions.set_current(m.seq)
                 self.send(self.telemetry.mission_current(now))
             else:
                 self.transfer.handle(m, now)
@@ -304,41 +304,8 @@ class Vehicle:
             self.cmdr.on_setpoint(sp)
 
     def _decode_setpoint(self, m, t: str, now: float) -> Setpoint | None:
-        from .commander import IGN_VX, IGN_VY, IGN_VZ, IGN_X, IGN_Y, IGN_YAW, IGN_YAW_RATE, IGN_Z
-
-        if t == "SET_ATTITUDE_TARGET":
-            # attitude offboard is not modelled: it keeps offboard alive and holds position
-            return Setpoint(now, (None, None, None), (0.0, 0.0, 0.0), None, 0.0)
-        mask = m.type_mask
-        yaw = None if mask & IGN_YAW else m.yaw
-        yaw_rate = None if mask & IGN_YAW_RATE else m.yaw_rate
-        vel = [None if mask & IGN_VX else m.vx, None if mask & IGN_VY else m.vy, None if mask & IGN_VZ else m.vz]
         s = self.physics.state
-        if t == "SET_POSITION_TARGET_LOCAL_NED":
-            pos = [None if mask & IGN_X else m.x, None if mask & IGN_Y else m.y, None if mask & IGN_Z else m.z]
-            frame = m.coordinate_frame
-            if frame in (8, 9):  # BODY_NED / BODY_OFFSET_NED: rotate by heading
-                cy, sy = math.cos(s.yaw), math.sin(s.yaw)
-                if vel[0] is not None and vel[1] is not None:
-                    vel[0], vel[1] = cy * vel[0] - sy * vel[1], sy * vel[0] + cy * vel[1]
-                if pos[0] is not None and pos[1] is not None:
-                    pos[0], pos[1] = cy * pos[0] - sy * pos[1], sy * pos[0] + cy * pos[1]
-            if frame in (7, 8, 9):
-                pos = [None if v is None else v + s.pos[i] for i, v in enumerate(pos)]
-        else:
-            lat = None if mask & IGN_X else m.lat_int * 1e-7
-            lon = None if mask & IGN_Y else m.lon_int * 1e-7
-            pos = [None, None, None]
-            if lat is not None and lon is not None:
-                n, e, _ = self.origin.to_local(lat, lon, self.origin.alt_m)
-                pos[0], pos[1] = n, e
-            if not mask & IGN_Z:
-                frame = m.coordinate_frame
-                pos[2] = self.cmdr._alt_to_d(m.alt, frame)
-        if any(v is not None and not math.isfinite(v) for v in list(pos) + list(vel)):
-            return None
-        return Setpoint(now, tuple(pos), tuple(vel), yaw if yaw is None or math.isfinite(yaw) else None,
-                        yaw_rate if yaw_rate is None or math.isfinite(yaw_rate) else None)
+        return decode_setpoint(m, t, now, tuple(s.pos), s.yaw, self.origin, self.cmdr._alt_to_d)
 
     def _log(self, rec: dict, received=None) -> None:
         if self.setpoint_log is None:

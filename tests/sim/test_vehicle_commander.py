@@ -5,7 +5,8 @@ import math
 import pytest
 
 from sim.vehicle import px4_modes as pm
-from sim.vehicle.commander import Commander, Setpoint
+from sim.vehicle.commander import Commander
+from sim.vehicle.setpoints import Setpoint
 from sim.vehicle.geo import GeoOrigin
 from sim.vehicle.mission import MissionStore
 from sim.vehicle.params import ParamTable
