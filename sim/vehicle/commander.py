@@ -186,6 +186,11 @@ class Commander:
             return self._cmd_change_speed(p)
         if command == 179:
             return self._cmd_set_home(p, frame, xyz)
+        if command == 185:  # DO_FLIGHTTERMINATION: motors off, wherever we are
+            if (p[0] or 0.0) >= 0.5:
+                self.text(SEV_CRITICAL, "Flight termination active")
+                self.armed = False
+            return ACCEPTED
         if command == 300:  # MISSION_START
             if not self.store.mission():
                 return DENIED
@@ -712,4 +717,5 @@ class Commander:
             "mission": {"current": self.missions.current_seq(), "reached": self.missions.run.reached,
                         "finished": self.missions.run.finished, "count": len(self.store.mission())},
             "setpoint_age_s": None if self.setpoint is None else now - self.setpoint.t,
+            "gps_ok": self.gps_ok,
         }

@@ -99,6 +99,7 @@ class Vehicle:
             self.control.setblocking(False)
         self.setpoint_log = SetpointLog(cfg.setpoint_log) if cfg.setpoint_log else None
         self.link_down = False
+        self.last_error: str | None = None  # last exception a received message caused (counted in rx_errors)
         self.text_id = 0
         self.param_queue: list[int] = []
         self.param_peer = (0, 0)
@@ -384,6 +385,7 @@ class Vehicle:
             st = self.link.stats
             cpu = time.process_time() - self.cpu_t0
             return {"stats": {k: v for k, v in vars(st).items()}, "cpu_s": cpu, "wall_s": now - self.wall_t0,
+                    "last_error": self.last_error, "link_down": self.link_down,
                     "streams_hz": {str(k): v for k, v in self.streams.rates_hz.items()}}
         if cmd == "battery":
             self.physics.set_battery(float(req["percent"]))

@@ -125,3 +125,10 @@ def test_gps_loss_blocks_arming_and_descends_in_air():
     s.run(1.5, lambda: s.c.failsafe_reason == "position_loss")
     assert s.c.displayed_mode == pm.LAND and "Failsafe activated" in s.texts()
     s.run(30, lambda: not s.c.armed)
+
+
+def test_flight_termination_and_force_disarm_drop_the_vehicle():
+    s = Sim()
+    s.fly()
+    assert s.cmd(185, 1) == 0 and not s.c.armed
+    s.run(5, lambda: s.ph.state.on_ground)
