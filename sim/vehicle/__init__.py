@@ -4,8 +4,11 @@ Behaviour follows the recorded PX4 SITL session in /work/shared/px4-trace
 (HEARTBEAT modes, ACK codes, STATUSTEXTs, parameters, mission protocol,
 offboard rules and failsafe, landed-state sequence).
 
-Run it:  ``aerie sim vehicle --home 47.3977,8.5456 [--gcs-port 14540] [--port 14580] [--seed N]``
-         (``python -m sim.vehicle.cli --help`` lists all flags)
+Run it:  ``aerie sim vehicle --home 47.3977,8.5456 [--gcs-port 14540] [--port 14580] [--seed N]
+                             [--param NAME=VALUE ...] [--setpoint-log PATH] [--wind N,E[,D]] [--gust S]
+                             [--speed-factor K] [--prearm-delay S] [--control-port P] [--rate-scale K]``
+         (``python -m sim.vehicle.cli --help`` describes them). Like PX4 SITL it binds 14580 and sends to
+         127.0.0.1:14540, so MAVSDK connects with ``udpin://127.0.0.1:14540``.
 
 Use it from Python (tests, benchmarks)::
 

@@ -48,14 +48,19 @@ class VehicleConfig:
     setpoint_log: str | None = None  # JSON lines per received setpoint/command
     rate_scale: float = 1.0  # multiplies every default stream rate (CPU knob)
     battery_drain_scale: float = 1.0
+    speed_factor: float = 1.0  # simulated seconds per wall second (all timers and rates scale with it)
+    wind: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # north, east, down m/s, gust sigma
 
 
 class SetpointLog:
     """JSON lines ``{t, mono, msg, mode, ...}``: what arrived when, as the vehicle saw it.
 
+    ``mono`` is ``time.monotonic()`` (comparable across processes on this
+    machine); ``sim_t`` is the vehicle's clock (differs only with a speed factor).
     Received SET_POSITION_TARGET_*/SET_ATTITUDE_TARGET/COMMAND_* lines have no
     ``dir`` and carry ``kt``, the kernel's receive timestamp (SO_TIMESTAMPNS)
-    converted to the monotonic clock, where the OS provides it; the vehicle's own STATUSTEXTs (``dir: tx``) and mode changes
+    converted to the monotonic clock, where the OS provides it; the vehicle's
+    own STATUSTEXTs (``dir: tx``) and mode changes
     (``msg: MODE_CHANGE``, ``dir: event``) are logged too, so loss-to-failsafe
     delays can be measured on one clock.
     """
@@ -71,8 +76,15 @@ class SetpointLog:
 
 
 class Vehicle:
-    def __init__(self, cfg: VehicleConfig, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, cfg: VehicleConfig, clock: Callable[[], float] | None = None):
         self.cfg = cfg
+        self.speed = max(1e-3, cfg.speed_factor)
+        if clock is None:
+            if self.speed == 1.0:
+                clock = time.monotonic
+            else:
+                t0 = time.monotonic()
+                clock = lambda: t0 + (time.monotonic() - t0) * self.speed  # noqa: E731
         self.clock = clock
         now = clock()
         self.boot_t = now
@@ -80,6 +92,7 @@ class Vehicle:
         self.origin = GeoOrigin(*cfg.home)
         self.physics = Physics(seed=cfg.seed)
         self.physics.battery_drain_scale = cfg.battery_drain_scale
+        self.physics.set_wind(*cfg.wind)
         self.store = MissionStore()
         self.cmdr = Commander(self.params, self.physics, self.origin, self.store, now, cfg.prearm_delay_s)
         self.link = MavlinkLink(cfg.port, cfg.gcs_port, cfg.host)
@@ -108,7 +121,7 @@ class Vehicle:
         self.last_reached_repeat = 0.0
         self.logged_mode = str(self.cmdr.displayed_mode)
         self.cpu_t0 = time.process_time()
-        self.wall_t0 = now
+        self.wall_t0 = time.monotonic()
 
     @property
     def port(self) -> int:
@@ -127,7 +140,7 @@ class Vehicle:
         try:
             while not should_stop():
                 self.spin_once()
-                timeout = max(0.0, self.next_phys - self.clock())
+                timeout = max(0.0, self.next_phys - self.clock()) / self.speed
                 for key, _ in sel.select(timeout):
                     if key.data == "link":
                         self.receive(self.clock())
@@ -311,8 +324,10 @@ class Vehicle:
     def _log(self, rec: dict, received=None) -> None:
         if self.setpoint_log is None:
             return
-        wall, mono = time.time(), self.clock()
+        wall, mono = time.time(), time.monotonic()
         rec = {"t": wall, "mono": mono, **rec, "mode": str(self.cmdr.displayed_mode)}
+        if self.speed != 1.0:
+            rec["sim_t"] = self.clock()
         kt = getattr(received, "_kernel_rx_time", None)
         if kt is not None:
             rec["kt"] = kt - (wall - mono)  # kernel arrival time on the monotonic clock
@@ -384,7 +399,7 @@ class Vehicle:
         if cmd == "stats":
             st = self.link.stats
             cpu = time.process_time() - self.cpu_t0
-            return {"stats": {k: v for k, v in vars(st).items()}, "cpu_s": cpu, "wall_s": now - self.wall_t0,
+            return {"stats": {k: v for k, v in vars(st).items()}, "cpu_s": cpu, "wall_s": time.monotonic() - self.wall_t0,
                     "last_error": self.last_error, "link_down": self.link_down,
                     "streams_hz": {str(k): v for k, v in self.streams.rates_hz.items()}}
         if cmd == "battery":

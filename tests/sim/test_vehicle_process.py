@@ -107,3 +107,29 @@ def test_setpoint_log_has_kernel_arrival_times(tmp_path):
     for r, t_sent in zip(sp, sent):
         assert t_sent - 0.01 <= r["kt"] <= r["mono"] + 0.002
         assert r["mono"] - t_sent < 0.1
+
+
+async def test_speed_factor_runs_a_flight_faster():
+    """--speed-factor 3: a MAVSDK takeoff and landing with PX4 default speeds in a third of the wall time."""
+    import asyncio
+
+    from _vehicle_testkit import MavsdkDrone, wait_for
+
+    v = SimVehicleProcess(seed=4, prearm_delay_s=1.0, params={"MIS_TAKEOFF_ALT": 3.0},
+                          extra_args=["--speed-factor", "3", "--wind", "1,0", "--gust", "0.2"]).start()
+    d = await MavsdkDrone().connect(v.mavsdk_url)
+    try:
+        await d.wait_healthy()
+        t0 = time.monotonic()
+        await d.action.arm()
+        await d.action.takeoff()
+        await wait_for(lambda: v.truth()["mode"] == "AUTO_LOITER" and v.truth()["landed_state"] == 2, 15, "takeoff")
+        t_tko = time.monotonic() - t0
+        assert t_tko < 4.0, t_tko  # ~6 s of simulated time
+        assert v.truth()["wind_ned"][0] != 0.0
+        await d.action.land()
+        await wait_for(lambda: not v.truth()["armed"], 15, "landed and disarmed")
+        await asyncio.sleep(0)
+    finally:
+        await d.close()
+        v.stop()
