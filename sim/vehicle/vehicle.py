@@ -163,10 +163,8 @@ class Vehicle:
             steps += 1
         if now - self.next_phys > 0.5:
             self.next_phys = now + PHYSICS_DT  # hopelessly late (suspended?): skip ahead
+        self._note_mode_change()
         if steps:
-            if self.setpoint_log is not None and str(self.cmdr.displayed_mode) != self.logged_mode:
-                self.logged_mode = str(self.cmdr.displayed_mode)
-                self._log({"msg": "MODE_CHANGE", "dir": "event", "armed": self.cmdr.armed})
             self.transfer.tick(now)
             self._flush_outbox(now)
             for msgid in self.streams.due(now):
@@ -184,11 +182,17 @@ class Vehicle:
                     keep.append((at, msg))
             self.delayed = keep
 
+    def _note_mode_change(self) -> None:
+        if self.setpoint_log is not None and str(self.cmdr.displayed_mode) != self.logged_mode:
+            self.logged_mode = str(self.cmdr.displayed_mode)
+            self._log({"msg": "MODE_CHANGE", "dir": "event", "armed": self.cmdr.armed})
+
     def send(self, msg) -> None:
         if not self.link_down:
             self.link.send(msg)
 
     def close(self) -> None:
+        self._note_mode_change()
         self.link.close()
         if self.control is not None:
             self.control.close()
@@ -239,6 +243,7 @@ class Vehicle:
             except Exception as exc:  # a bad message must never stop the vehicle
                 self.link.stats.rx_errors += 1
                 self.last_error = repr(exc)
+        self._note_mode_change()
 
     def _for_us(self, m) -> bool:
         ts = getattr(m, "target_system", 0)

@@ -166,7 +166,8 @@ async def test_offboard_then_loss_failsafe_like_px4(tmp_path, fast_params):
             other.close()
             await d.close()
         recs = [json.loads(l) for l in log.read_text().splitlines()]
-        assert [r["mode"] for r in recs if r["msg"] == "MODE_CHANGE"][-3:] == ["POSCTL", "OFFBOARD", "AUTO_LOITER"]
+        changes = [r["mode"] for r in recs if r["msg"] == "MODE_CHANGE"]
+        assert changes[-3:] == ["POSCTL", "OFFBOARD", "AUTO_LOITER"], changes
         sp = [r for r in recs if r["msg"] == "SET_POSITION_TARGET_LOCAL_NED"]
         assert {r["type_mask"] for r in sp} >= {2552, 2503}
         ts = [r["mono"] for r in sp if r["mode"] == "OFFBOARD"]
