@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--port", type=int, default=14580, help="UDP port the vehicle binds (0 = any free port)")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--seed", type=int, default=0, help="seed for wind gusts and sensor noise")
+    ap.add_argument("--sysid", type=int, default=1, help="MAVLink system id (PX4 MAV_SYS_ID)")
     ap.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
                     help="override a PX4 parameter at start (repeatable)")
     ap.add_argument("--prearm-delay", type=float, default=4.0, help="seconds until pre-arm checks pass (PX4 ~4)")
@@ -64,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     cfg = VehicleConfig(
-        home=args.home, port=args.port, gcs_port=args.gcs_port, host=args.host, seed=args.seed,
+        home=args.home, port=args.port, gcs_port=args.gcs_port, host=args.host, seed=args.seed, sysid=args.sysid,
         params=dict(args.param), prearm_delay_s=args.prearm_delay,
         control_port=None if args.control_port < 0 else args.control_port, setpoint_log=args.setpoint_log,
         rate_scale=args.rate_scale, battery_drain_scale=args.battery_drain_scale, speed_factor=args.speed_factor,

@@ -38,7 +38,8 @@ class LinkStats:
 class MavlinkLink:
     """Bind ``port`` on ``bind_host``; send to ``gcs`` until a peer speaks."""
 
-    def __init__(self, port: int = 14580, gcs_port: int = 14540, host: str = "127.0.0.1"):
+    def __init__(self, port: int = 14580, gcs_port: int = 14540, host: str = "127.0.0.1",
+                 sysid: int = VEHICLE_SYSID):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         self.sock.bind((host, port))
@@ -54,7 +55,8 @@ class MavlinkLink:
         self.gcs_addr: tuple[str, int] = (host, gcs_port)
         self.peer: tuple[str, int] | None = None
         self.stats = LinkStats()
-        self._tx = mavlink2.MAVLink(None, srcSystem=VEHICLE_SYSID, srcComponent=VEHICLE_COMPID)
+        self.sysid = sysid
+        self._tx = mavlink2.MAVLink(None, srcSystem=sysid, srcComponent=VEHICLE_COMPID)
         self._tx.robust_parsing = True
         self._rx = self._new_parser()
         self.mav = self._tx  # message factory: link.mav.heartbeat_encode(...)

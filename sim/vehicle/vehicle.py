@@ -20,7 +20,7 @@ from typing import Callable
 
 from .commander import ACCEPTED, UNSUPPORTED, Commander
 from .geo import GeoOrigin
-from .mavlink_link import VEHICLE_COMPID, VEHICLE_SYSID, MavlinkLink
+from .mavlink_link import VEHICLE_COMPID, MavlinkLink
 from .mission import MissionStore, MissionTransfer
 from .params import HASH_CHECK_INDEX, HASH_CHECK_NAME, MAV_PARAM_TYPE_UINT32, ParamTable, uint_to_wire
 from .physics import Physics
@@ -50,6 +50,7 @@ class VehicleConfig:
     battery_drain_scale: float = 1.0
     speed_factor: float = 1.0  # simulated seconds per wall second (all timers and rates scale with it)
     wind: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # north, east, down m/s, gust sigma
+    sysid: int = 1  # MAVLink system id (PX4's MAV_SYS_ID), for several vehicles side by side
 
 
 class SetpointLog:
@@ -88,14 +89,15 @@ class Vehicle:
         self.clock = clock
         now = clock()
         self.boot_t = now
-        self.params = ParamTable.px4_defaults(cfg.params)
+        self.params = ParamTable.px4_defaults({"MAV_SYS_ID": cfg.sysid, "SIH_LOC_LAT0": cfg.home[0],
+                                               "SIH_LOC_LON0": cfg.home[1], "SIH_LOC_H0": cfg.home[2], **cfg.params})
         self.origin = GeoOrigin(*cfg.home)
         self.physics = Physics(seed=cfg.seed)
         self.physics.battery_drain_scale = cfg.battery_drain_scale
         self.physics.set_wind(*cfg.wind)
         self.store = MissionStore()
         self.cmdr = Commander(self.params, self.physics, self.origin, self.store, now, cfg.prearm_delay_s)
-        self.link = MavlinkLink(cfg.port, cfg.gcs_port, cfg.host)
+        self.link = MavlinkLink(cfg.port, cfg.gcs_port, cfg.host, sysid=cfg.sysid)
         self.mav = self.link.mav
         self.telemetry = TelemetryBuilder(self.mav, self.cmdr, now)
         self.streams = StreamScheduler()
@@ -248,7 +250,7 @@ class Vehicle:
     def _for_us(self, m) -> bool:
         ts = getattr(m, "target_system", 0)
         tc = getattr(m, "target_component", 0)
-        return ts in (0, VEHICLE_SYSID) and tc in (0, VEHICLE_COMPID)
+        return ts in (0, self.cfg.sysid) and tc in (0, VEHICLE_COMPID)
 
     def handle(self, m, now: float) -> None:
         t = m.get_type()

@@ -2,6 +2,7 @@
 
 import json
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -133,3 +134,24 @@ async def test_speed_factor_runs_a_flight_faster():
     finally:
         await d.close()
         v.stop()
+
+
+def test_second_vehicle_with_its_own_sysid():
+    import math
+
+    from _vehicle_testkit import RawGcs
+
+    with SimVehicleProcess(extra_args=["--sysid", "2"], prearm_delay_s=0.3) as v:
+        g = RawGcs(v.gcs_port, v.port)
+        try:
+            hb = g.wait("HEARTBEAT", lambda m: m.system_status == 3, 3.0)
+            assert (hb.get_srcSystem(), hb.get_srcComponent()) == (2, 1)
+            g.send(g.mav.command_long_encode(1, 1, 400, 0, 1, *[math.nan] * 6))  # for system 1: not us
+            assert [m for m in g.recv_all(0.3) if m.get_type() == "COMMAND_ACK"] == []
+            g.send(g.mav.command_long_encode(2, 1, 400, 0, 1, *[math.nan] * 6))
+            assert g.wait("COMMAND_ACK", timeout=1.0).result == 0
+            g.send(g.mav.param_request_read_encode(2, 1, b"MAV_SYS_ID", -1))
+            m = g.wait("PARAM_VALUE", lambda m: m.param_id == "MAV_SYS_ID", 1.0)
+            assert struct.unpack("<i", struct.pack("<f", m.param_value))[0] == 2
+        finally:
+            g.close()
