@@ -6,7 +6,7 @@ offboard rules and failsafe, landed-state sequence).
 
 Run it:  ``aerie sim vehicle --home 47.3977,8.5456 [--gcs-port 14540] [--port 14580] [--seed N]
                              [--param NAME=VALUE ...] [--setpoint-log PATH] [--wind N,E[,D]] [--gust S]
-                             [--speed-factor K] [--prearm-delay S] [--control-port P] [--rate-scale K]``
+                             [--speed-factor K] [--prearm-delay S] [--control-port P] [--rate-scale K] [--sysid N]``
          (``python -m sim.vehicle.cli --help`` describes them). Like PX4 SITL it binds 14580 and sends to
          127.0.0.1:14540, so MAVSDK connects with ``udpin://127.0.0.1:14540``.
 
