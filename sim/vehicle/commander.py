@@ -458,7 +458,8 @@ class Commander:
         pr = self.params
         vel = nav.velocity_toward(
             self.pos(), target, v_hor,
-            v_up if v_up is not None else pr.f("MPC_Z_VEL_MAX_UP"), pr.f("MPC_Z_VEL_MAX_DN"),
+            # auto modes climb/descend at MPC_Z_V_AUTO_UP/DN (MPC_Z_VEL_MAX_* are for manual and offboard)
+            v_up if v_up is not None else pr.f("MPC_Z_V_AUTO_UP"), pr.f("MPC_Z_V_AUTO_DN"),
             acc_hor=pr.f("MPC_ACC_HOR"), acc_vert=min(pr.f("MPC_ACC_UP_MAX"), pr.f("MPC_ACC_DOWN_MAX")),
         )
         return Demand(vel=vel, yaw=yaw if yaw is not None else self.hold_yaw, acc_hor=pr.f("MPC_ACC_HOR"),
@@ -473,7 +474,7 @@ class Commander:
         pr = self.params
         p = self.pos()
         h = max(0.0, p[2] * -1.0 + self.home.local[2])  # height above home ground
-        vd = nav.land_descent_speed(h, pr.f("MPC_Z_VEL_MAX_DN"), pr.f("MPC_LAND_ALT1"), pr.f("MPC_LAND_ALT2"),
+        vd = nav.land_descent_speed(h, pr.f("MPC_Z_V_AUTO_DN"), pr.f("MPC_LAND_ALT1"), pr.f("MPC_LAND_ALT2"),
                                     pr.f("MPC_LAND_SPEED"), pr.f("MPC_LAND_ALT3"), pr.f("MPC_LAND_CRWL"))
         hv = nav.velocity_toward(p, (xy[0], xy[1], p[2]), min(self.cruise(), 3.0), 0.0, 0.0, acc_hor=pr.f("MPC_ACC_HOR"))
         return Demand(vel=(hv[0], hv[1], vd), yaw=self.hold_yaw, acc_hor=pr.f("MPC_ACC_HOR"),
