@@ -4,8 +4,11 @@ Behaviour follows the recorded PX4 SITL session in /work/shared/px4-trace
 (HEARTBEAT modes, ACK codes, STATUSTEXTs, parameters, mission protocol,
 offboard rules and failsafe, landed-state sequence).
 
-Run it:  ``aerie sim vehicle --home 47.3977,8.5456 [--gcs-port 14540] [--port 14580] [--seed N]``
-         (``python -m sim.vehicle.cli --help`` lists all flags)
+Run it:  ``aerie sim vehicle --home 47.3977,8.5456 [--gcs-port 14540] [--port 14580] [--seed N]
+                             [--param NAME=VALUE ...] [--setpoint-log PATH] [--wind N,E[,D]] [--gust S]
+                             [--speed-factor K] [--prearm-delay S] [--control-port P] [--rate-scale K] [--sysid N]``
+         (``python -m sim.vehicle.cli --help`` describes them). Like PX4 SITL it binds 14580 and sends to
+         127.0.0.1:14540, so MAVSDK connects with ``udpin://127.0.0.1:14540``.
 
 Use it from Python (tests, benchmarks)::
 
@@ -16,10 +19,13 @@ Use it from Python (tests, benchmarks)::
                            setpoint_log="/tmp/sp.jsonl") as v:
         await mavsdk.add_any_connection(v.mavsdk_url)     # udpin://127.0.0.1:<free port>
         ...
-        v.truth()            # ground truth dict: ned, vel_ned, lat/lon/alt, mode, armed, landed_state, battery...
+        v.truth()            # ground truth dict: ned, vel_ned, lat/lon/alt_amsl/rel_alt, mode ("AUTO_LOITER"),
+                             # flight_mode (MAVSDK's name: "HOLD"), armed, landed_state (1..4), failsafe,
+                             # battery_pct, wind_ned, home, mission, setpoint_age_s
         v.set_battery(12.0)  # percent; PX4 battery failsafes follow (COM_LOW_BAT_ACT)
         v.set_wind(3.0, 0.0, gust=0.5)
         v.set_link_down(True)  # silence the link without killing the process
+        v.set_gps(False)     # lose the GPS fix (health, GPS_RAW_INT, PX4 descend failsafe in the air)
         v.kill()             # SIGKILL, for link-loss tests; .stop() is SIGTERM
 
 ``SimVehicleProcess`` picks a free GCS port unless given one, defaults to a 1 s
@@ -35,6 +41,7 @@ Control channel (JSON over UDP to ``control_port``, one reply per request):
 ``{"cmd": "truth"}``, ``{"cmd": "stats"}``, ``{"cmd": "battery", "percent": 30}``,
 ``{"cmd": "battery_drain_scale", "scale": 20}``, ``{"cmd": "wind", "n": 3, "e": 0, "d": 0, "gust": 0.5}``,
 ``{"cmd": "param", "name": "COM_OF_LOSS_T", "value": 0.5}``, ``{"cmd": "link", "down": true}``,
+``{"cmd": "gps", "fix": false}``,
 ``{"cmd": "statustext", "severity": 4, "text": "..."}``.
 """
 

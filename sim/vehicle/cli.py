@@ -32,6 +32,13 @@ def _param(text: str) -> tuple[str, float]:
     return name.strip(), float(value)
 
 
+def _wind(text: str) -> tuple[float, float, float]:
+    parts = [float(x) for x in text.split(",")]
+    if len(parts) not in (2, 3):
+        raise argparse.ArgumentTypeError("--wind takes N,E or N,E,D in m/s")
+    return parts[0], parts[1], parts[2] if len(parts) == 3 else 0.0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="aerie sim vehicle", description=__doc__.splitlines()[0])
     ap.add_argument("--home", type=_home, default=DEFAULT_HOME, help="LAT,LON[,ALT_AMSL] of the take-off point")
@@ -39,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--port", type=int, default=14580, help="UDP port the vehicle binds (0 = any free port)")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--seed", type=int, default=0, help="seed for wind gusts and sensor noise")
+    ap.add_argument("--sysid", type=int, default=1, help="MAVLink system id (PX4 MAV_SYS_ID)")
     ap.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
                     help="override a PX4 parameter at start (repeatable)")
     ap.add_argument("--prearm-delay", type=float, default=4.0, help="seconds until pre-arm checks pass (PX4 ~4)")
@@ -46,16 +54,22 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--setpoint-log", default=None, help="append JSON lines per received setpoint/command here")
     ap.add_argument("--rate-scale", type=float, default=1.0, help="multiply telemetry stream rates (CPU knob)")
     ap.add_argument("--battery-drain-scale", type=float, default=1.0, help="multiply battery consumption")
+    ap.add_argument("--wind", type=_wind, default=(0.0, 0.0, 0.0), metavar="N,E[,D]", help="steady wind, m/s (NED)")
+    ap.add_argument("--gust", type=float, default=0.0, help="gust standard deviation, m/s")
+    ap.add_argument("--speed-factor", type=float, default=1.0,
+                    help="simulated seconds per wall second (>1 runs faster; MAVSDK's 20 Hz setpoints then "
+                         "arrive less often in simulated time)")
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     cfg = VehicleConfig(
-        home=args.home, port=args.port, gcs_port=args.gcs_port, host=args.host, seed=args.seed,
+        home=args.home, port=args.port, gcs_port=args.gcs_port, host=args.host, seed=args.seed, sysid=args.sysid,
         params=dict(args.param), prearm_delay_s=args.prearm_delay,
         control_port=None if args.control_port < 0 else args.control_port, setpoint_log=args.setpoint_log,
-        rate_scale=args.rate_scale, battery_drain_scale=args.battery_drain_scale,
+        rate_scale=args.rate_scale, battery_drain_scale=args.battery_drain_scale, speed_factor=args.speed_factor,
+        wind=(*args.wind, args.gust),
     )
     try:
         vehicle = Vehicle(cfg)
@@ -70,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     print(json.dumps({"event": "ready", "port": vehicle.port, "gcs_port": cfg.gcs_port,
-                      "control_port": vehicle.control_port, "pid": os.getpid(), "home": list(cfg.home)}), flush=True)
+                      "control_port": vehicle.control_port, "pid": os.getpid(), "home": list(cfg.home),
+                      "speed_factor": cfg.speed_factor}), flush=True)
     vehicle.run(lambda: stop["flag"])
     return 0
 

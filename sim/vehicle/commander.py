@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from . import navigation as nav
 from . import px4_modes as pm
 from .geo import GeoOrigin
-from .mission import MissionItem, MissionStore
+from .mission import MissionStore
+from .mission_runner import MissionRunner
 from .params import ParamTable
 from .physics import Demand, Physics
+from .setpoints import Setpoint
 
 # MAV_RESULT
 ACCEPTED = 0
@@ -37,16 +39,9 @@ SEV_WARNING = 4
 SEV_INFO = 6
 
 FORCE_MAGIC = 21196
-LAND_DETECT_S = 0.4  # ground contact this long while armed -> "Landing detected"
 TAKEOFF_DETECT_M = 0.3
+LAND_DETECT_STAGES = 2.5  # ground contact -> maybe landed -> landed, each ~LNDMC_TRIG_TIME (trace: ~5 s)
 
-# SET_POSITION_TARGET type_mask bits
-IGN_X, IGN_Y, IGN_Z = 1, 2, 4
-IGN_VX, IGN_VY, IGN_VZ = 8, 16, 32
-IGN_YAW, IGN_YAW_RATE = 1024, 2048
-
-NAV_WAYPOINT, NAV_LOITER_UNLIM, NAV_LOITER_TIME, NAV_RTL, NAV_LAND, NAV_TAKEOFF = 16, 17, 19, 20, 21, 22
-DO_CHANGE_SPEED = 178
 
 _MODE_NAMES = {
     pm.MainMode.MANUAL: "Manual", pm.MainMode.ALTCTL: "Altitude", pm.MainMode.POSCTL: "Position",
@@ -57,27 +52,6 @@ _MODE_NAMES = {
 
 def _nan(x: float | None) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
-
-
-@dataclass
-class Setpoint:
-    """One offboard setpoint in local NED; None = that component is ignored."""
-
-    t: float
-    pos: tuple[float | None, float | None, float | None]
-    vel: tuple[float | None, float | None, float | None]
-    yaw: float | None
-    yaw_rate: float | None
-
-
-@dataclass
-class MissionRun:
-    current: int = 0
-    reached: int = -1
-    reached_t: float = 0.0
-    finished: bool = False
-    item_arrived_t: float | None = None  # when the current nav item was first reached (hold time)
-    takeoff_first: bool = False
 
 
 @dataclass
@@ -134,11 +108,13 @@ class Commander:
         self.land_xy = (0.0, 0.0)
         self.rtl_phase = "climb"
         self.rtl_alt_d = 0.0
-        self.mission = MissionRun()
+        self.missions = MissionRunner(self)
         self.battery_warned = 0  # 0 none, 1 low, 2 critical, 3 emergency
         self.landed_state_hint = IN_AIR  # what the current guidance says the air phase is
         self.last_gcs_heartbeat: float | None = None
         self.gcs_lost = False
+        self.gps_ok = True  # fault injection: False = no fix
+        self.gps_lost_t: float | None = None
         self._takeoff_alt_amsl: float | None = None
 
     # ------------------------------------------------------------------ state
@@ -164,6 +140,8 @@ class Commander:
     def armable(self, now: float) -> bool:
         """PX4's pre-arm verdict; also drives SYS_STATUS PREARM_CHECK and MAV_STATE."""
         if now - self.boot_t < self.prearm_delay_s:
+            return False
+        if not self.gps_ok:
             return False
         if self.failsafe_mode is not None:
             return False
@@ -208,16 +186,22 @@ class Commander:
             return self._cmd_change_speed(p)
         if command == 179:
             return self._cmd_set_home(p, frame, xyz)
+        if command == 185:  # DO_FLIGHTTERMINATION: motors off, wherever we are
+            if (p[0] or 0.0) >= 0.5:
+                self.text(SEV_CRITICAL, "Flight termination active")
+                self.armed = False
+            return ACCEPTED
         if command == 300:  # MISSION_START
             if not self.store.mission():
                 return DENIED
             if not _nan(p[0]) and int(p[0]) >= 0:
-                self.mission = MissionRun(current=min(int(p[0]), len(self.store.mission()) - 1))
+                self.missions.run.current = min(int(p[0]), len(self.store.mission()) - 1)
+                self.missions.run.finished = False
             return self._set_mode(pm.MISSION, now)
         if command == 193:  # DO_PAUSE_CONTINUE
             return self._set_mode(pm.HOLD if int(p[0] or 0) == 0 else pm.MISSION, now)
         if command == 224:  # DO_SET_MISSION_CURRENT
-            return self.set_mission_current(int(p[0]))
+            return self.missions.set_current(int(p[0]))
         return UNSUPPORTED
 
     def _cmd_arm(self, p: list[float], now: float) -> int:
@@ -284,7 +268,7 @@ class Commander:
         elif mode == pm.RTL:
             self._start_rtl()
         elif mode == pm.MISSION:
-            self._start_mission(now)
+            self.missions.start(now)
 
     def _hold_here(self) -> None:
         p = self.pos()
@@ -411,7 +395,7 @@ class Commander:
         elif self.mode == pm.HOLD:
             self._hold_here()
         elif self.mode == pm.MISSION:
-            self._start_mission(now)
+            self.missions.start(now)
 
     def _disarm(self, now: float, why: str) -> None:
         self.armed = False
@@ -429,138 +413,10 @@ class Commander:
         self.setpoint = sp
         self.offboard_control_known = True
 
-    # -------------------------------------------------------------- mission
-    def on_mission_uploaded(self, mission_type: int) -> None:
-        if mission_type == 0:
-            self.mission = MissionRun()
-            self.out.mission_current_changed = True
-
-    def set_mission_current(self, seq: int) -> int:
-        items = self.store.mission()
-        if not 0 <= seq < max(1, len(items)):
-            return DENIED
-        self.mission.current = seq
-        self.mission.finished = False
-        self.mission.item_arrived_t = None
-        self.out.mission_current_changed = True
-        return ACCEPTED
-
-    def mission_current_seq(self) -> int:
-        n = len(self.store.mission())
-        return max(0, min(self.mission.current, n - 1)) if n else 0
-
-    def _start_mission(self, now: float) -> None:
-        items = self.store.mission()
-        if self.mission.finished or self.mission.current >= len(items):
-            self.mission = MissionRun()
-        self.mission.item_arrived_t = None
-        self.mission.takeoff_first = self.armed and not self.in_air
-        self.takeoff_xy = self.pos()[:2]
-        if self.armed:
-            self.text(SEV_INFO, "Executing Mission")
-            self._mission_skip_do_items(now)
-
-    def _item_target(self, it: MissionItem) -> tuple[float, float, float]:
-        cur = self.pos()
-        if it.frame in (1, 7, 8, 9):  # local frames are not used by MAVSDK missions
-            return cur
-        if it.x == 0 and it.y == 0:
-            n, e = cur[0], cur[1]
-        else:
-            n, e, _ = self.origin.to_local(it.lat, it.lon, self.origin.alt_m)
-        d = cur[2] if _nan(it.z) else self._alt_to_d(float(it.z), it.frame)
-        return n, e, d
-
-    def _mission_skip_do_items(self, now: float) -> None:
-        """Apply DO_* items at the cursor; each counts as reached, as PX4 reports."""
-        items = self.store.mission()
-        while self.mission.current < len(items) and items[self.mission.current].command >= 80:
-            it = items[self.mission.current]
-            if it.command == DO_CHANGE_SPEED:
-                self._cmd_change_speed([it.param1, it.param2, it.param3, it.param4, 0, 0, 0])
-            self._mission_mark_reached(self.mission.current, now)
-            self.mission.current += 1
-        self.out.mission_current_changed = True
-        if self.mission.current >= len(items):
-            self._mission_finished(now)
-
-    def _mission_mark_reached(self, seq: int, now: float) -> None:
-        self.mission.reached = seq
-        self.mission.reached_t = now
-        self.out.item_reached.append(seq)
-
-    def _mission_finished(self, now: float) -> None:
-        items = self.store.mission()
-        self.mission.finished = True
-        self.mission.current = max(0, len(items) - 1)
-        self.out.mission_current_changed = True
-        if self.mode == pm.MISSION and self.armed:
-            self.text(SEV_INFO, "Mission finished, loitering")
-            self.mode = pm.HOLD
-            self._hold_here()
-
-    def _mission_demand(self, now: float) -> Demand:
-        items = self.store.mission()
-        run = self.mission
-        if run.finished or run.current >= len(items):
-            return self._hold_demand()
-        it = items[run.current]
-        target = self._item_target(it)
-        if run.takeoff_first or (it.command == NAV_TAKEOFF and not self._reached_alt(target[2])):
-            # PX4 inserts a vertical takeoff when a mission starts on the ground
-            climb_d = target[2] if it.command == NAV_TAKEOFF else min(
-                target[2], self.home.local[2] - self.params.f("MIS_TAKEOFF_ALT"))
-            if not self._reached_alt(climb_d):
-                self.landed_state_hint = TAKEOFF_STATE
-                p = self.pos()
-                if not self.in_air:
-                    self.takeoff_xy = (p[0], p[1])
-                return self._demand_to((self.takeoff_xy[0], self.takeoff_xy[1], climb_d),
-                                       self.params.f("MPC_TKO_SPEED"), yaw=self.hold_yaw,
-                                       v_up=self.params.f("MPC_TKO_SPEED"))
-            run.takeoff_first = False
-            if it.command == NAV_TAKEOFF:
-                self._mission_item_done(now)
-                return self._hold_demand()
-        run.takeoff_first = False
-        if it.command == NAV_RTL:
-            self._mission_mark_reached(run.current, now)
-            self._enter_mode(pm.RTL, now)
-            return self._hold_demand()
-        if it.command == NAV_LAND:
-            p = self.pos()
-            if nav.horizontal_distance(p, target) > 1.0 and self.in_air:
-                return self._demand_to((target[0], target[1], p[2]), self.cruise())
-            self.landed_state_hint = LANDING
-            return self._land_demand((target[0], target[1]))
-        yaw = None if _nan(it.param4) else math.radians(it.param4)
-        if yaw is None:
-            yaw = nav.bearing(self.pos(), target)
-            if yaw is None:
-                yaw = self.physics.state.yaw
-        acc_rad = it.param2 if it.command == NAV_WAYPOINT and not _nan(it.param2) and it.param2 > 0 else self.params.f("NAV_ACC_RAD")
-        p = self.pos()
-        if run.item_arrived_t is None and nav.horizontal_distance(p, target) <= acc_rad and self._reached_alt(target[2]):
-            run.item_arrived_t = now
-        if run.item_arrived_t is not None:
-            hold = (it.param1 if not _nan(it.param1) else 0.0) if it.command in (NAV_WAYPOINT, NAV_LOITER_TIME) else 0.0
-            if it.command == NAV_LOITER_UNLIM:
-                hold = math.inf
-            if now - run.item_arrived_t >= hold:
-                self._mission_item_done(now)
-        self.hold_yaw = yaw
-        return self._demand_to(target, self.cruise(), yaw=yaw)
-
-    def _mission_item_done(self, now: float) -> None:
-        run = self.mission
-        run.item_arrived_t = None
-        items = self.store.mission()
-        self._mission_mark_reached(run.current, now)
-        run.current += 1
-        # the DO items after a waypoint are done at once; the last one is "reached"
-        self._mission_skip_do_items(now)
-        if run.current >= len(items):
-            return
+    @property
+    def mission(self):
+        """The mission's progress (current, reached, finished)."""
+        return self.missions.run
 
     def _reached_alt(self, target_d: float) -> bool:
         return abs(self.physics.state.pos[2] - target_d) <= self.params.f("NAV_MC_ALT_RAD")
@@ -602,7 +458,8 @@ class Commander:
         pr = self.params
         vel = nav.velocity_toward(
             self.pos(), target, v_hor,
-            v_up if v_up is not None else pr.f("MPC_Z_VEL_MAX_UP"), pr.f("MPC_Z_VEL_MAX_DN"),
+            # auto modes climb/descend at MPC_Z_V_AUTO_UP/DN (MPC_Z_VEL_MAX_* are for manual and offboard)
+            v_up if v_up is not None else pr.f("MPC_Z_V_AUTO_UP"), pr.f("MPC_Z_V_AUTO_DN"),
             acc_hor=pr.f("MPC_ACC_HOR"), acc_vert=min(pr.f("MPC_ACC_UP_MAX"), pr.f("MPC_ACC_DOWN_MAX")),
         )
         return Demand(vel=vel, yaw=yaw if yaw is not None else self.hold_yaw, acc_hor=pr.f("MPC_ACC_HOR"),
@@ -617,8 +474,8 @@ class Commander:
         pr = self.params
         p = self.pos()
         h = max(0.0, p[2] * -1.0 + self.home.local[2])  # height above home ground
-        vd = nav.land_descent_speed(h, pr.f("MPC_Z_VEL_MAX_DN"), pr.f("MPC_LAND_ALT1"), pr.f("MPC_LAND_ALT2"),
-                                    pr.f("MPC_LAND_SPEED"))
+        vd = nav.land_descent_speed(h, pr.f("MPC_Z_V_AUTO_DN"), pr.f("MPC_LAND_ALT1"), pr.f("MPC_LAND_ALT2"),
+                                    pr.f("MPC_LAND_SPEED"), pr.f("MPC_LAND_ALT3"), pr.f("MPC_LAND_CRWL"))
         hv = nav.velocity_toward(p, (xy[0], xy[1], p[2]), min(self.cruise(), 3.0), 0.0, 0.0, acc_hor=pr.f("MPC_ACC_HOR"))
         return Demand(vel=(hv[0], hv[1], vd), yaw=self.hold_yaw, acc_hor=pr.f("MPC_ACC_HOR"),
                       acc_up=pr.f("MPC_ACC_UP_MAX"), acc_down=pr.f("MPC_ACC_DOWN_MAX"))
@@ -656,8 +513,10 @@ class Commander:
 
     def _takeoff_demand(self, now: float) -> Demand:
         pr = self.params
+        # PX4 (trace): ~1 s spool-up, the climb starts ~3 s after the command, full speed ~2 s later
         ramp = pr.f("MPC_TKO_RAMP_T")
-        frac = 1.0 if ramp <= 0 else min(1.0, max(0.05, (now - self.takeoff_start_t) / ramp))
+        t_rel = now - self.takeoff_start_t
+        frac = 1.0 if ramp <= 0 else min(1.0, max(0.0, (t_rel - 0.7 * ramp) / (0.7 * ramp)))
         v_up = pr.f("MPC_TKO_SPEED") * frac
         self.landed_state_hint = TAKEOFF_STATE
         return self._demand_to((self.takeoff_xy[0], self.takeoff_xy[1], self.takeoff_target_d), self.cruise(),
@@ -670,12 +529,13 @@ class Commander:
             return Demand(thrust=False)
         self._check_offboard_loss(now)
         self._check_datalink(now)
+        self._check_position(now)
         self._check_battery(now)
         if not self.armed:
             return Demand(thrust=False)
         mode = self.displayed_mode
-        if self.failsafe_mode is not None and self.failsafe_mode.main in (pm.MainMode.POSCTL, pm.MainMode.ALTCTL,
-                                                                          pm.MainMode.MANUAL):
+        if self.failsafe_mode is not None and (self.failsafe_mode.main in (
+                pm.MainMode.POSCTL, pm.MainMode.ALTCTL, pm.MainMode.MANUAL) or self.failsafe_reason == "position_loss"):
             # no sticks: PX4 descends without holding position
             v = self.physics.state.vel
             return Demand(vel=(v[0] * 0.98, v[1] * 0.98, self.params.f("MPC_LAND_SPEED")), yaw=None, yaw_rate=0.0,
@@ -692,7 +552,7 @@ class Commander:
                 return Demand(vel=(0.0, 0.0, 0.0))
             return self._rtl_demand(now)
         if mode == pm.MISSION:
-            return self._mission_demand(now)
+            return self.missions.demand(now)
         if mode == pm.OFFBOARD:
             return self._offboard_demand()
         return self._hold_demand()
@@ -746,6 +606,23 @@ class Commander:
         elif fs == pm.RTL:
             self._start_rtl()
 
+    def set_gps(self, ok: bool, now: float) -> None:
+        if ok == self.gps_ok:
+            return
+        self.gps_ok = ok
+        self.gps_lost_t = None if ok else now
+
+    def _check_position(self, now: float) -> None:
+        """GPS loss: after 1 s PX4 has no position and 'descends' (shown as AUTO_LAND) in position modes."""
+        if self.gps_ok or self.gps_lost_t is None or now - self.gps_lost_t < 1.0:
+            return
+        if self.failsafe_reason == "position_loss" or not self.in_air:
+            return
+        if self.displayed_mode.main in (pm.MainMode.AUTO, pm.MainMode.OFFBOARD):
+            self.text(SEV_CRITICAL, "Failsafe activated")
+            self.failsafe_reason = "position_loss"
+            self.failsafe_mode = pm.LAND
+
     def _check_battery(self, now: float) -> None:
         pct = self.physics.state.battery_pct / 100.0
         pr = self.params
@@ -778,7 +655,11 @@ class Commander:
             return
         pr = self.params
         if not self.in_air:
-            if not s.on_ground and s.pos[2] < self.physics.ground_z - TAKEOFF_DETECT_M:
+            lifted = not s.on_ground and s.pos[2] < self.physics.ground_z - TAKEOFF_DETECT_M
+            # PX4 reports the takeoff once the motors spooled up for a takeoff, before the climb
+            spooled = (self.landed_state_hint == TAKEOFF_STATE
+                       and now - self.takeoff_start_t >= pr.f("COM_SPOOLUP_TIME"))
+            if lifted or spooled:
                 self.text(SEV_INFO, "Takeoff detected")
                 self.flown_since_arm = True
                 self.landed_t = None
@@ -795,10 +676,10 @@ class Commander:
                         self._disarm(now, "Disarmed by landing")
                 return
         # in the air
-        if s.on_ground:
+        if s.on_ground and self.landed_state != TAKEOFF_STATE:
             if self.ground_contact_t is None:
                 self.ground_contact_t = now
-            elif now - self.ground_contact_t >= LAND_DETECT_S:
+            elif now - self.ground_contact_t >= LAND_DETECT_STAGES * pr.f("LNDMC_TRIG_TIME"):
                 self.text(SEV_INFO, "Landing detected")
                 self.landed_state = ON_GROUND
                 self.landed_t = now
@@ -829,11 +710,13 @@ class Commander:
             "ned": list(s.pos), "vel_ned": list(s.vel), "yaw_deg": math.degrees(s.yaw),
             "roll_deg": math.degrees(s.roll), "pitch_deg": math.degrees(s.pitch),
             "armed": self.armed, "mode": str(self.displayed_mode), "intended_mode": str(self.mode),
+            "flight_mode": pm.mavsdk_flight_mode(self.displayed_mode),
             "failsafe": self.failsafe_reason if self.failsafe_mode is not None else None,
             "landed_state": self.landed_state, "on_ground": s.on_ground,
             "battery_pct": s.battery_pct, "wind_ned": list(s.wind),
             "home": {"lat": self.home.lat, "lon": self.home.lon, "alt": self.home.alt, "ned": list(self.home.local)},
-            "mission": {"current": self.mission_current_seq(), "reached": self.mission.reached,
-                        "finished": self.mission.finished, "count": len(self.store.mission())},
+            "mission": {"current": self.missions.current_seq(), "reached": self.missions.run.reached,
+                        "finished": self.missions.run.finished, "count": len(self.store.mission())},
             "setpoint_age_s": None if self.setpoint is None else now - self.setpoint.t,
+            "gps_ok": self.gps_ok,
         }

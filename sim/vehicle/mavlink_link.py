@@ -10,22 +10,16 @@ from __future__ import annotations
 
 import socket
 import struct
+import sys
 from dataclasses import dataclass, field
 
 from pymavlink.dialects.v20 import development as mavlink2
 
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux value; Python does not export it
-
-
-def _kernel_time(ancillary: list) -> float | None:
-    for level, kind, data in ancillary:
-        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
-            sec, nsec = struct.unpack("qq", data[:16])
-            return sec + nsec * 1e-9
-    return None
-
 VEHICLE_SYSID = 1
 VEHICLE_COMPID = 1
+# Linux SO_TIMESTAMPNS / SCM_TIMESTAMPNS (not exported by Python's socket module)
+SO_TIMESTAMPNS = 35
+_TIMESPEC = struct.Struct("@ll")
 
 
 @dataclass
@@ -44,23 +38,25 @@ class LinkStats:
 class MavlinkLink:
     """Bind ``port`` on ``bind_host``; send to ``gcs`` until a peer speaks."""
 
-    def __init__(self, port: int = 14580, gcs_port: int = 14540, host: str = "127.0.0.1"):
+    def __init__(self, port: int = 14580, gcs_port: int = 14540, host: str = "127.0.0.1",
+                 sysid: int = VEHICLE_SYSID):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         self.sock.bind((host, port))
         self.sock.setblocking(False)
-        # Kernel receive timestamps: the vehicle's own loop polls the socket, so
-        # arrival times taken in Python would include its scheduling jitter.
-        try:
-            self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-            self._kernel_timestamps = True
-        except OSError:
-            self._kernel_timestamps = False
+        self.kernel_timestamps = False
+        if sys.platform.startswith("linux"):
+            try:
+                self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+                self.kernel_timestamps = True
+            except OSError:
+                pass
         self.port: int = self.sock.getsockname()[1]
         self.gcs_addr: tuple[str, int] = (host, gcs_port)
         self.peer: tuple[str, int] | None = None
         self.stats = LinkStats()
-        self._tx = mavlink2.MAVLink(None, srcSystem=VEHICLE_SYSID, srcComponent=VEHICLE_COMPID)
+        self.sysid = sysid
+        self._tx = mavlink2.MAVLink(None, srcSystem=sysid, srcComponent=VEHICLE_COMPID)
         self._tx.robust_parsing = True
         self._rx = self._new_parser()
         self.mav = self._tx  # message factory: link.mav.heartbeat_encode(...)
@@ -103,17 +99,21 @@ class MavlinkLink:
         out = []
         for _ in range(max_datagrams):
             try:
-                data, ancillary, _flags, addr = self.sock.recvmsg(65535, socket.CMSG_SPACE(16))
+                data, ancdata, _flags, addr = self.sock.recvmsg(65535, 64)
             except (BlockingIOError, InterruptedError):
                 break
             except OSError:
                 self.stats.rx_errors += 1
                 continue
             self.stats.rx_datagrams += 1
+            kt = None  # kernel receive time (CLOCK_REALTIME s): setpoint timing without our loop's latency
+            for level, ctype, cdata in ancdata:
+                if level == socket.SOL_SOCKET and ctype == SO_TIMESTAMPNS and len(cdata) >= _TIMESPEC.size:
+                    sec, nsec = _TIMESPEC.unpack_from(cdata)
+                    kt = sec + nsec * 1e-9
             msgs = self._parse_datagram(data)
-            kernel_t = _kernel_time(ancillary)
             for m in msgs:
-                m._rx_kernel_t = kernel_t  # wall-clock seconds the datagram reached the kernel
+                m._kernel_rx_time = kt
             if msgs and addr != self.gcs_addr:
                 self.peer = addr
             out.extend(msgs)

@@ -38,8 +38,12 @@ def velocity_toward(
     return vn, ve, vd
 
 
-def land_descent_speed(height: float, vel_max_dn: float, land_alt1: float, land_alt2: float, land_speed: float) -> float:
-    """PX4's auto-land profile: fast above MPC_LAND_ALT1, MPC_LAND_SPEED below ALT2."""
+def land_descent_speed(height: float, vel_max_dn: float, land_alt1: float, land_alt2: float, land_speed: float,
+                       land_alt3: float = 0.0, crawl_speed: float | None = None) -> float:
+    """PX4's auto-land profile: fast above MPC_LAND_ALT1, MPC_LAND_SPEED below ALT2,
+    MPC_LAND_CRWL below ALT3 (PX4 crawls there when it has a distance sensor, as SIH does)."""
+    if crawl_speed is not None and height <= land_alt3:
+        return crawl_speed
     if height >= land_alt1:
         return max(vel_max_dn, land_speed)
     if height <= land_alt2 or land_alt1 <= land_alt2:

@@ -102,7 +102,7 @@ class Physics:
 
     # -- stepping -------------------------------------------------------------
     def step(self, dt: float, demand: Demand) -> State:
-        s, c, rng = self.state, self.cfg, self.rng
+        s, c = self.state, self.cfg
         s.t += dt
         self._step_wind(dt)
         if demand.thrust:

@@ -178,6 +178,10 @@ class SimVehicleProcess:
         """Change a parameter behind MAVLink's back (no PARAM_VALUE is sent)."""
         self.control("param", name=name, value=value)
 
+    def set_gps(self, fix: bool) -> None:
+        """GPS fix lost/regained: health bits, GPS_RAW_INT, no global/local position, PX4's descend failsafe."""
+        self.control("gps", fix=fix)
+
     def set_link_down(self, down: bool = True) -> None:
         """Silence the MAVLink link both ways without killing the process."""
         self.control("link", down=down)

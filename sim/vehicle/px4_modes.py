@@ -125,3 +125,16 @@ def standard_mode(mode: Px4Mode) -> int:
             AutoSubMode(mode.sub) if mode.sub in AutoSubMode._value2member_map_ else AutoSubMode.NONE, 0
         )
     return 0
+
+
+_MAVSDK_NAMES = {
+    "AUTO_LOITER": "HOLD", "AUTO_TAKEOFF": "TAKEOFF", "AUTO_MISSION": "MISSION", "AUTO_RTL": "RETURN_TO_LAUNCH",
+    "AUTO_LAND": "LAND", "AUTO_READY": "READY", "AUTO_FOLLOW_TARGET": "FOLLOW_ME", "ALTCTL": "ALTCTL",
+    "POSCTL": "POSCTL", "OFFBOARD": "OFFBOARD", "MANUAL": "MANUAL", "ACRO": "ACRO", "STABILIZED": "STABILIZED",
+    "RATTITUDE": "RATTITUDE",
+}
+
+
+def mavsdk_flight_mode(mode: Px4Mode) -> str:
+    """The name MAVSDK's telemetry.flight_mode() gives this mode (HOLD, RETURN_TO_LAUNCH, ...)."""
+    return _MAVSDK_NAMES.get(str(mode), "UNKNOWN")

@@ -22,6 +22,7 @@ SENSORS_PRESENT = 16429
 SENSORS_ENABLED = 81965
 SENSORS_HEALTH_ARMABLE = 0x3320C83F  # includes PREARM_CHECK (0x10000000)
 PREARM_CHECK = 0x10000000
+SENSOR_GPS = 0x20
 
 # AUTOPILOT_VERSION as PX4 main@b765769f5 reported it
 FLIGHT_SW_VERSION = 0x010E0080  # 1.14.0 BETA
@@ -136,6 +137,8 @@ class TelemetryBuilder:
     def sys_status(self, now: float):
         c, s = self.c, self.c.physics.state
         health = SENSORS_HEALTH_ARMABLE if c.armable(now) else SENSORS_HEALTH_ARMABLE & ~PREARM_CHECK
+        if not c.gps_ok:
+            health &= ~SENSOR_GPS
         return self.mav.sys_status_encode(SENSORS_PRESENT, SENSORS_ENABLED, health, 0,
                                           int(c.physics.voltage() * 1000), int(s.current_a * 100),
                                           int(round(s.battery_pct)), 0, 0, 0, 0, 0, 0, 0, 0, 1)
@@ -148,6 +151,8 @@ class TelemetryBuilder:
 
     def global_position_int(self, now: float):
         c, s = self.c, self.c.physics.state
+        if not c.gps_ok:
+            return None  # PX4 stops publishing an invalid global position
         n, e, d = self._est_pos()
         lat, lon, alt = c.origin.to_global(n, e, d)
         rel = c.home.local[2] - d
@@ -159,6 +164,8 @@ class TelemetryBuilder:
 
     def local_position_ned(self, now: float):
         s = self.c.physics.state
+        if not self.c.gps_ok:
+            return None
         n, e, d = self._est_pos()
         return self.mav.local_position_ned_encode(self.boot_ms(now), n, e, d, s.vel[0], s.vel[1], s.vel[2])
 
@@ -192,6 +199,9 @@ class TelemetryBuilder:
         gs = math.hypot(s.vel[0], s.vel[1])
         cog = int(round(math.degrees(math.atan2(s.vel[1], s.vel[0])) * 100)) % 36000 if gs > 0.2 else 0
         a = int(round(alt * 1000))
+        if not c.gps_ok:
+            return self.mav.gps_raw_int_encode(self.boot_us(now), 1, 0, 0, 0, 65535, 65535, 65535, 65535, 0, 0, 0, 0,
+                                               0, 0, 0)
         return self.mav.gps_raw_int_encode(self.boot_us(now), 3, int(round(lat * 1e7)), int(round(lon * 1e7)), a,
                                            70, 110, int(gs * 100), cog, 10, a, 900, 1780, 400, 0, 0)
 
@@ -237,7 +247,7 @@ class TelemetryBuilder:
     def mission_current(self, now: float):
         c = self.c
         total = len(c.store.mission())
-        return mission_current(self.mav, c.mission_current_seq(), total, 0, 0, c.store.ids.get(0, 0),
+        return mission_current(self.mav, c.missions.current_seq(), total, 0, 0, c.store.ids.get(0, 0),
                                c.store.ids.get(1, 0), c.store.ids.get(2, 0))
 
     def current_mode(self, now: float):

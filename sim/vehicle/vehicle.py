@@ -18,13 +18,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import px4_modes as pm
-from .commander import ACCEPTED, UNSUPPORTED, Commander, Setpoint
+from .commander import ACCEPTED, UNSUPPORTED, Commander
 from .geo import GeoOrigin
-from .mavlink_link import VEHICLE_COMPID, VEHICLE_SYSID, MavlinkLink
+from .mavlink_link import VEHICLE_COMPID, MavlinkLink
 from .mission import MissionStore, MissionTransfer
 from .params import HASH_CHECK_INDEX, HASH_CHECK_NAME, MAV_PARAM_TYPE_UINT32, ParamTable, uint_to_wire
 from .physics import Physics
+from .setpoints import Setpoint, decode_setpoint
 from .telemetry import StreamScheduler, TelemetryBuilder
 
 PHYSICS_DT = 0.01
@@ -48,13 +48,20 @@ class VehicleConfig:
     setpoint_log: str | None = None  # JSON lines per received setpoint/command
     rate_scale: float = 1.0  # multiplies every default stream rate (CPU knob)
     battery_drain_scale: float = 1.0
+    speed_factor: float = 1.0  # simulated seconds per wall second (all timers and rates scale with it)
+    wind: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # north, east, down m/s, gust sigma
+    sysid: int = 1  # MAVLink system id (PX4's MAV_SYS_ID), for several vehicles side by side
 
 
 class SetpointLog:
     """JSON lines ``{t, mono, msg, mode, ...}``: what arrived when, as the vehicle saw it.
 
+    ``mono`` is ``time.monotonic()`` (comparable across processes on this
+    machine); ``sim_t`` is the vehicle's clock (differs only with a speed factor).
     Received SET_POSITION_TARGET_*/SET_ATTITUDE_TARGET/COMMAND_* lines have no
-    ``dir``; the vehicle's own STATUSTEXTs (``dir: tx``) and mode changes
+    ``dir`` and carry ``kt``, the kernel's receive timestamp (SO_TIMESTAMPNS)
+    converted to the monotonic clock, where the OS provides it; the vehicle's
+    own STATUSTEXTs (``dir: tx``) and mode changes
     (``msg: MODE_CHANGE``, ``dir: event``) are logged too, so loss-to-failsafe
     delays can be measured on one clock.
     """
@@ -70,18 +77,27 @@ class SetpointLog:
 
 
 class Vehicle:
-    def __init__(self, cfg: VehicleConfig, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, cfg: VehicleConfig, clock: Callable[[], float] | None = None):
         self.cfg = cfg
+        self.speed = max(1e-3, cfg.speed_factor)
+        if clock is None:
+            if self.speed == 1.0:
+                clock = time.monotonic
+            else:
+                t0 = time.monotonic()
+                clock = lambda: t0 + (time.monotonic() - t0) * self.speed  # noqa: E731
         self.clock = clock
         now = clock()
         self.boot_t = now
-        self.params = ParamTable.px4_defaults(cfg.params)
+        self.params = ParamTable.px4_defaults({"MAV_SYS_ID": cfg.sysid, "SIH_LOC_LAT0": cfg.home[0],
+                                               "SIH_LOC_LON0": cfg.home[1], "SIH_LOC_H0": cfg.home[2], **cfg.params})
         self.origin = GeoOrigin(*cfg.home)
         self.physics = Physics(seed=cfg.seed)
         self.physics.battery_drain_scale = cfg.battery_drain_scale
+        self.physics.set_wind(*cfg.wind)
         self.store = MissionStore()
         self.cmdr = Commander(self.params, self.physics, self.origin, self.store, now, cfg.prearm_delay_s)
-        self.link = MavlinkLink(cfg.port, cfg.gcs_port, cfg.host)
+        self.link = MavlinkLink(cfg.port, cfg.gcs_port, cfg.host, sysid=cfg.sysid)
         self.mav = self.link.mav
         self.telemetry = TelemetryBuilder(self.mav, self.cmdr, now)
         self.streams = StreamScheduler()
@@ -90,7 +106,7 @@ class Vehicle:
                 if k not in (0, 245, 4):  # heartbeat-class timing stays PX4's
                     self.streams.rates_hz[k] *= cfg.rate_scale
         self.transfer = MissionTransfer(self.store, self.mav, self.link.send)
-        self.transfer.on_upload_done = self.cmdr.on_mission_uploaded
+        self.transfer.on_upload_done = self.cmdr.missions.on_uploaded
         self.control: socket.socket | None = None
         if cfg.control_port is not None:
             self.control = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -98,6 +114,7 @@ class Vehicle:
             self.control.setblocking(False)
         self.setpoint_log = SetpointLog(cfg.setpoint_log) if cfg.setpoint_log else None
         self.link_down = False
+        self.last_error: str | None = None  # last exception a received message caused (counted in rx_errors)
         self.text_id = 0
         self.param_queue: list[int] = []
         self.param_peer = (0, 0)
@@ -106,7 +123,7 @@ class Vehicle:
         self.last_reached_repeat = 0.0
         self.logged_mode = str(self.cmdr.displayed_mode)
         self.cpu_t0 = time.process_time()
-        self.wall_t0 = now
+        self.wall_t0 = time.monotonic()
 
     @property
     def port(self) -> int:
@@ -125,7 +142,7 @@ class Vehicle:
         try:
             while not should_stop():
                 self.spin_once()
-                timeout = max(0.0, self.next_phys - self.clock())
+                timeout = max(0.0, self.next_phys - self.clock()) / self.speed
                 for key, _ in sel.select(timeout):
                     if key.data == "link":
                         self.receive(self.clock())
@@ -148,10 +165,8 @@ class Vehicle:
             steps += 1
         if now - self.next_phys > 0.5:
             self.next_phys = now + PHYSICS_DT  # hopelessly late (suspended?): skip ahead
+        self._note_mode_change()
         if steps:
-            if self.setpoint_log is not None and str(self.cmdr.displayed_mode) != self.logged_mode:
-                self.logged_mode = str(self.cmdr.displayed_mode)
-                self._log({"msg": "MODE_CHANGE", "dir": "event", "armed": self.cmdr.armed})
             self.transfer.tick(now)
             self._flush_outbox(now)
             for msgid in self.streams.due(now):
@@ -169,11 +184,17 @@ class Vehicle:
                     keep.append((at, msg))
             self.delayed = keep
 
+    def _note_mode_change(self) -> None:
+        if self.setpoint_log is not None and str(self.cmdr.displayed_mode) != self.logged_mode:
+            self.logged_mode = str(self.cmdr.displayed_mode)
+            self._log({"msg": "MODE_CHANGE", "dir": "event", "armed": self.cmdr.armed})
+
     def send(self, msg) -> None:
         if not self.link_down:
             self.link.send(msg)
 
     def close(self) -> None:
+        self._note_mode_change()
         self.link.close()
         if self.control is not None:
             self.control.close()
@@ -224,11 +245,12 @@ class Vehicle:
             except Exception as exc:  # a bad message must never stop the vehicle
                 self.link.stats.rx_errors += 1
                 self.last_error = repr(exc)
+        self._note_mode_change()
 
     def _for_us(self, m) -> bool:
         ts = getattr(m, "target_system", 0)
         tc = getattr(m, "target_component", 0)
-        return ts in (0, VEHICLE_SYSID) and tc in (0, VEHICLE_COMPID)
+        return ts in (0, self.cfg.sysid) and tc in (0, VEHICLE_COMPID)
 
     def handle(self, m, now: float) -> None:
         t = m.get_type()
@@ -250,7 +272,7 @@ class Vehicle:
             self._handle_param(m, t, now)
         elif t.startswith("MISSION_"):
             if t == "MISSION_SET_CURRENT":
-                self.cmdr.set_mission_current(m.seq)
+                self.cmdr.missions.set_current(m.seq)
                 self.send(self.telemetry.mission_current(now))
             else:
                 self.transfer.handle(m, now)
@@ -264,7 +286,7 @@ class Vehicle:
         else:
             p += [float(m.x), float(m.y), m.z]
             frame, xyz = m.frame, (m.x, m.y, m.z)
-        self._log({"msg": t, "command": m.command})
+        self._log({"msg": t, "command": m.command}, m)
         cmd = m.command
         result = self._handle_system_command(cmd, p, now)
         if result is None:
@@ -297,53 +319,25 @@ class Vehicle:
     # -- setpoints --------------------------------------------------------------
     def _handle_setpoint(self, m, t: str, now: float) -> None:
         mask = getattr(m, "type_mask", 0)
-        self._log({"msg": t, "type_mask": mask, "frame": getattr(m, "coordinate_frame", None),
-                   "kt": getattr(m, "_rx_kernel_t", None)})
+        self._log({"msg": t, "type_mask": mask, "frame": getattr(m, "coordinate_frame", None)}, m)
         sp = self._decode_setpoint(m, t, now)
         if sp is not None:
             self.cmdr.on_setpoint(sp)
 
     def _decode_setpoint(self, m, t: str, now: float) -> Setpoint | None:
-        from .commander import IGN_VX, IGN_VY, IGN_VZ, IGN_X, IGN_Y, IGN_YAW, IGN_YAW_RATE, IGN_Z
-
-        if t == "SET_ATTITUDE_TARGET":
-            # attitude offboard is not modelled: it keeps offboard alive and holds position
-            return Setpoint(now, (None, None, None), (0.0, 0.0, 0.0), None, 0.0)
-        mask = m.type_mask
-        yaw = None if mask & IGN_YAW else m.yaw
-        yaw_rate = None if mask & IGN_YAW_RATE else m.yaw_rate
-        vel = [None if mask & IGN_VX else m.vx, None if mask & IGN_VY else m.vy, None if mask & IGN_VZ else m.vz]
         s = self.physics.state
-        if t == "SET_POSITION_TARGET_LOCAL_NED":
-            pos = [None if mask & IGN_X else m.x, None if mask & IGN_Y else m.y, None if mask & IGN_Z else m.z]
-            frame = m.coordinate_frame
-            if frame in (8, 9):  # BODY_NED / BODY_OFFSET_NED: rotate by heading
-                cy, sy = math.cos(s.yaw), math.sin(s.yaw)
-                if vel[0] is not None and vel[1] is not None:
-                    vel[0], vel[1] = cy * vel[0] - sy * vel[1], sy * vel[0] + cy * vel[1]
-                if pos[0] is not None and pos[1] is not None:
-                    pos[0], pos[1] = cy * pos[0] - sy * pos[1], sy * pos[0] + cy * pos[1]
-            if frame in (7, 8, 9):
-                pos = [None if v is None else v + s.pos[i] for i, v in enumerate(pos)]
-        else:
-            lat = None if mask & IGN_X else m.lat_int * 1e-7
-            lon = None if mask & IGN_Y else m.lon_int * 1e-7
-            pos = [None, None, None]
-            if lat is not None and lon is not None:
-                n, e, _ = self.origin.to_local(lat, lon, self.origin.alt_m)
-                pos[0], pos[1] = n, e
-            if not mask & IGN_Z:
-                frame = m.coordinate_frame
-                pos[2] = self.cmdr._alt_to_d(m.alt, frame)
-        if any(v is not None and not math.isfinite(v) for v in list(pos) + list(vel)):
-            return None
-        return Setpoint(now, tuple(pos), tuple(vel), yaw if yaw is None or math.isfinite(yaw) else None,
-                        yaw_rate if yaw_rate is None or math.isfinite(yaw_rate) else None)
+        return decode_setpoint(m, t, now, tuple(s.pos), s.yaw, self.origin, self.cmdr._alt_to_d)
 
-    def _log(self, rec: dict) -> None:
+    def _log(self, rec: dict, received=None) -> None:
         if self.setpoint_log is None:
             return
-        rec = {"t": time.time(), "mono": self.clock(), **rec, "mode": str(self.cmdr.displayed_mode)}
+        wall, mono = time.time(), time.monotonic()
+        rec = {"t": wall, "mono": mono, **rec, "mode": str(self.cmdr.displayed_mode)}
+        if self.speed != 1.0:
+            rec["sim_t"] = self.clock()
+        kt = getattr(received, "_kernel_rx_time", None)
+        if kt is not None:
+            rec["kt"] = kt - (wall - mono)  # kernel arrival time on the monotonic clock
         self.setpoint_log.write(rec)
 
     # -- parameters -------------------------------------------------------------
@@ -412,7 +406,8 @@ class Vehicle:
         if cmd == "stats":
             st = self.link.stats
             cpu = time.process_time() - self.cpu_t0
-            return {"stats": {k: v for k, v in vars(st).items()}, "cpu_s": cpu, "wall_s": now - self.wall_t0,
+            return {"stats": {k: v for k, v in vars(st).items()}, "cpu_s": cpu, "wall_s": time.monotonic() - self.wall_t0,
+                    "last_error": self.last_error, "link_down": self.link_down,
                     "streams_hz": {str(k): v for k, v in self.streams.rates_hz.items()}}
         if cmd == "battery":
             self.physics.set_battery(float(req["percent"]))
@@ -427,6 +422,9 @@ class Vehicle:
         if cmd == "param":
             changed = self.params.set(req["name"], req["value"])
             return {"changed": changed, "value": self.params.get(req["name"])}
+        if cmd == "gps":
+            self.cmdr.set_gps(bool(req.get("fix", True)), now)
+            return None
         if cmd == "link":
             self.link_down = bool(req.get("down", False))
             return None

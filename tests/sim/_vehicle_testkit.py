@@ -25,9 +25,11 @@ FAST_PARAMS = {
     "MPC_TKO_SPEED": 3.0,
     "MPC_TKO_RAMP_T": 0.3,
     "MPC_LAND_SPEED": 2.5,
-    "MPC_Z_VEL_MAX_DN": 3.0,
+    "MPC_Z_V_AUTO_DN": 3.0,
     "MPC_LAND_ALT1": 4.0,
     "MPC_LAND_ALT2": 2.0,
+    "MPC_LAND_CRWL": 2.5,
+    "LNDMC_TRIG_TIME": 0.2,
     "MIS_TAKEOFF_ALT": 5.0,
 }
 

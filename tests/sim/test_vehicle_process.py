@@ -2,6 +2,7 @@
 
 import json
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -82,3 +83,75 @@ def test_thread_variant_and_global_setpoints():
         assert sp.pos == (None, None, None) and sp.vel[0] == 1.0  # BODY_NED, heading 0: body x = north
         t = v.truth()
         assert t["armed"] is False and abs(t["lat"] - 47.0) < 1e-5
+
+
+def test_setpoint_log_has_kernel_arrival_times(tmp_path):
+    """Setpoints are logged with mono and kernel (kt) arrival times on one clock."""
+    from _vehicle_testkit import RawGcs
+
+    log = tmp_path / "sp.jsonl"
+    with SimVehicleProcess(setpoint_log=log) as v:
+        g = RawGcs(v.gcs_port, v.port)
+        try:
+            mav = g.mav
+            sent = []
+            for i in range(10):
+                sent.append(time.monotonic())
+                g.send(mav.set_position_target_local_ned_encode(i, 1, 1, 1, 2503, 0, 0, 0, 1.0, 0, 0, 0, 0, 0, 0, 0))
+                time.sleep(0.05)
+            time.sleep(0.2)
+        finally:
+            g.close()
+    recs = [json.loads(l) for l in log.read_text().splitlines()]
+    sp = [r for r in recs if r["msg"] == "SET_POSITION_TARGET_LOCAL_NED"]
+    assert len(sp) == 10 and all(r["mode"] == "AUTO_LOITER" and r["type_mask"] == 2503 for r in sp)
+    for r, t_sent in zip(sp, sent):
+        assert t_sent - 0.01 <= r["kt"] <= r["mono"] + 0.002
+        assert r["mono"] - t_sent < 0.1
+
+
+async def test_speed_factor_runs_a_flight_faster():
+    """--speed-factor 3: a MAVSDK takeoff and landing with PX4 default speeds in a third of the wall time."""
+    import asyncio
+
+    from _vehicle_testkit import MavsdkDrone, wait_for
+
+    v = SimVehicleProcess(seed=4, prearm_delay_s=1.0, params={"MIS_TAKEOFF_ALT": 3.0},
+                          extra_args=["--speed-factor", "3", "--wind", "1,0", "--gust", "0.2"]).start()
+    d = await MavsdkDrone().connect(v.mavsdk_url)
+    try:
+        await d.wait_healthy()
+        t0 = time.monotonic()
+        await d.action.arm()
+        await d.action.takeoff()
+        await wait_for(lambda: v.truth()["mode"] == "AUTO_LOITER" and v.truth()["landed_state"] == 2, 15, "takeoff")
+        t_tko = time.monotonic() - t0
+        assert t_tko < 4.0, t_tko  # ~6 s of simulated time
+        assert v.truth()["wind_ned"][0] != 0.0
+        await d.action.land()
+        await wait_for(lambda: not v.truth()["armed"], 15, "landed and disarmed")
+        await asyncio.sleep(0)
+    finally:
+        await d.close()
+        v.stop()
+
+
+def test_second_vehicle_with_its_own_sysid():
+    import math
+
+    from _vehicle_testkit import RawGcs
+
+    with SimVehicleProcess(extra_args=["--sysid", "2"], prearm_delay_s=0.3) as v:
+        g = RawGcs(v.gcs_port, v.port)
+        try:
+            hb = g.wait("HEARTBEAT", lambda m: m.system_status == 3, 3.0)
+            assert (hb.get_srcSystem(), hb.get_srcComponent()) == (2, 1)
+            g.send(g.mav.command_long_encode(1, 1, 400, 0, 1, *[math.nan] * 6))  # for system 1: not us
+            assert [m for m in g.recv_all(0.3) if m.get_type() == "COMMAND_ACK"] == []
+            g.send(g.mav.command_long_encode(2, 1, 400, 0, 1, *[math.nan] * 6))
+            assert g.wait("COMMAND_ACK", timeout=1.0).result == 0
+            g.send(g.mav.param_request_read_encode(2, 1, b"MAV_SYS_ID", -1))
+            m = g.wait("PARAM_VALUE", lambda m: m.param_id == "MAV_SYS_ID", 1.0)
+            assert struct.unpack("<i", struct.pack("<f", m.param_value))[0] == 2
+        finally:
+            g.close()

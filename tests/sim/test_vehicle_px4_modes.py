@@ -36,3 +36,5 @@ def test_named_modes():
     assert pm.HOLD.custom_mode == 50593792 and str(pm.HOLD) == "AUTO_LOITER"
     assert pm.OFFBOARD.custom_mode == 393216 and str(pm.OFFBOARD) == "OFFBOARD"
     assert pm.decode_custom_mode(84148224) == pm.RTL
+    assert [pm.mavsdk_flight_mode(m) for m in (pm.HOLD, pm.RTL, pm.POSCTL, pm.OFFBOARD)] == [
+        "HOLD", "RETURN_TO_LAUNCH", "POSCTL", "OFFBOARD"]

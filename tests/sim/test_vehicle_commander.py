@@ -1,0 +1,134 @@
+"""Commander rules on a synthetic clock (no sockets): PX4's refusals, failsafes and timers."""
+
+import math
+
+import pytest
+
+from sim.vehicle import px4_modes as pm
+from sim.vehicle.commander import Commander
+from sim.vehicle.setpoints import Setpoint
+from sim.vehicle.geo import GeoOrigin
+from sim.vehicle.mission import MissionStore
+from sim.vehicle.params import ParamTable
+from sim.vehicle.physics import Physics
+
+DT = 0.01
+NAN7 = [math.nan] * 7
+
+
+class Sim:
+    def __init__(self, **params):
+        base = {"MIS_TAKEOFF_ALT": 5.0, "MPC_TKO_RAMP_T": 0.3, "MPC_TKO_SPEED": 3.0}
+        self.params = ParamTable.px4_defaults({**base, **params})
+        self.ph = Physics(seed=0)
+        self.c = Commander(self.params, self.ph, GeoOrigin(47.0, 8.0, 400.0), MissionStore(), now=0.0,
+                           prearm_delay_s=0.0)
+        self.t = 1.0
+
+    def cmd(self, command: int, *p: float) -> int:
+        return self.c.handle_command(command, list(p) + [math.nan] * (7 - len(p)), self.t)
+
+    def run(self, seconds: float, until=None) -> None:
+        end = self.t + seconds
+        while self.t < end:
+            self.ph.step(DT, self.c.demand(self.t))
+            self.c.update(self.t)
+            self.t += DT
+            if until is not None and until():
+                return
+        if until is not None:
+            raise AssertionError("condition not reached")
+
+    def fly(self) -> None:
+        assert self.cmd(400, 1) == 0
+        assert self.cmd(22) == 0
+        self.run(20, lambda: self.c.displayed_mode == pm.HOLD)
+
+    def texts(self) -> list[str]:
+        out = [t for _, t in self.c.out.texts]
+        self.c.out.texts.clear()
+        return out
+
+
+def test_disarm_refused_in_air_unless_forced():
+    s = Sim()
+    s.fly()
+    assert s.cmd(400, 0) == 1 and "Disarming denied: not landed" in s.texts()
+    assert s.cmd(400, 0, 21196) == 0 and not s.c.armed
+
+
+def test_manual_modes_need_sticks():
+    s = Sim()
+    assert s.cmd(176, 1, pm.MainMode.POSCTL, 0) == 1
+    assert s.texts() == ["Switching to Position is currently not available"]
+
+
+def test_mission_mode_needs_a_mission():
+    s = Sim()
+    assert s.cmd(176, 1, 4, 4) == 1
+
+
+def test_preflight_auto_disarm():
+    s = Sim(COM_DISARM_PRFLT=2.0)
+    assert s.cmd(400, 1) == 0
+    s.run(3.0, lambda: not s.c.armed)
+    assert "Disarmed by auto preflight disarming" in s.texts()
+
+
+@pytest.mark.parametrize("action,mode", [(0, pm.POSCTL), (3, pm.RTL), (4, pm.LAND), (5, pm.HOLD)])
+def test_offboard_loss_action_follows_com_obl_rc_act(action, mode):
+    s = Sim(COM_OBL_RC_ACT=action)
+    s.fly()
+    s.c.on_setpoint(Setpoint(s.t, (0.0, 0.0, -5.0), (None, None, None), 0.0, None))
+    assert s.cmd(176, 129, 6, 0) == 0
+    t_last = s.t
+    s.run(3.0, lambda: s.c.displayed_mode != pm.OFFBOARD)
+    assert 1.0 <= s.t - t_last <= 1.05  # COM_OF_LOSS_T
+    assert s.c.displayed_mode == mode and s.c.mode == pm.OFFBOARD  # intended mode stays OFFBOARD
+    assert "Failsafe activated" in s.texts()
+    assert not s.c.armable(s.t) and s.c.system_status(s.t) == pm.MAV_STATE_CRITICAL
+
+
+def test_battery_failsafes_follow_com_low_bat_act():
+    s = Sim()
+    s.fly()
+    s.texts()
+    s.ph.set_battery(12.0)
+    s.run(0.1)
+    assert s.texts() == ["Low battery level! Return advised"] and s.c.displayed_mode == pm.HOLD
+    s.ph.set_battery(6.0)
+    s.run(0.1)
+    assert s.c.displayed_mode == pm.RTL and "Failsafe activated" in s.texts()
+    s.ph.set_battery(4.0)
+    s.run(0.1)
+    assert s.c.displayed_mode == pm.LAND
+
+
+def test_reposition_relative_frame_and_speed():
+    s = Sim()
+    s.fly()
+    lat, lon, _ = s.c.origin.to_global(10.0, 0.0, 0.0)
+    assert s.c.handle_command(192, [3.0, 1, math.nan, math.nan, 0, 0, 8.0], s.t, frame=6,
+                              xyz=(int(lat * 1e7), int(lon * 1e7), 8.0)) == 0
+    assert s.c.cruise() == 3.0
+    s.run(20, lambda: math.dist(s.ph.state.pos, (10.0, 0.0, -8.0)) < 0.3)
+    assert s.c.displayed_mode == pm.HOLD
+
+
+def test_gps_loss_blocks_arming_and_descends_in_air():
+    s = Sim()
+    s.c.set_gps(False, s.t)
+    assert not s.c.armable(s.t) and s.cmd(400, 1) == 1
+    s.c.set_gps(True, s.t)
+    s.fly()
+    s.c.set_gps(False, s.t)
+    s.run(1.5, lambda: s.c.failsafe_reason == "position_loss")
+    assert s.c.displayed_mode == pm.LAND and "Failsafe activated" in s.texts()
+    s.run(30, lambda: not s.c.armed)
+
+
+def test_flight_termination_and_force_disarm_drop_the_vehicle():
+    s = Sim()
+    s.fly()
+    assert s.cmd(185, 1) == 0 and not s.c.armed
+    s.run(5, lambda: s.ph.state.on_ground)
