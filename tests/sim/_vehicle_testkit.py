@@ -14,10 +14,12 @@ import socket
 import time
 from pathlib import Path
 
+import pytest
 from pymavlink.dialects.v20 import development as mavlink2
 
 TRACE_DIR = Path("/work/shared/px4-trace")
 TRACE_FILE = TRACE_DIR / "px4_sih_session.jsonl.gz"
+needs_trace = pytest.mark.skipif(not TRACE_FILE.exists(), reason="PX4 reference trace not present")
 EVENTS_FILE = TRACE_DIR / "px4_sih_session_events.jsonl"
 
 # fast but PX4-shaped flight for tests (default behaviour stays PX4's)

@@ -1,9 +1,8 @@
 import pytest
 
-from _vehicle_testkit import FAST_PARAMS, TRACE_FILE, RawGcs
+from _vehicle_testkit import FAST_PARAMS, RawGcs, needs_trace  # noqa: F401 (re-exported for fixtures)
 from sim.vehicle import SimVehicleProcess
 
-needs_trace = pytest.mark.skipif(not TRACE_FILE.exists(), reason="PX4 reference trace not present")
 
 
 @pytest.fixture

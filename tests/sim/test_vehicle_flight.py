@@ -13,7 +13,7 @@ import os
 import time
 
 import pytest
-from conftest import needs_trace
+from _vehicle_testkit import needs_trace
 
 from _vehicle_testkit import (MavsdkDrone, RawGcs, dedup, load_events, load_trace, phase_window, trace_changes,
                               wait_for)

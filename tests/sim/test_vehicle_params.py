@@ -3,7 +3,7 @@
 import math
 
 import pytest
-from conftest import needs_trace
+from _vehicle_testkit import needs_trace
 
 from _vehicle_testkit import load_trace
 from sim.vehicle.params import MAV_PARAM_TYPE_INT32, MAV_PARAM_TYPE_REAL32, ParamTable, int_to_wire, wire_to_int

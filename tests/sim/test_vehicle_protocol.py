@@ -12,7 +12,7 @@ import struct
 import time
 
 import pytest
-from conftest import needs_trace
+from _vehicle_testkit import needs_trace
 
 from _vehicle_testkit import RawGcs, load_trace, payload_u32
 

@@ -1,6 +1,6 @@
 """custom_mode/base_mode encoding checked against every PX4 HEARTBEAT in the trace."""
 
-from conftest import needs_trace
+from _vehicle_testkit import needs_trace
 
 from _vehicle_testkit import load_trace
 from sim.vehicle import px4_modes as pm
