@@ -123,7 +123,32 @@ install)  # PREFIX ID PYTHON NO_DEPS(0|1) CUDA(0|1)
         else
             say "SKIP llama-cpp-cuda no CUDA toolkit on the target: llama-cpp-python is built for CPU"
         fi
-        "$rel/venv/bin/python" -m pip install "${pipargs[@]}" "$wheel"
+        # JetPack's OpenCV (CUDA) and a Jetson onnxruntime-gpu are importable
+        # from the system site-packages under other distribution names; letting
+        # pip install the PyPI wheels would shadow them. So: the wheel without
+        # dependencies, then its requirements minus those the system provides.
+        "$rel/venv/bin/python" -m pip install "${pipargs[@]}" --no-deps "$wheel"
+        mapfile -t reqs < <("$rel/venv/bin/python" - "$wheel" <<'PY'
+import importlib.util, re, sys, zipfile
+provided = {"opencv-python-headless": "cv2", "opencv-python": "cv2", "onnxruntime": "onnxruntime", "tensorrt": "tensorrt"}
+with zipfile.ZipFile(sys.argv[1]) as z:
+    meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+    lines = z.read(meta).decode().splitlines()
+for line in lines:
+    if not line.startswith("Requires-Dist: ") or "extra ==" in line:
+        continue
+    req = line[len("Requires-Dist: "):]
+    name = re.split(r"[ ;<>=!~\[(]", req, maxsplit=1)[0].lower().replace("_", "-")
+    module = provided.get(name)
+    if module and importlib.util.find_spec(module) is not None:
+        print(f"using the system's {module} for {name}: {importlib.util.find_spec(module).origin}", file=sys.stderr)
+        continue
+    print(req)
+PY
+)
+        nocache=()
+        [ "$cuda" = 1 ] && nocache=(--no-cache-dir)  # never reuse a CPU-only llama-cpp-python wheel
+        [ "${#reqs[@]}" = 0 ] || "$rel/venv/bin/python" -m pip install "${pipargs[@]}" "${nocache[@]}" "${reqs[@]}"
     fi
     "$rel/venv/bin/python" -c 'import aerie, onboard.status' 
     mkdir -p "$rel/.aerie"
@@ -219,6 +244,11 @@ service)  # PREFIX RESTART(0|1): install, enable and (re)start aerie.service
         exit 0
     fi
     unit=$prefix/current/systemd/aerie.service
+    if ! "$prefix/current/venv/bin/python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("onboard.supervisor") is None)' 2>/dev/null; then
+        say "SKIP service the supervisor (aerie fly, issue #6) is not in this release: unit not installed, enabled or started"
+        result skipped
+        exit 0
+    fi
     id -u aerie >/dev/null 2>&1 || as_root useradd --system --home-dir "$prefix/data" --shell /usr/sbin/nologin --groups dialout,video aerie
     as_root chown -R aerie:aerie "$prefix/data"
     changed=0
