@@ -30,6 +30,9 @@ def main(argv: list[str]) -> int:
     f.add_argument("--target-python", default="python3", help="Python >= 3.11 on the target used for the venv")
     f.add_argument("--min-free-mb", type=int, default=2048)
     f.add_argument("--autopilot-device", default=None, help="device node of the autopilot link (default: from link.url)")
+    f.add_argument("--memory-max", default="3G", help="systemd MemoryMax= of the supervisor")
+    f.add_argument("--cpu-quota", default="300%", help="systemd CPUQuota= of the supervisor")
+    f.add_argument("--watchdog-s", type=int, default=10, help="systemd WatchdogSec= (the supervisor feeds it)")
     f.add_argument("--model-dir", default=None, help="local model dir (default: the config's inference.model_dir)")
     f.add_argument("--work-dir", default=str(REPO / "build" / "flash"))
     r = sub.add_parser("rollback", help="point current back at the previous release and restart")
@@ -44,6 +47,7 @@ def main(argv: list[str]) -> int:
             target=target, config=Path(args.config), prefix=args.prefix, dry_run=args.dry_run,
             allow_non_jetson=args.allow_non_jetson, no_deps=args.no_deps, target_python=args.target_python,
             min_free_mb=args.min_free_mb, autopilot_device=args.autopilot_device,
+            memory_max=args.memory_max, cpu_quota=args.cpu_quota, watchdog_s=args.watchdog_s,
             work_dir=Path(args.work_dir), model_dir=Path(args.model_dir).expanduser() if args.model_dir else None,
         ))
     except (FlashFailed, ReleaseError) as exc:

@@ -38,6 +38,9 @@ class FlashOptions:
     target_python: str = "python3"
     min_free_mb: int = 2048
     autopilot_device: str | None = None
+    memory_max: str = "3G"
+    cpu_quota: str = "300%"
+    watchdog_s: int = 10
     live_health_timeout_s: int = 60
     work_dir: Path = REPO / "build" / "flash"
     manifest: Path | None = None
@@ -126,7 +129,8 @@ def flash(opts: FlashOptions) -> Report:
     device = opts.autopilot_device
     if device is None:
         device = autopilot_device_from_url(str((source_cfg.get("link") or {}).get("url", "")))
-    unit_text = render_unit(UnitSettings(prefix=prefix, autopilot_device=device))
+    unit_text = render_unit(UnitSettings(prefix=prefix, autopilot_device=device, watchdog_s=opts.watchdog_s,
+                                         memory_max=opts.memory_max, cpu_quota=opts.cpu_quota))
     wheel = build_wheel(REPO, opts.work_dir)
     report.add("wheel", "ready", f"{wheel} (cached by source hash)")
     rel = stage_release(wheel=wheel, config_path=opts.config, manifest_path=manifest, local_model_dir=model_dir,
@@ -184,7 +188,7 @@ def flash(opts: FlashOptions) -> Report:
     _echo_log(out)
     if out.result == "invalid":
         report.add("unit-verify", "FAILED", "systemd-analyze verify rejected the unit")
-        _roll_back(opts, report, rid, current if activated else None, "the unit failed systemd-analyze verify")
+        _roll_back(opts, report, rid, "the unit failed systemd-analyze verify")
     report.add("unit-verify", out.result, "systemd-analyze verify aerie.service" if out.result == "verified" else "; ".join(out.skips))
 
     out = _require(run_remote(t, "service", prefix, str(int(activated))), "service")
@@ -195,21 +199,25 @@ def flash(opts: FlashOptions) -> Report:
         _echo_log(live)
         if live.result != "healthy":
             report.add("live-health", "FAILED", "the supervisor did not report healthy")
-            _roll_back(opts, report, rid, current if activated else None, "the supervisor did not report healthy after restart")
+            _roll_back(opts, report, rid, "the supervisor did not report healthy after restart")
         report.add("live-health", "ok", "aerie status over the supervisor socket")
     else:
         report.add("live-health", "skipped", "service not restarted (no systemd on target)" if out.result == "skipped" else "service unchanged")
     return report
 
 
-def _roll_back(opts: FlashOptions, report: Report, failed: str, previous: str | None, why: str) -> None:
+def _roll_back(opts: FlashOptions, report: Report, failed: str, why: str) -> None:
+    """Return ``current`` to the release before it (from the history), restart, raise."""
     t, prefix = opts.target, opts.prefix.rstrip("/")
+    _require(run_remote(t, "mark-failed", prefix, failed), "mark-failed")
+    current, releases, history = probe(t, prefix)
+    previous = rollback_target(parse_history(history), current, releases)
     if previous:
         _require(run_remote(t, "activate", prefix, previous), "rollback activate")
         out = _require(run_remote(t, "service", prefix, "1"), "rollback service")
         report.add("rollback", "done", f"current -> {previous} ({out.result}): {why}")
     else:
-        report.add("rollback", "none", f"no previous release to return to: {why}")
+        report.add("rollback", "none", f"no healthy previous release to return to; current stays at {current}: {why}")
     raise FlashFailed(f"release {failed} rolled back: {why}")
 
 

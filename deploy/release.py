@@ -92,6 +92,7 @@ def build_wheel(repo: Path, work_dir: Path, python: str = sys.executable) -> Pat
         built = sorted((Path(tmp) / "dist").glob("aerie-*.whl"))
         if not built:
             raise ReleaseError("wheel build produced no aerie-*.whl")
+        shutil.rmtree(work_dir / "wheels", ignore_errors=True)  # one cached build is enough
         cache.mkdir(parents=True, exist_ok=True)
         shutil.copy2(built[0], cache / built[0].name)
     return cache / built[0].name
@@ -144,9 +145,9 @@ def stage_release(*, wheel: Path, config_path: Path, manifest_path: Path, local_
     release_id = f"{version}-{h.hexdigest()[:12]}"
     release_dir = f"{prefix.rstrip('/')}/releases/{release_id}"
 
+    # Only the release being flashed is kept staged (the target holds the rest).
+    shutil.rmtree(work_dir / "stage", ignore_errors=True)
     stage = work_dir / "stage" / release_id
-    if stage.exists():
-        shutil.rmtree(stage)
     (stage / "models").mkdir(parents=True)
     (stage / "systemd").mkdir()
     shutil.copy2(wheel, stage / wheel.name)

@@ -110,7 +110,13 @@ install)  # PREFIX ID PYTHON NO_DEPS(0|1) CUDA(0|1)
     fi
     # --system-site-packages: JetPack's TensorRT, OpenCV (and CUDA-enabled
     # onnxruntime where installed) live in the system Python, not on PyPI.
-    "$py" -m venv --system-site-packages "$rel/venv"
+    # The system's pip (visible through --system-site-packages) when it has
+    # one: ensurepip costs seconds per release and adds nothing.
+    if "$py" -m pip --version >/dev/null 2>&1; then
+        "$py" -m venv --system-site-packages --without-pip "$rel/venv"
+    else
+        "$py" -m venv --system-site-packages "$rel/venv"
+    fi
     pipargs=(--quiet --disable-pip-version-check --no-input)
     if [ "$no_deps" = 1 ]; then
         say "installing without dependencies: they must already be importable from the system site-packages"
@@ -219,6 +225,14 @@ activate)  # PREFIX ID: point current at a release, atomically; append to histor
     result activated previous=${cur:--}
     ;;
 
+mark-failed)  # PREFIX ID: never roll back to (or re-activate unchecked) a release that failed
+    prefix=$1 id=$2
+    mkdir -p "$prefix/releases/$id/.aerie"
+    date -u +%FT%TZ > "$prefix/releases/$id/.aerie/failed"
+    rm -f "$prefix/releases/$id/.aerie/healthy"
+    result marked
+    ;;
+
 unit-verify)  # PREFIX: systemd-analyze verify the current release's unit
     prefix=$1
     unit=$prefix/current/systemd/aerie.service
@@ -227,7 +241,10 @@ unit-verify)  # PREFIX: systemd-analyze verify the current release's unit
         result skipped
         exit 0
     fi
-    if out=$(systemd-analyze verify "$unit" 2>&1); then
+    # systemd only warns about (and ignores) a bad setting such as
+    # MemoryMax=lots; a flash must not install a unit without its limits, so
+    # any complaint naming the unit file counts as a failure.
+    if out=$(systemd-analyze verify "$unit" 2>&1) && ! grep -q "aerie.service:" <<<"$out"; then
         [ -z "$out" ] || say "$out"
         result verified
     else

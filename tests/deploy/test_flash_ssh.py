@@ -161,6 +161,12 @@ def test_flash_lands_is_idempotent_rolls_back(sshd, inputs, tmp_path):
         assert s2[step] == "unchanged", (step, s2)
     assert snapshot(prefix) == before
 
+    # 2b. A dry run of a different release against the live target changes nothing either.
+    dry = make("flash", sshd, prefix, CONFIG=str(inputs["other"]), DRY_RUN="1")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert f"(was {good_id})" in dry.stdout and steps(dry.stdout)["copy"] == "would"
+    assert snapshot(prefix) == before
+
     # 3. A release the health check rejects never becomes current.
     broken = make("flash", sshd, prefix, CONFIG=str(inputs["broken"]))
     assert broken.returncode != 0
@@ -171,14 +177,27 @@ def test_flash_lands_is_idempotent_rolls_back(sshd, inputs, tmp_path):
     bad_ids = [p.name for p in (prefix / "releases").iterdir() if (p / ".aerie" / "failed").exists()]
     assert len(bad_ids) == 1 and bad_ids[0] != good_id
 
+    # 3b. A release that becomes current but whose unit fails `systemd-analyze verify`
+    #     (an unparsable MemoryMax=) is rolled back to the previous release.
+    if shutil.which("systemd-analyze"):
+        bad_unit = make("flash", sshd, prefix, CONFIG=str(inputs["good"]), AERIE_MEMORY_MAX="lots")
+        assert bad_unit.returncode != 0
+        s3 = steps(bad_unit.stdout)
+        assert s3["activate"] == "changed" and s3["unit-verify"] == "FAILED" and s3["rollback"] == "done"
+        assert "Invalid memory limit" in bad_unit.stdout and f"current -> {good_id}" in bad_unit.stdout
+        assert current(prefix) == good_id
+        bad_ids = [p.name for p in (prefix / "releases").iterdir() if (p / ".aerie" / "failed").exists()]
+        assert len(bad_ids) == 2
+
     # 4. A new good release becomes current; `make rollback` returns to the previous one.
     other = make("flash", sshd, prefix, CONFIG=str(inputs["other"]))
     assert other.returncode == 0, other.stdout + other.stderr
     other_id = current(prefix)
-    assert other_id not in (good_id, bad_ids[0])
+    assert other_id != good_id and other_id not in bad_ids
     back = make("rollback", sshd, prefix)
     assert back.returncode == 0, back.stdout + back.stderr
     assert current(prefix) == good_id
     assert f"{other_id} -> {good_id}" in back.stdout
     history = (prefix / "history").read_text().split("\n")
-    assert [line.split()[1:] for line in history if line] == [[good_id, "-"], [other_id, good_id], [good_id, other_id]]
+    moves = [line.split()[1:] for line in history if line]
+    assert moves[0] == [good_id, "-"] and moves[-2:] == [[other_id, good_id], [good_id, other_id]]
