@@ -165,7 +165,10 @@ PY
 health)  # PREFIX ID: the offline checks, before the release may become current
     prefix=$1 id=$2
     rel=$prefix/releases/$id
-    if "$rel/venv/bin/python" -m onboard.status --offline --config "$rel/config.yaml"; then
+    # As the service user once it exists: the data dir (memory file) is its.
+    run=()
+    id -u aerie >/dev/null 2>&1 && run=(as_aerie)
+    if "${run[@]}" "$rel/venv/bin/python" -m onboard.status --offline --config "$rel/config.yaml"; then
         mkdir -p "$rel/.aerie"
         [ -f "$rel/.aerie/healthy" ] || date -u +%FT%TZ > "$rel/.aerie/healthy"
         rm -f "$rel/.aerie/failed"

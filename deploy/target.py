@@ -33,9 +33,10 @@ class Target:
     def rsync_argv(self, source_dir: Path, remote_dir: str) -> list[str]:
         # No -t/-o/-g: content decides (--checksum), so re-sending an identical
         # release changes nothing, not even a timestamp. -L copies the files
-        # that local model links point at.
+        # that local model links point at; --chmod makes everything readable by
+        # the service user whatever the local file modes were.
         rsh = shlex.join(self.ssh_base())
-        return ["rsync", "-rlpL", "--checksum", "--itemize-changes", "-e", rsh,
+        return ["rsync", "-rlpL", "--checksum", "--itemize-changes", "--chmod=D755,F644", "-e", rsh,
                 f"{source_dir}/", f"{self.host}:{remote_dir}/"]
 
 

@@ -118,6 +118,15 @@ def test_dry_run_prints_every_step_and_changes_nothing(sshd, inputs, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_target_that_is_not_a_jetson_is_refused_without_the_override(sshd, inputs, tmp_path):
+    prefix = tmp_path / "target"
+    proc = make("flash", sshd, prefix, CONFIG=str(inputs["good"]), ALLOW_NON_JETSON="0")
+    assert proc.returncode != 0
+    assert "prerequisites missing on the target" in proc.stderr
+    assert "jetpack: not a Jetson" in proc.stderr
+    assert not prefix.exists()
+
+
 def test_flash_lands_is_idempotent_rolls_back(sshd, inputs, tmp_path):
     prefix = tmp_path / "target"
 
