@@ -205,13 +205,16 @@ EOF
 )
         [ -n "$name" ] || continue
         sha=$(sha256sum "$onnx" | cut -d' ' -f1)
-        key=$cache/$sha
-        if [ -f "$key.path" ] && [ -f "$(cat "$key.path")" ]; then
-            say "engine for $name cached ($(cat "$key.path"))"
+        stem=$(basename "$onnx" .onnx)
+        # models_cli names engines <stem>.<sha256[:16]>.<precision>.engine
+        hit=$(ls "$cache/$stem.${sha:0:16}".*.engine 2>/dev/null | head -n1 || true)
+        if [ -n "$hit" ]; then
+            [ -f "$rel/models/$(basename "$hit")" ] || ln -f "$hit" "$rel/models/" 2>/dev/null || cp "$hit" "$rel/models/"
+            say "engine for $name cached: $hit (TensorRT $trt)"
             continue
         fi
         engine=$("$rel/venv/bin/aerie" models --config "$rel/config.yaml" build-engine "$name" | tail -n1)
-        printf '%s\n' "$engine" > "$key.path"
+        ln -f "$engine" "$cache/" 2>/dev/null || cp "$engine" "$cache/"
         built=$((built + 1))
     done
     if [ "$built" = 0 ]; then result unchanged; else result built=$built; fi
