@@ -203,6 +203,10 @@ def test_flash_lands_is_idempotent_rolls_back(sshd, inputs, tmp_path):
     assert other.returncode == 0, other.stdout + other.stderr
     other_id = current(prefix)
     assert other_id != good_id and other_id not in bad_ids
+    before = snapshot(prefix)
+    dry = make("rollback", sshd, prefix, DRY_RUN="1")
+    assert dry.returncode == 0 and steps(dry.stdout)["rollback"] == "would", dry.stdout + dry.stderr
+    assert snapshot(prefix) == before and current(prefix) == other_id
     back = make("rollback", sshd, prefix)
     assert back.returncode == 0, back.stdout + back.stderr
     assert current(prefix) == good_id
