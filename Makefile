@@ -54,3 +54,32 @@ sitl: setup
 
 clean-venv:
 	rm -rf $(VENV)
+
+# --- flash / rollback (issue #8): deploy to an NVIDIA Jetson over SSH -------
+# make flash JETSON=user@host [JETSON_PORT=22] [CONFIG=path] [DRY_RUN=1]
+#   [AERIE_PREFIX=/opt/aerie] [TARGET_PYTHON=python3] [SSH_OPTS='-i key']
+#   [ALLOW_NON_JETSON=1] [NO_DEPS=1] [AERIE_MEMORY_MAX=3G] [AERIE_CPU_QUOTA=300%]
+# make rollback JETSON=user@host  (back to the release current before this one)
+# Steps, idempotency and rollback rules: deploy/flash.py. Self-contained block.
+JETSON           ?=
+JETSON_PORT      ?= 22
+CONFIG           ?= config.yaml
+AERIE_PREFIX     ?= /opt/aerie
+TARGET_PYTHON    ?= python3
+SSH_OPTS         ?=
+FLASH_TARGET_ARGS = $(JETSON) --port $(JETSON_PORT) --prefix $(AERIE_PREFIX) --ssh-opts "$(SSH_OPTS)" \
+	$(if $(filter 1,$(DRY_RUN)),--dry-run)
+FLASH_ARGS = --config $(CONFIG) --target-python $(TARGET_PYTHON) \
+	$(if $(filter 1,$(ALLOW_NON_JETSON)),--allow-non-jetson) $(if $(filter 1,$(NO_DEPS)),--no-deps) \
+	$(if $(AERIE_MEMORY_MAX),--memory-max $(AERIE_MEMORY_MAX)) $(if $(AERIE_CPU_QUOTA),--cpu-quota $(AERIE_CPU_QUOTA))
+
+.PHONY: flash rollback flash-check-target
+
+flash-check-target:
+	@test -n "$(JETSON)" || { echo "usage: make flash|rollback JETSON=user@host [JETSON_PORT=22] [CONFIG=path] [DRY_RUN=1]" >&2; exit 2; }
+
+flash: flash-check-target setup
+	$(PY) -m deploy flash $(FLASH_TARGET_ARGS) $(FLASH_ARGS)
+
+rollback: flash-check-target setup
+	$(PY) -m deploy rollback $(FLASH_TARGET_ARGS)

@@ -1,0 +1,178 @@
+"""``aerie status``: is this vehicle's install healthy, and is its supervisor?
+
+`make flash` runs this on the Jetson before it points ``current`` at a new
+release and again after restarting the service, and rolls back when it fails,
+so every check here must be one that can honestly fail. Two groups:
+
+* offline checks, which need no running supervisor: the config loads, every
+  model file present verifies against its checksum (the same rule as
+  ``aerie models verify``), the models the config selects are present, and the
+  memory file opens (created and migrated if absent, as the supervisor would);
+* the supervisor's own report, read from its local status socket: bridge
+  connected, models loaded, memory open. The supervisor (``aerie fly``,
+  issue #6) is what serves that socket; until it runs there is nothing to ask,
+  and ``--offline`` says not to ask.
+
+The socket protocol is deliberately tiny so the supervisor can serve it from
+any thread: connect to the Unix socket, read one JSON object terminated by a
+newline (``{"bridge": {"ok": true, "detail": "..."}, "models": {...}, ...}``),
+close. Each top-level key is one check with ``ok`` and ``detail``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+STATUS_SOCKET_NAME = "supervisor.sock"
+SUPERVISOR_CHECKS = ("bridge", "models", "memory")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One named health check and why it passed or failed."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+def check_config(config_path: str | None) -> tuple[Check, Any]:
+    """Load the config; return the check and the config (None when it failed)."""
+    from onboard.config import load_config
+    from onboard.typed_config import ConfigError
+
+    try:
+        cfg = load_config(config_path)
+    except ConfigError as exc:
+        return Check("config", False, str(exc)), None
+    return Check("config", True, f"{config_path or 'built-in defaults'} loads"), cfg
+
+
+def selected_models(inference: Any) -> list[str]:
+    """Manifest names the config will load at start-up (must be present)."""
+    names = [inference.llm_model]
+    if inference.detector == "ssdlite":
+        names.append(inference.ssdlite_model)
+    elif inference.detector == "grounding_dino":
+        names.append(inference.grounding_dino_model)
+    if inference.segmenter == "sam":
+        names += [inference.sam_encoder_model, inference.sam_decoder_model]
+    if inference.vlm_model:
+        names.append(inference.vlm_model)
+    return [n for n in names if n]
+
+
+def check_models(cfg: Any, manifest_override: str | None = None) -> Check:
+    """Every present model file verifies; every selected one is present."""
+    from onboard.inference.manifest import ManifestError, load_manifest, model_dir, verify_model
+
+    try:
+        manifest = load_manifest(manifest_override or cfg.inference.manifest or None)
+    except ManifestError as exc:
+        return Check("models", False, str(exc))
+    directory = model_dir(cfg.inference.model_dir)
+    wanted = set(selected_models(cfg.inference))
+    problems, ok = [], []
+    for name, spec in manifest.models.items():
+        r = verify_model(spec, directory)
+        if r.status == "mismatch":
+            problems.append(f"{name}: {r.path} sha256 {r.actual} != expected {r.expected}")
+        elif r.status == "absent" and name in wanted:
+            problems.append(f"{name}: {r.path} is absent but the config selects it")
+        elif r.status in ("ok", "unpinned"):
+            ok.append(f"{name}({r.status})")
+    if problems:
+        return Check("models", False, "; ".join(problems))
+    return Check("models", True, f"{directory}: {', '.join(ok) or 'no model files'}")
+
+
+def check_memory(cfg: Any) -> Check:
+    """The memory file opens, integrity-checked and migrated, with sqlite-vec loaded."""
+    from onboard.memory.embedder import MINILM_DIM
+    from onboard.memory.schema import SchemaError, open_memory_file
+    from onboard.memory.settings import memory_file_path
+    from onboard.memory.sqlite_vec_db import SqliteVecUnavailable, find_backend
+
+    path = memory_file_path(cfg.data_dir, cfg.memory)
+    try:
+        backend = find_backend()
+        conn, report = open_memory_file(
+            path, backend, dim=MINILM_DIM, timeout_s=cfg.memory.writer_timeout_s,
+            full_check=cfg.memory.full_integrity_check_on_open, move_aside_corrupt=cfg.memory.move_aside_corrupt,
+        )
+    except (SchemaError, SqliteVecUnavailable, OSError) as exc:
+        return Check("memory", False, f"{path}: {exc}")
+    conn.close()
+    return Check("memory", True, f"{path} opens (schema v{report.to_version})")
+
+
+def default_socket(cfg: Any) -> Path:
+    """Where the supervisor serves its status: next to the vehicle's other files."""
+    return Path(cfg.data_dir).expanduser() / STATUS_SOCKET_NAME
+
+
+def read_supervisor(sock_path: Path, timeout_s: float = 2.0) -> list[Check]:
+    """Ask the running supervisor; a missing or silent socket is a failed check."""
+    if not sock_path.exists():
+        return [Check("supervisor", False, f"not running (no status socket at {sock_path}; `aerie fly` serves it, issue #6)")]
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout_s)
+            s.connect(str(sock_path))
+            data = b""
+            while not data.endswith(b"\n") and len(data) < 1 << 20:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        report = json.loads(data.decode("utf-8"))
+    except (OSError, ValueError) as exc:
+        return [Check("supervisor", False, f"{sock_path}: no valid answer ({exc})")]
+    checks = [Check("supervisor", True, f"answering on {sock_path}")]
+    for name in SUPERVISOR_CHECKS:
+        item = report.get(name) or {}
+        checks.append(Check(name + " (live)", bool(item.get("ok")), str(item.get("detail", "not reported"))))
+    return checks
+
+
+def run_checks(config_path: str | None, *, offline: bool, manifest: str | None = None,
+               sock_path: str | None = None) -> list[Check]:
+    checks: list[Check] = []
+    cfg_check, cfg = check_config(config_path)
+    checks.append(cfg_check)
+    if cfg is None:
+        return checks
+    checks.append(check_models(cfg, manifest))
+    checks.append(check_memory(cfg))
+    if not offline:
+        checks += read_supervisor(Path(sock_path) if sock_path else default_socket(cfg))
+    return checks
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="aerie status", description="Health of this vehicle's install and its supervisor")
+    parser.add_argument("--config", default=None, help="config file (default: built-in defaults)")
+    parser.add_argument("--manifest", default=None, help="override inference.manifest")
+    parser.add_argument("--offline", action="store_true", help="do not ask the supervisor (it need not be running)")
+    parser.add_argument("--socket", default=None, help=f"supervisor status socket (default: data_dir/{STATUS_SOCKET_NAME})")
+    parser.add_argument("--json", action="store_true", help="one JSON object instead of lines")
+    args = parser.parse_args(argv)
+    checks = run_checks(args.config, offline=args.offline, manifest=args.manifest, sock_path=args.socket)
+    healthy = all(c.ok for c in checks)
+    if args.json:
+        print(json.dumps({"healthy": healthy, "checks": [asdict(c) for c in checks]}))
+    else:
+        for c in checks:
+            print(f"{'OK  ' if c.ok else 'FAIL'} {c.name}: {c.detail}")
+        print("healthy" if healthy else "UNHEALTHY")
+    return 0 if healthy else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
