@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "keys": ("onboard.telemetry.keys", "Generate CurveZMQ key files"),
     "demo": ("aerie.demo", "Fly a full simulated mission on the embedded defaults"),
     "config": ("onboard.config", "Print or check the configuration"),
+    "status": ("onboard.status", "Health of this install and its supervisor (config, models, memory, live socket)"),
 }
 
 
