@@ -1,0 +1,1 @@
+"""The navigation benchmark on the Helsinki world: tasks, agents, episodes, metrics, report."""

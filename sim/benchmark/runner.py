@@ -1,0 +1,60 @@
+"""Run an agent over a task set under one perception preset, with a progress bar."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+
+from sim.benchmark.baselines import make_agent
+from sim.benchmark.episode import run_episode
+from sim.benchmark.metrics import summarise
+from sim.benchmark.tasks import ResolvedTask
+from sim.world.world import World
+
+BUILTIN_AGENTS = ("random", "greedy", "memory")
+
+
+def load_agent(spec: str, world: World):
+    """A built-in agent by name, or `package.module:factory` called as factory(world) -> Agent."""
+    if spec in BUILTIN_AGENTS:
+        return make_agent(spec, [lm.name for lm in world.landmarks])
+    if ":" not in spec:
+        raise ValueError(f"unknown agent {spec!r}: use one of {list(BUILTIN_AGENTS)} or 'package.module:factory'")
+    mod, _, attr = spec.partition(":")
+    factory = getattr(importlib.import_module(mod), attr)
+    return factory(world)
+
+
+def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, seed: int = 0,
+              progress: bool = True) -> dict:
+    """Episodes for every task (fresh agent each), aggregated; JSON-ready.
+
+    `agent_spec` is a name for `load_agent`, or a zero-argument callable that
+    returns a new Agent (how an in-process caller plugs its own agent in).
+    """
+    from tqdm import tqdm
+
+    from sim.world.render import ViewRenderer
+
+    views = ViewRenderer(world)  # observations carry a lazy image(): rendered only if an agent asks
+    records = []
+    t0 = time.perf_counter()
+    label = agent_spec if isinstance(agent_spec, str) else "agent"
+    bar = tqdm(tasks, desc=f"{label}/{preset}", unit="ep", disable=not progress, file=sys.stderr, leave=False)
+    for i, rt in enumerate(bar):
+        agent = agent_spec() if callable(agent_spec) else load_agent(agent_spec, world)
+        rec = run_episode(world, rt, agent, preset, seed=seed * 100_003 + i, preset_name=preset,
+                          renderer=views.oblique)
+        records.append(rec)
+        s = sum(r["success"] for r in records)
+        bar.set_postfix(sr=f"{s / len(records):.2f}")
+    summary = summarise(records)
+    return {
+        "agent": records[0]["agent"] if records else label, "perception": preset, "seed": seed,
+        "sr": summary.sr, "spl": summary.spl, "n_episodes": len(records), "summary": summary.to_json(),
+        "elapsed_s": round(time.perf_counter() - t0, 2),
+        "world": {"city": world.city.name, "network": world.graph.network_type, "nodes": world.graph.n_nodes,
+                  "cruise_alt_m": world.cruise_alt, "view_range_m": world.view_range},
+        "episodes": records,
+    }

