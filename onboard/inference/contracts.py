@@ -1,0 +1,117 @@
+"""The planner's JSON contracts, shared by the agent and the language-model backends.
+
+Each contract is a frozen dataclass; :mod:`onboard.inference.json_contract`
+turns it into a JSON schema (llama.cpp: a GBNF grammar) and validates answers.
+Each has a ``fallback()``: the documented answer used when the model fails
+twice, chosen to be safe (hold course, keep searching, nothing locked).
+
+Movements are the vehicle's discrete actions (turns are ±30° yaw steps, as in
+the Place–Anchor design). The agent may extend ``MOVEMENTS``; the grammar
+follows automatically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Movement = Literal["forward", "backward", "turn_left", "turn_right", "ascend", "descend", "stop"]
+MOVEMENTS: tuple[str, ...] = Movement.__args__  # type: ignore[attr-defined]
+Strategy = Literal["navigate", "search", "locate"]
+
+# Bounded strings keep a small model from rambling past its token budget: the
+# grammar closes the string at this length.
+_TEXT = {"max_length": 120}
+_SHORT = {"max_length": 60}
+
+
+@dataclass(frozen=True)
+class SubGoal:
+    goal: str = field(metadata=_SHORT)
+    strategy: Strategy
+    desired_state: str = field(metadata=_SHORT)
+
+
+@dataclass(frozen=True)
+class PlanOutput:
+    """``generate_plan_with_rag``: ordered sub-goals and why."""
+
+    sub_goals: list[SubGoal] = field(metadata={"min_items": 1, "max_items": 4})
+    reason: str = field(metadata=_TEXT)
+
+    @staticmethod
+    def fallback(task: str = "reach the target") -> "PlanOutput":
+        """One search sub-goal for the whole task: the agent keeps looking rather than stopping."""
+        return PlanOutput([SubGoal(task, "search", "target in view")], "fallback: the planner gave no valid plan")
+
+
+@dataclass(frozen=True)
+class NavigationDecisionOutput:
+    """Navigate expert: the next move towards the landmark."""
+
+    movement: Movement
+    reason: str = field(metadata=_TEXT)
+    next_strategy: Literal["continue_navigate", "next_subtask"]
+    confidence: float = field(metadata={"minimum": 0.0, "maximum": 1.0})
+
+    @staticmethod
+    def fallback() -> "NavigationDecisionOutput":
+        """Hold position (``stop``) with zero confidence; the step counts as ineffective."""
+        return NavigationDecisionOutput("stop", "fallback: no valid navigation decision", "continue_navigate", 0.0)
+
+
+@dataclass(frozen=True)
+class SearchOutput:
+    """Search expert: the next move, and whether the area is exhausted."""
+
+    movement: Movement
+    reason: str = field(metadata=_TEXT)
+    decision: Literal["continue_search", "next_subtask"]
+    confidence: float = field(metadata={"minimum": 0.0, "maximum": 1.0})
+
+    @staticmethod
+    def fallback() -> "SearchOutput":
+        """Rotate in place and keep searching: a turn reveals new view without moving into the unknown."""
+        return SearchOutput("turn_left", "fallback: no valid search decision", "continue_search", 0.0)
+
+
+@dataclass(frozen=True)
+class LocateOutput:
+    """Locate expert (VLM fallback path): the target's position, or keep looking nearby.
+
+    ``selected_pos`` is ``[x, y]`` in the frame the prompt gave (pixels of the
+    observation image, or local metres), ``[0, 0]`` when nothing is locked.
+    """
+
+    status: Literal["TARGET_LOCKED", "SEARCHING_VICINITY"]
+    selected_pos: list[float] = field(metadata={"min_items": 2, "max_items": 2})
+
+    @staticmethod
+    def fallback() -> "LocateOutput":
+        return LocateOutput("SEARCHING_VICINITY", [0.0, 0.0])
+
+
+@dataclass(frozen=True)
+class DiscoveredContext:
+    goal_scene_type: str = field(metadata={"max_length": 40})
+    why: str = field(metadata=_TEXT)
+
+
+@dataclass(frozen=True)
+class PlaceAnchorPlan:
+    """Place–Anchor planner: is the goal visible, which way to turn, what place to look for.
+
+    ``angle`` is degrees from the panorama's front, positive = left.
+    """
+
+    goal_flag: bool
+    angle: float = field(metadata={"minimum": -180.0, "maximum": 180.0})
+    discovered_context: DiscoveredContext
+
+    @staticmethod
+    def fallback() -> "PlaceAnchorPlan":
+        """The design's fallback: not found, keep heading, look for a corridor."""
+        return PlaceAnchorPlan(False, 0.0, DiscoveredContext("corridor", "fallback"))
+
+
+PLANNER_CONTRACTS: tuple[type, ...] = (PlanOutput, NavigationDecisionOutput, SearchOutput, LocateOutput, PlaceAnchorPlan)

@@ -1,0 +1,234 @@
+"""llama.cpp language and vision-language models (llama-cpp-python).
+
+``LlamaTextModel`` runs a GGUF chat model (SmolLM2-135M-Instruct by default:
+small enough for a CPU, and the one GGUF a registry ships).
+``LlamaVisionModel`` adds images through llama-cpp-python's multimodal chat
+handlers and a CLIP/mmproj file the user supplies; the handler class is named
+in config because it must match the model family (Llava15, Moondream,
+MiniCPMv26, Qwen25VL, MTMD...).
+
+Every structured call constrains decoding with the contract's JSON schema
+(``response_format={"type": "json_object", "schema": ...}``, which
+llama-cpp-python compiles to a GBNF grammar), so even a tiny model produces
+parseable JSON; :func:`~onboard.inference.json_contract.call_contract`
+validates, retries once and falls back.
+
+A ``Llama`` object is not thread-safe: give each model its own
+:class:`~onboard.inference.inference_worker.ThreadWorker`.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import contextlib
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Protocol, Sequence
+
+import numpy as np
+
+
+class LlamaBackendError(RuntimeError):
+    """llama.cpp is missing, or a model or its projector could not be loaded; names the file."""
+
+
+class LanguageModel(Protocol):
+    def chat(self, messages: list[dict[str, Any]], *, json_schema: dict[str, Any] | None = None, max_tokens: int | None = None) -> str:
+        ...
+
+
+@dataclass(frozen=True)
+class StreamTiming:
+    time_to_first_token_s: float
+    tokens: int
+    total_s: float
+
+    @property
+    def tokens_per_s(self) -> float:
+        gen = self.total_s - self.time_to_first_token_s
+        return (self.tokens - 1) / gen if self.tokens > 1 and gen > 0 else 0.0
+
+
+_PARAMS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _model_params(llama_cpp, *, extra_buffers: bool):
+    """Apply model-load parameters ``Llama()`` does not expose, for the duration of one load.
+
+    ``use_extra_bufts`` (llama.cpp's AMX / repacked CPU weight buffers) is not a
+    ``Llama()`` argument; with it on, the llama-cpp-python 0.3.36 built here
+    segfaults in batched decode (any prompt longer than one token) on this
+    AMX-capable CPU. ``Llama()`` reads ``llama_model_default_params()`` once while
+    loading, so that one call is redirected under a lock and restored at once.
+    """
+    low = llama_cpp.llama.llama_cpp
+    if extra_buffers or "use_extra_bufts" not in dict(low.llama_model_params._fields_):
+        yield
+        return
+    with _PARAMS_LOCK:
+        original = low.llama_model_default_params
+
+        def defaults():
+            params = original()
+            params.use_extra_bufts = False
+            return params
+
+        low.llama_model_default_params = defaults
+        try:
+            yield
+        finally:
+            low.llama_model_default_params = original
+
+
+def _import_llama():
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise LlamaBackendError("llama-cpp-python is not installed (pip install llama-cpp-python; it builds from source)") from exc
+    return llama_cpp
+
+
+class LlamaTextModel:
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        n_ctx: int = 2048,
+        n_threads: int = 0,
+        n_threads_batch: int = 0,
+        n_gpu_layers: int = 0,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        seed: int = 0,
+        chat_handler: Any = None,
+        extra_buffers: bool = False,
+    ) -> None:
+        llama_cpp = _import_llama()
+        self.model_path = Path(model_path)
+        if not self.model_path.exists():
+            raise LlamaBackendError(f"model file {self.model_path} does not exist")
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        kwargs: dict[str, Any] = dict(n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, seed=seed, verbose=False)
+        # llama-cpp-python defaults to half the cores for decode but all of them for
+        # prompt evaluation; on a small, busy CPU (the vehicle's, shared with the
+        # detector) the extra OpenMP thread waits for a core and the prompt takes
+        # 2-4 s instead of 0.5 s. Prompt threads therefore follow decode threads.
+        decode_threads = n_threads or max(1, (os.cpu_count() or 2) // 2)
+        kwargs["n_threads"] = decode_threads
+        kwargs["n_threads_batch"] = n_threads_batch or decode_threads
+        if chat_handler is not None:
+            kwargs["chat_handler"] = chat_handler
+        try:
+            with _model_params(llama_cpp, extra_buffers=extra_buffers):
+                self.llm = llama_cpp.Llama(model_path=str(self.model_path), **kwargs)
+        except (ValueError, RuntimeError) as exc:
+            raise LlamaBackendError(f"model file {self.model_path} could not be loaded by llama.cpp: {exc}") from exc
+
+    def chat(self, messages: list[dict[str, Any]], *, json_schema: dict[str, Any] | None = None, max_tokens: int | None = None) -> str:
+        kwargs: dict[str, Any] = dict(messages=messages, max_tokens=max_tokens or self.max_tokens, temperature=self.temperature)
+        if json_schema is not None:
+            from onboard.inference.json_contract import json_budget
+
+            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+            # The grammar ends the answer; the ceiling must not cut a valid one short.
+            kwargs["max_tokens"] = max(kwargs["max_tokens"], min(json_budget(json_schema), self.llm.n_ctx() // 2))
+        out = self.llm.create_chat_completion(**kwargs)
+        return out["choices"][0]["message"]["content"] or ""
+
+    def generate_json(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
+        """The ``generate`` callable :func:`call_contract` wants."""
+        return self.chat(messages, json_schema=schema)
+
+    def timed_stream(self, messages: list[dict[str, Any]], max_tokens: int = 64) -> StreamTiming:
+        """Time to first token and decode rate, for ``aerie bench perception``."""
+        t0 = time.perf_counter()
+        first = None
+        n = 0
+        for chunk in self.llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=self.temperature, stream=True):
+            if chunk["choices"][0]["delta"].get("content"):
+                n += 1
+                if first is None:
+                    first = time.perf_counter() - t0
+        total = time.perf_counter() - t0
+        return StreamTiming(first if first is not None else total, n, total)
+
+
+def image_data_uri(image: np.ndarray) -> str:
+    """An RGB uint8 image as a PNG data URI, the form llama-cpp-python's handlers accept."""
+    import cv2
+
+    ok, png = cv2.imencode(".png", cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
+    if not ok:
+        raise LlamaBackendError("could not encode the image as PNG")
+    return "data:image/png;base64," + base64.b64encode(png.tobytes()).decode("ascii")
+
+
+class LlamaVisionModel(LlamaTextModel):
+    """A multimodal GGUF plus its CLIP/mmproj projector, via a llama-cpp-python chat handler."""
+
+    def __init__(self, model_path: str | Path, mmproj_path: str | Path, *, handler: str = "Llava15ChatHandler", n_ctx: int = 4096, **kwargs: Any) -> None:
+        llama_cpp = _import_llama()
+        from llama_cpp import llama_chat_format
+
+        mmproj = Path(mmproj_path)
+        if not mmproj.exists():
+            raise LlamaBackendError(f"projector file {mmproj} does not exist")
+        cls = getattr(llama_chat_format, handler, None)
+        if cls is None:
+            known = sorted(n for n in dir(llama_chat_format) if n.endswith("ChatHandler"))
+            raise LlamaBackendError(f"llama-cpp-python {llama_cpp.__version__} has no chat handler {handler!r} (has: {', '.join(known)})")
+        try:
+            chat_handler = cls(clip_model_path=str(mmproj), verbose=False)
+        except (ValueError, RuntimeError) as exc:
+            raise LlamaBackendError(f"projector file {mmproj} could not be loaded by {handler}: {exc}") from exc
+        super().__init__(model_path, n_ctx=n_ctx, chat_handler=chat_handler, **kwargs)
+
+    def chat_with_images(
+        self,
+        prompt: str,
+        images: Sequence[np.ndarray],
+        *,
+        system: str | None = None,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> str:
+        return self.chat(vision_messages(prompt, images, system=system), json_schema=json_schema, max_tokens=max_tokens)
+
+
+def vision_messages(prompt: str, images: Iterable[np.ndarray], *, system: str | None = None) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": image_data_uri(im)}} for im in images]
+    content.append({"type": "text", "text": prompt})
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    messages.append({"role": "user", "content": content})
+    return messages
+
+
+def open_llm(cfg) -> LlamaTextModel:
+    """The configured text model (``inference.llm_model``), checksum-verified first."""
+    from onboard.inference.manifest import load_manifest, model_dir, require_verified
+
+    manifest = load_manifest(cfg.manifest or None)
+    path = require_verified(manifest.get(cfg.llm_model), model_dir(cfg.model_dir))
+    return LlamaTextModel(path, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, n_threads_batch=cfg.n_threads_batch, n_gpu_layers=cfg.n_gpu_layers,
+                          max_tokens=cfg.max_tokens, temperature=cfg.temperature, extra_buffers=cfg.llama_extra_buffers)
+
+
+def open_vlm(cfg) -> LlamaVisionModel | None:
+    """The configured vision-language model, or None when ``inference.vlm_model`` is empty."""
+    if not cfg.vlm_model:
+        return None
+    from onboard.inference.manifest import load_manifest, model_dir, require_verified
+
+    manifest = load_manifest(cfg.manifest or None)
+    directory = model_dir(cfg.model_dir)
+    spec = manifest.get(cfg.vlm_model)
+    path = require_verified(spec, directory)
+    mmproj = directory / (cfg.vlm_mmproj or spec.companions.get("mmproj", ""))
+    return LlamaVisionModel(path, mmproj, handler=cfg.vlm_chat_handler, n_ctx=max(cfg.n_ctx, 4096), n_threads=cfg.n_threads, n_threads_batch=cfg.n_threads_batch,
+                            n_gpu_layers=cfg.n_gpu_layers, max_tokens=cfg.max_tokens, temperature=cfg.temperature,
+                            extra_buffers=cfg.llama_extra_buffers)

@@ -1,0 +1,130 @@
+"""INT8 quantisation for CPU with ``onnxruntime.quantization``, and how much it agrees.
+
+Static QDQ quantisation of the convolutions, calibrated on the images in
+``models/calibration/`` (not the ones agreement is measured on). Only the
+listed op types are quantised: the detector's post-processing (NMS loops,
+box decoding) stays in float, where quantisation would only move boxes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+CALIBRATION_DIR = Path(__file__).resolve().parents[2] / "models" / "calibration"
+
+
+class QuantizeError(RuntimeError):
+    """Quantisation failed; names the model."""
+
+
+def calibration_images(directory: Path = CALIBRATION_DIR, size: tuple[int, int] = (300, 300)) -> list[np.ndarray]:
+    import cv2
+
+    images = []
+    for p in sorted(directory.glob("*.png")):
+        bgr = cv2.imread(str(p), cv2.IMREAD_COLOR)
+        images.append(cv2.resize(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), size, interpolation=cv2.INTER_LINEAR))
+    if not images:
+        raise QuantizeError(f"no calibration images in {directory}")
+    return images
+
+
+def quantize_model(
+    src: Path,
+    dst: Path,
+    *,
+    input_name: str | None = None,
+    images: Sequence[np.ndarray] | None = None,
+    op_types: Iterable[str] | None = ("Conv",),
+) -> str:
+    """Write a static-QDQ INT8 copy of ``src`` to ``dst``; returns a one-line summary."""
+    import onnxruntime as ort
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    sess = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"])
+    name = input_name or sess.get_inputs()[0].name
+    input_type = sess.get_inputs()[0].type
+    del sess
+    frames = list(images) if images is not None else calibration_images()
+
+    class _Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self._it = iter(frames)
+
+        def get_next(self):
+            img = next(self._it, None)
+            if img is None:
+                return None
+            x = img[None]
+            return {name: x.astype(np.uint8) if "uint8" in input_type else x.astype(np.float32)}
+
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".part")
+    try:
+        quantize_static(
+            str(src), str(tmp), _Reader(),
+            quant_format=QuantFormat.QDQ,
+            activation_type=QuantType.QUInt8,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=list(op_types) if op_types else None,
+        )
+    except Exception as exc:
+        tmp.unlink(missing_ok=True)
+        raise QuantizeError(f"quantising {src} failed: {exc}") from exc
+    tmp.replace(dst)
+    return f"static QDQ int8 of {','.join(op_types or ['all'])}, {len(frames)} calibration images, {dst.stat().st_size / 1e6:.1f} MB"
+
+
+@dataclass(frozen=True)
+class Agreement:
+    images: int
+    matched: int  # FP32 detections that INT8 also found (same label, IoU >= iou)
+    fp32_detections: int
+    int8_detections: int
+    mean_iou: float
+    mean_score_delta: float
+
+    @property
+    def recall(self) -> float:
+        return self.matched / self.fp32_detections if self.fp32_detections else 1.0
+
+
+def box_iou(a: Sequence[float], b: Sequence[float]) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def detection_agreement(fp32: list[list], int8: list[list], iou: float = 0.5) -> Agreement:
+    """Compare two detectors' outputs image by image (lists of Detection lists)."""
+    matched, ious, deltas = 0, [], []
+    for ref, q in zip(fp32, int8):
+        used: set[int] = set()
+        for d in ref:
+            best, best_j = 0.0, -1
+            for j, e in enumerate(q):
+                if j in used or e.label != d.label:
+                    continue
+                v = box_iou(d.box, e.box)
+                if v > best:
+                    best, best_j = v, j
+            if best_j >= 0 and best >= iou:
+                used.add(best_j)
+                matched += 1
+                ious.append(best)
+                deltas.append(abs(d.score - q[best_j].score))
+    return Agreement(
+        images=len(fp32),
+        matched=matched,
+        fp32_detections=sum(len(r) for r in fp32),
+        int8_detections=sum(len(r) for r in int8),
+        mean_iou=float(np.mean(ious)) if ious else 0.0,
+        mean_score_delta=float(np.mean(deltas)) if deltas else 0.0,
+    )

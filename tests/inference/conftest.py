@@ -1,0 +1,30 @@
+"""Where tests find prepared model files (``aerie models prepare`` / ``make models``)."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from onboard.inference.manifest import load_manifest, model_dir, require_verified, ModelFileError
+from onboard.inference.settings import InferenceConfig
+
+
+def _prepared(name: str) -> Path:
+    """The verified file of a manifest model, or skip naming the missing step."""
+    directory = model_dir(os.environ.get("AERIE_MODEL_DIR") or InferenceConfig().model_dir)
+    spec = load_manifest().get(name)
+    try:
+        return require_verified(spec, directory)
+    except ModelFileError as exc:
+        pytest.skip(f"{exc} (run `make models`)")
+
+
+@pytest.fixture
+def smollm2_path() -> Path:
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    return _prepared("smollm2-135m-instruct")
+
+
+@pytest.fixture
+def ssdlite_path() -> Path:
+    return _prepared("ssdlite-person")

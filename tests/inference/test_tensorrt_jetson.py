@@ -1,0 +1,47 @@
+"""TensorRT paths: need a Jetson (JetPack's tensorrt + onnxruntime-gpu) or a CUDA machine.
+
+Deselected by default (markers ``jetson`` / ``gpu``); run on the vehicle with
+``pytest -m jetson tests/inference`` after ``aerie models prepare``.
+"""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onboard.inference.ort_session import CUDA, TRT, OrtSession, TrtOptions
+
+
+def _conv_model(path):
+    w = np.random.default_rng(0).normal(size=(8, 3, 3, 3)).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("Constant", [], ["w"], value=numpy_helper.from_array(w, "w")),
+         helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])],
+        "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 64, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 64, 64])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
+    return path
+
+
+@pytest.mark.jetson
+def test_build_engine_with_the_tensorrt_api(tmp_path):
+    pytest.importorskip("tensorrt")
+    from onboard.inference.tensorrt_engine import build_engine, load_engine
+
+    engine = build_engine(_conv_model(tmp_path / "conv.onnx"), tmp_path / "conv.engine", fp16=True)
+    assert engine.stat().st_size > 0 and (tmp_path / "conv.timing").exists()
+    assert load_engine(engine).num_io_tensors == 2
+
+
+@pytest.mark.jetson
+def test_trt_ep_is_live_and_caches_engines_by_sha256(tmp_path):
+    s = OrtSession(_conv_model(tmp_path / "conv.onnx"), providers=[TRT, CUDA], trt=TrtOptions(cache_dir=str(tmp_path / "cache")))
+    assert s.provider == TRT
+    s.run({"x": np.zeros((1, 3, 64, 64), np.float32)})
+    assert any((tmp_path / "cache" / s.sha256).iterdir())
+
+
+@pytest.mark.gpu
+def test_cuda_ep_runs_the_person_detector(ssdlite_path):
+    s = OrtSession(ssdlite_path, providers=[CUDA])
+    assert s.provider == CUDA

