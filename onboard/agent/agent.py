@@ -1,0 +1,72 @@
+"""`GraphAgent`: one mission at a time through the agent graph; the object a supervisor or benchmark holds."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from onboard.agent.agent_state import AgentState, StaticState
+from onboard.agent.goal_description import parse_goal_description
+from onboard.agent.graph import run_step
+from onboard.agent.observation import AgentAction, AgentObservation
+from onboard.agent.place_memory import waypoint_anchor_config
+from onboard.agent.settings import AgentConfig
+from onboard.agent.strategy_control import ErrorThresholdController
+from onboard.agent.street_map import StreetMap
+from onboard.agent.working_memory import WorkingMemory
+from onboard.memory.anchor_graph import AnchorGraph
+from onboard.memory.reflection_memory import EpisodicMemory, ReflectionWindow
+
+# Ablations of the geometric backend, by agent name.
+VARIANTS: dict[str, dict[str, bool]] = {
+    "geometric": {},
+    "geometric-no-reflection": {"use_reflection": False},
+    "geometric-no-plan": {"use_plan": False},
+    "geometric-no-anchors": {"use_anchors": False},
+}
+
+
+def variant_config(name: str, base: AgentConfig | None = None) -> AgentConfig:
+    if name not in VARIANTS:
+        raise ValueError(f"unknown agent variant {name!r}; choose one of {sorted(VARIANTS)}")
+    return replace(base or AgentConfig(), **VARIANTS[name])
+
+
+class GraphAgent:
+    """Resets per mission (`reset`), then one `act` per observation.
+
+    `gazetteer` is the list of landmark names the agent can recognise (it
+    does not know where they are). `experience_store` (optional) feeds plan
+    retrieval; the benchmark runs without one.
+    """
+
+    def __init__(self, config: AgentConfig | None = None, gazetteer: list[str] | None = None, *,
+                 name: str = "geometric", experience_store=None, step_spacing_m: float = 50.0) -> None:
+        self.config = config or AgentConfig()
+        if self.config.planner != "geometric":
+            raise ValueError(f"planner backend {self.config.planner!r} is not available yet (only 'geometric')")
+        self.gazetteer = list(gazetteer or [])
+        self.name = name
+        self.experience_store = experience_store
+        self.step_spacing_m = step_spacing_m
+        self.state: AgentState | None = None
+        self.last_path: list[str] = []
+
+    def reset(self, description: str, seed: int = 0) -> None:
+        c = self.config
+        goal = parse_goal_description(description, self.gazetteer)
+        static = StaticState(
+            config=c, task_instruction=description, goal=goal,
+            memory=WorkingMemory(goal, keep=c.fixes_per_landmark, outlier_mads=c.outlier_mads,
+                                 outlier_floor_m=c.outlier_floor_m, ray_default_m=c.ray_default_m),
+            street_map=StreetMap(),
+            anchors=AnchorGraph(waypoint_anchor_config(self.step_spacing_m)) if c.use_anchors else None,
+            episodic=EpisodicMemory(), reflections=ReflectionWindow(c.reflection_window),
+            controller=ErrorThresholdController(c.max_consecutive_failures, c.reflection_ttl_steps),
+            experience_store=self.experience_store)
+        self.state = AgentState(static)
+
+    def act(self, observation: AgentObservation) -> AgentAction:
+        if self.state is None:
+            raise RuntimeError("call reset(description) before act()")
+        action, self.last_path = run_step(self.state, observation)
+        return action
