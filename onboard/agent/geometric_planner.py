@@ -30,6 +30,7 @@ from onboard.agent.street_map import StreetMap
 from onboard.inference.contracts import PlanOutput, SubGoal
 
 UTURN_PENALTY_M = 80.0
+DEAD_END_M = 10_000.0
 
 
 def _short(text: str, n: int = 60) -> str:
@@ -90,7 +91,8 @@ def choose_move(here: int, moves: tuple[NeighbourMove, ...], target: np.ndarray,
     for m in moves:
         end = pos + offset(m.bearing, m.length)
         if visits is not None:
-            c = best.get(m.node, m.length + closeness * norm(end - target) + 4.0 * cfg.revisit_penalty_m)
+            # no unflown waypoint beyond this move: a dead end as far as the map knows
+            c = best.get(m.node, m.length + closeness * norm(end - target) + (DEAD_END_M if best else 0.0))
             c += cfg.revisit_penalty_m * visits.get(m.node, 0)
         else:
             c = m.length + closeness * norm(end - target)

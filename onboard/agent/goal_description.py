@@ -37,6 +37,14 @@ _HALF_KM = re.compile(r"half\s+a\s+(?:kilomet|km)", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[.;:]\s+|[;:]|,\s*|\s+and\s+|\s+but\s+|\s+while\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"between\s+(\x00+)\s+and\s+(\x00+)", re.IGNORECASE)
 _MASK = "\x00"
+# A name goes on when the next word is capitalised ("Alepa" + " Rautatientori"), or is a
+# word that is not ordinary English ("Eteläesplanadi" + " kaupunkipyöräasema").
+_NAME_GOES_ON = re.compile(r"\s+(?:&\s*)?(?:[A-ZÄÖÅÜ]|(?!(?:is|lies|are|and|but|to|of|from|in|at|for|there|it|"
+                           r"which|that|the|a|an|near|by|sits|stands|can|you|will|with|on|about|around|roughly|"
+                           r"approximately|some|just|go|head|walk|fly|look|find|lies|is)\b)[a-zäöåü]+\b)")
+_LAST_WORD = re.compile(r"([\w&'’-]+)\s+$")
+_STARTERS = {"From", "Find", "Look", "Go", "Starting", "Halfway", "The", "Reach", "Near", "At", "In", "To", "Head",
+             "Then", "There", "You", "It", "A", "An"}
 
 
 @dataclass(frozen=True)
@@ -77,10 +85,29 @@ class GoalDescription:
         return tuple(out)
 
     def names_goal(self, name: str) -> bool:
-        """Whether a readable POI `name` is the goal: the text mentions it and it is no landmark."""
+        """Whether a readable POI `name` is the goal: the text names it in full, outside any landmark.
+
+        A name that is only part of a longer name in the text ("Alepa" of "Alepa
+        Rautatientori", "Kluuvi" of the landmark "Kauppakeskus Kluuvi") is not
+        the goal: chains and street names would otherwise end the mission early.
+        """
         if not name or name in self.landmarks:
             return False
-        return re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", self.text.lower()) is not None
+        text = self.text
+        for lm in sorted(self.landmarks, key=len, reverse=True):  # mask the landmark mentions
+            text = re.sub(rf"(?<!\w){re.escape(lm)}(?!\w)", lambda m: _MASK * len(m.group()), text,
+                          flags=re.IGNORECASE)
+        text = " ".join(text.split())
+        for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):  # names are copied verbatim
+            after = text[m.end():]
+            before = text[:m.start()]
+            if _NAME_GOES_ON.match(after):
+                continue
+            prev = _LAST_WORD.search(before)
+            if prev and prev.group(1)[0].isupper() and prev.group(1) not in _STARTERS:
+                continue
+            return True
+        return False
 
 
 def direction_index(token: str) -> int:
