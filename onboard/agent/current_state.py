@@ -49,4 +49,5 @@ def geoinstruct(obs: AgentObservation, position: np.ndarray, target: np.ndarray 
 
 def build_current_state(scene: str, geo: str, task: str, goal: str, strategy: str) -> str:
     obs = {"scene_description": scene, "geoinstruct": geo}
+    task = task.strip().rstrip(".")  # the format supplies the full stop
     return f"Current aerial perspective observation: {obs}. Task: {task}. Current Goal: {goal} (Strategy: {strategy})"

@@ -91,7 +91,7 @@ class GoalDescription:
         Rautatientori", "Kluuvi" of the landmark "Kauppakeskus Kluuvi") is not
         the goal: chains and street names would otherwise end the mission early.
         """
-        if not name or name in self.landmarks:
+        if not name or name in self.landmarks or name not in self.text:
             return False
         text = self.text
         for lm in sorted(self.landmarks, key=len, reverse=True):  # mask the landmark mentions
