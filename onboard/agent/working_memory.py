@@ -70,6 +70,8 @@ class WorkingMemory:
         self.fixes: dict[str, LandmarkFixes] = {}
         self.goal_fix: np.ndarray | None = None  # the goal itself, once its name was read
         self.history: list[tuple[int, np.ndarray]] = []  # (step, estimate) whenever it changed
+        self._fused: dict[str, tuple[np.ndarray, float]] = {}  # cache of `landmark`, per landmark
+        self._estimate: tuple[TargetEstimate | None] | None = None  # cache of `estimate`
 
     def observe(self, step: int, position: np.ndarray, landmarks: tuple[LandmarkSighting, ...]) -> None:
         """Add one observation's sightings taken at `position`."""
@@ -78,6 +80,8 @@ class WorkingMemory:
             f.points.append(position + offset(s.bearing, s.distance))
             f.ranges.append(max(s.distance, 1.0))
             del f.points[:-self.keep], f.ranges[:-self.keep]
+            self._fused.pop(s.name, None)
+            self._estimate = None
         est = self.estimate()
         if est is not None and (not self.history or np.hypot(*(self.history[-1][1] - est.xy)) > 1.0):
             self.history.append((step, est.xy))
@@ -87,10 +91,13 @@ class WorkingMemory:
         self.goal_fix = position + offset(bearing, distance)
 
     def landmark(self, name: str) -> tuple[np.ndarray, float] | None:
+        if name in self._fused:
+            return self._fused[name]
         f = self.fixes.get(name)
         if not f or not f.points:
             return None
-        return robust_position(f.points, f.ranges, self.outlier_mads, self.outlier_floor_m)
+        self._fused[name] = robust_position(f.points, f.ranges, self.outlier_mads, self.outlier_floor_m)
+        return self._fused[name]
 
     def landmark_map(self) -> dict[str, np.ndarray]:
         """Every landmark seen so far at its fused position (for prompts, logs and exploration)."""
@@ -98,6 +105,11 @@ class WorkingMemory:
 
     def estimate(self) -> TargetEstimate | None:
         """The target from the relations whose landmarks have been seen; None if none has."""
+        if self._estimate is None:
+            self._estimate = (self._compute_estimate(),)
+        return self._estimate[0]
+
+    def _compute_estimate(self) -> TargetEstimate | None:
         known = {n: lp for n in self.goal.landmarks if (lp := self.landmark(n)) is not None}
         points: list[np.ndarray] = []
         rays: list[tuple[np.ndarray, np.ndarray]] = []
