@@ -36,14 +36,18 @@ class GraphAgent:
 
     `gazetteer` is the list of landmark names the agent can recognise (it
     does not know where they are). `experience_store` (optional) feeds plan
-    retrieval; the benchmark runs without one.
+    retrieval; the benchmark runs without one. `plan_model` (a
+    `PlannerModel`) is used when `config.planner == "llm"`; without one the
+    geometric plan is used.
     """
 
     def __init__(self, config: AgentConfig | None = None, gazetteer: list[str] | None = None, *,
-                 name: str = "geometric", experience_store=None, step_spacing_m: float = 50.0) -> None:
+                 name: str = "geometric", experience_store=None, plan_model=None,
+                 step_spacing_m: float = 50.0) -> None:
         self.config = config or AgentConfig()
-        if self.config.planner != "geometric":
-            raise ValueError(f"planner backend {self.config.planner!r} is not available yet (only 'geometric')")
+        if self.config.planner not in ("geometric", "llm"):
+            raise ValueError(f"unknown planner backend {self.config.planner!r}; use 'geometric' or 'llm'")
+        self.plan_model = plan_model
         self.gazetteer = list(gazetteer or [])
         self.name = name
         self.experience_store = experience_store
@@ -62,7 +66,7 @@ class GraphAgent:
             anchors=AnchorGraph(waypoint_anchor_config(self.step_spacing_m)) if c.use_anchors else None,
             episodic=EpisodicMemory(), reflections=ReflectionWindow(c.reflection_window),
             controller=ErrorThresholdController(c.max_consecutive_failures, c.reflection_ttl_steps),
-            experience_store=self.experience_store)
+            experience_store=self.experience_store, plan_model=self.plan_model)
         self.state = AgentState(static)
 
     def act(self, observation: AgentObservation) -> AgentAction:

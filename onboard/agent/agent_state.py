@@ -37,6 +37,7 @@ class StaticState:
     reflections: ReflectionWindow
     controller: ErrorThresholdController
     experience_store: Any = None  # onboard.memory.experience_store.ExperienceStore, for plan RAG
+    plan_model: Any = None  # onboard.inference.planner_model.PlannerModel, for the "llm" backend
 
 
 @dataclass
@@ -62,6 +63,8 @@ class DynamicState:
     action: AgentAction | None = None
     strategy: str = ""
     handoffs: int = 0
+    plan_source: str = ""  # "geometric", "llm", "llm-repaired" or "llm-fallback"
+    plan_errors: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -30,6 +30,7 @@ from onboard.agent.experts import EXPERTS, explore_target
 from onboard.agent.frame_log import FrameLog
 from onboard.agent.geometric_planner import make_plan
 from onboard.agent.geometry import norm, offset
+from onboard.agent.llm_planner import llm_plan
 from onboard.agent.observation import AgentAction, AgentObservation
 from onboard.agent.strategy_control import classify_effect, is_stuck
 
@@ -102,13 +103,24 @@ def perceive_and_model(state: AgentState) -> dict[str, Any]:
 
 
 def generate_plan_with_rag(state: AgentState) -> dict[str, Any]:
-    """Long-term plan; past plans' reflection notes for a similar task are retrieved when a store is given."""
+    """Long-term plan; past plans' reflection notes for a similar task are retrieved when a store is given.
+
+    Backend "llm" with a model: the model writes the plan (geometric plan on any failure).
+    """
     s = state.static
     lessons: list[str] = []
     if s.experience_store is not None:
         lessons = [h.record.reflection_note for h in s.experience_store.retrieve_plans(s.task_instruction)]
-    plan = make_plan(s.goal, s.config.use_plan, lessons)
-    return {"plan": plan, "current_task_index": 0,
+    source, errors = "geometric", []
+    if s.config.planner == "llm" and s.plan_model is not None and s.config.use_plan:
+        answer = llm_plan(s.plan_model, s.task_instruction, s.goal,
+                          state.dynamic.current_observation.get("geoinstruct", ""), lessons,
+                          s.reflections.format_for_prompt())
+        plan, errors = answer.plan, answer.errors
+        source = "llm-fallback" if answer.used_fallback else "llm-repaired" if answer.repaired else "llm"
+    else:
+        plan = make_plan(s.goal, s.config.use_plan, lessons)
+    return {"plan": plan, "current_task_index": 0, "plan_source": source, "plan_errors": errors,
             "subtask_context": {"goal": plan.sub_goals[0].goal, "CoT_summary": plan.reason, "movement": None}}
 
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class AgentConfig:
-    # Planner backend: "geometric" (deterministic, no model) or "llm" (planner model with
-    # geometric fallback; not wired yet, see onboard/agent/README section in the report).
+    # Planner backend: "geometric" (deterministic, no model) or "llm" (the long-term plan from
+    # the planner model in `inference`, geometric plan on garbage / timeout; moves stay geometric).
     planner: str = "geometric"
     # Long-term plan (navigate -> search -> locate); false: one navigate sub-goal for the whole task.
     use_plan: bool = True
