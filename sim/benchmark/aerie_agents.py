@@ -7,15 +7,20 @@ POI names, step counters) and the agent's `AgentAction` back into an `Action`.
 The agent's gazetteer is the world's landmark names (as the baselines get).
 
     aerie bench nav --agent geometric --perception prep
+    aerie bench nav --agent llm --limit 5     # plan from SmolLM2 (llama.cpp), moves geometric
 """
 
 from __future__ import annotations
+
+import functools
+from dataclasses import replace
 
 from onboard.agent.agent import VARIANTS, GraphAgent, variant_config
 from onboard.agent.observation import AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting
 from sim.benchmark.agent_api import Action, Observation
 
-AERIE_AGENTS: tuple[str, ...] = tuple(VARIANTS)
+AERIE_AGENTS: tuple[str, ...] = (*VARIANTS, "llm")
+LLM_DEADLINE_S = 30.0  # a plan is asked once per episode; a busy 2-core CPU needs more than the 5 s default
 
 
 def to_agent_observation(obs: Observation) -> AgentObservation:
@@ -41,11 +46,25 @@ class BenchAgent:
         return Action.arrive(a.reason) if a.kind == "arrive" else Action.move(a.node, a.reason)
 
 
+@functools.lru_cache(maxsize=1)
+def _planner_model():
+    """The planner model from the shipped config, loaded once per benchmark process."""
+    from onboard.config import load_config
+    from onboard.inference.planner_model import PlannerModel
+
+    cfg = load_config("config.yaml").inference
+    return PlannerModel.from_config(replace(cfg, call_deadline_s=max(cfg.call_deadline_s, LLM_DEADLINE_S)))
+
+
 def make_aerie_agent(name: str, world) -> BenchAgent:
     """`name` is one of `AERIE_AGENTS`; the world gives only the landmark names (the gazetteer)."""
     from sim.world.graph import NODE_SPACING_M
 
     gazetteer = [lm.name for lm in world.landmarks]
+    if name == "llm":
+        cfg = replace(variant_config("geometric"), planner="llm")
+        return BenchAgent(GraphAgent(cfg, gazetteer, name=name, plan_model=_planner_model(),
+                                     step_spacing_m=NODE_SPACING_M))
     return BenchAgent(GraphAgent(variant_config(name), gazetteer, name=name, step_spacing_m=NODE_SPACING_M))
 
 
