@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+from dataclasses import asdict, replace
+from pathlib import Path
 
 from onboard.agent.agent_state import AgentState, StaticState
 from onboard.agent.goal_description import parse_goal_description
@@ -74,3 +76,28 @@ class GraphAgent:
             raise RuntimeError("call reset(description) before act()")
         action, self.last_path = run_step(self.state, observation)
         return action
+
+    def summary(self) -> dict:
+        """What the mission came to, JSON-ready (episode_summary.json)."""
+        st = self.state
+        d, f = st.dynamic, st.final
+        est = st.static.memory.estimate()
+        return {
+            "agent": self.name, "task_instruction": st.static.task_instruction,
+            "mission_success": f.mission_success, "final_reason": f.final_reason, "timesteps": d.timestep,
+            "plan": asdict(d.plan) if d.plan else None, "plan_source": d.plan_source, "plan_errors": d.plan_errors,
+            "target_estimate": None if est is None else [round(float(v), 1) for v in est.xy],
+            "goal_read_at": None if st.static.memory.goal_fix is None
+            else [round(float(v), 1) for v in st.static.memory.goal_fix],
+            "effects": [e.value for e in st.static.controller.effects],
+            "reflections": st.static.reflections.recent(), "episodic_memory": st.static.episodic.sentences,
+        }
+
+    def write_results(self, folder: str | Path) -> Path:
+        """`trajectory.json` (the FrameLogs) and `episode_summary.json` into `folder` (the design's layout)."""
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        frames = [fr.to_json() for fr in self.state.dynamic.trajectory_history]
+        (out / "trajectory.json").write_text(json.dumps(frames, ensure_ascii=False, indent=1) + "\n")
+        (out / "episode_summary.json").write_text(json.dumps(self.summary(), ensure_ascii=False, indent=1) + "\n")
+        return out
