@@ -174,9 +174,9 @@ def reflect_on_mission(state: AgentState) -> dict[str, Any]:
     d, s, f = state.dynamic, state.static, state.final
     effects = s.controller.effects
     share = sum(e.value == "SUCCESS" for e in effects) / max(1, len(effects))
+    plan = json.dumps([g.strategy for g in d.plan.sub_goals]) if d.plan else "none"
     s.reflections.add(f"mission {'succeeded' if f.mission_success else 'failed'} ({f.final_reason}) after "
-                      f"{d.timestep} moves, {share:.0%} of them brought the target closer; plan: "
-                      + json.dumps([g.strategy for g in d.plan.sub_goals]) if d.plan else "no plan")
+                      f"{d.timestep} moves, {share:.0%} of them brought the target closer; plan: {plan}")
     return {}
 
 
