@@ -67,7 +67,7 @@ def _avoid(state: AgentState) -> frozenset[int]:
     return frozenset(avoid)
 
 
-def _move_towards(state: AgentState, target: np.ndarray, closeness: float = 1.0) -> tuple[AgentAction, str]:
+def move_towards(state: AgentState, target: np.ndarray, closeness: float = 1.0) -> tuple[AgentAction, str]:
     d, s = state.dynamic, state.static
     visits = visit_counts(s.anchors) if s.anchors is not None else None
     previous = d.trail[-2] if len(d.trail) >= 2 else None
@@ -106,10 +106,10 @@ def navigate(state: AgentState) -> dict[str, Any]:
                     "strategy": "navigate"}
     if target is None:
         target, why = explore_target(state)
-        action, reason = _move_towards(state, target)
+        action, reason = move_towards(state, target)
         reason = f"{why}; {reason}"
     else:
-        action, reason = _move_towards(state, target)
+        action, reason = move_towards(state, target)
     decision = NavigationDecisionOutput("forward", reason[:120], "continue_navigate", 1.0)
     return {"action": AgentAction.move(action.node, reason), "strategy": "navigate",
             "subtask_context": {"goal": d.plan.sub_goals[d.current_task_index].goal, "CoT_summary": decision.reason,
@@ -129,7 +129,7 @@ def search(state: AgentState) -> dict[str, Any]:
     if norm(target - anchor) > s.config.replan_jump_m:
         return {"current_task_index": _index_of(state, "navigate") or 0, "action": None,
                 "search_anchor": None, "strategy": "search"}
-    action, reason = _move_towards(state, target, closeness=s.config.search_closeness_weight)
+    action, reason = move_towards(state, target, closeness=s.config.search_closeness_weight)
     out = SearchOutput("forward", f"searching around the estimate: {reason}"[:120], "continue_search", 1.0)
     return {"action": AgentAction.move(action.node, out.reason), "strategy": "search",
             "subtask_context": {"goal": d.plan.sub_goals[d.current_task_index].goal, "CoT_summary": out.reason,
@@ -149,7 +149,7 @@ def locate(state: AgentState) -> dict[str, Any]:
         out = LocateOutput("TARGET_LOCKED", [float(fix[0]), float(fix[1])])
         return {"action": AgentAction.arrive(f"{out.status}: goal name read {dist:.0f} m away"), "strategy": "locate",
                 "subtask_context": {**d.subtask_context, "locate": out.status}}
-    action, reason = _move_towards(state, fix)
+    action, reason = move_towards(state, fix)
     return {"action": AgentAction.move(action.node, f"goal read {dist:.0f} m away; {reason}"), "strategy": "locate",
             "subtask_context": {**d.subtask_context, "locate": "SEARCHING_VICINITY"}}
 

@@ -26,7 +26,7 @@ import numpy as np
 from onboard.agent import place_memory
 from onboard.agent.agent_state import AgentState, apply_update
 from onboard.agent.current_state import build_current_state, compass, geoinstruct, scene_description
-from onboard.agent.experts import EXPERTS, explore_target
+from onboard.agent.experts import EXPERTS, explore_target, move_towards
 from onboard.agent.frame_log import FrameLog
 from onboard.agent.geometric_planner import make_plan
 from onboard.agent.geometry import norm, offset
@@ -218,13 +218,12 @@ def route_handoff(state: AgentState) -> str:
 
 
 def fallback_navigate(state: AgentState) -> dict[str, Any]:
-    d, s = state.dynamic, state.static
+    """Too many hand-overs in one step (a plan the experts cannot follow): head for the target."""
+    s = state.static
     target = s.memory.target()
     if target is None:
         target = explore_target(state)[0]
-    from onboard.agent.experts import _move_towards
-
-    action, reason = _move_towards(state, target)
+    action, _ = move_towards(state, target)
     return {"action": action, "strategy": "navigate"}
 
 

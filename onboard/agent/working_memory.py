@@ -4,9 +4,8 @@ The agent does not know where landmarks are; it knows what it sees (bearing
 and distance to a named landmark from where it is) and its own odometry (the
 moves it flew). So each sighting fixes the landmark at own position +
 sighting vector, in the take-off frame. Fixes of one landmark are fused
-robustly (median, gate at a few MADs, then a distance-weighted mean of the
-inliers, since bearing and range errors grow with distance): one spurious
-detection or one bad range does not move the landmark. The goal follows from
+robustly (median, gate at a few MADs, then the median of the inliers): one
+spurious detection or one bad range does not move the landmark. The goal follows from
 the description's relations (offset: landmark + offset; ray: the closest
 point of two rays, or a default reach on one; between: the midpoint).
 
@@ -45,16 +44,23 @@ class LandmarkFixes:
     ranges: list[float] = field(default_factory=list)
 
 
-def robust_position(points: list[np.ndarray], ranges: list[float], outlier_mads: float = 3.0,
+def robust_position(points: list[np.ndarray], outlier_mads: float = 3.0,
                     floor_m: float = 60.0) -> tuple[np.ndarray, float]:
-    """Distance-weighted mean of the fixes that agree with their median; and their MAD spread."""
+    """Median of the fixes that agree with their median (gate: a few MADs), and the MAD spread.
+
+    Fixes are not weighted by the range they were taken at: the range is itself
+    the noisy measurement, so favouring short ranges favours under-estimates
+    (measured under the `prep` preset: one fix at 163 m that was really ~450 m
+    pulled a landmark 130 m off while the median was 23 m off). On the public
+    tasks under `prep`, median of inliers: SR 0.94 / SPL 0.706; mean of
+    inliers 0.93 / 0.704; range-weighted mean 0.92 / 0.697.
+    """
     p = np.asarray(points, dtype=float)
     med = np.median(p, axis=0)
     dev = np.hypot(p[:, 0] - med[0], p[:, 1] - med[1])
     mad = float(np.median(dev))
     keep = dev <= max(floor_m, outlier_mads * 1.4826 * mad)
-    w = 1.0 / np.maximum(np.asarray(ranges, dtype=float)[keep], 25.0) ** 2
-    return (p[keep] * w[:, None]).sum(axis=0) / w.sum(), mad
+    return np.median(p[keep], axis=0), mad
 
 
 class WorkingMemory:
@@ -96,7 +102,7 @@ class WorkingMemory:
         f = self.fixes.get(name)
         if not f or not f.points:
             return None
-        self._fused[name] = robust_position(f.points, f.ranges, self.outlier_mads, self.outlier_floor_m)
+        self._fused[name] = robust_position(f.points, self.outlier_mads, self.outlier_floor_m)
         return self._fused[name]
 
     def landmark_map(self) -> dict[str, np.ndarray]:

@@ -47,10 +47,10 @@ def test_reappearing_landmark_re_evaluates_and_outliers_are_rejected():
     assert spread < 30.0
 
 
-def test_robust_position_prefers_close_fixes():
-    pts = [np.array([0.0, 0.0]), np.array([40.0, 0.0])]
-    p, _ = robust_position(pts, [50.0, 400.0])
-    assert p[0] < 5.0
+def test_robust_position_is_not_pulled_by_one_short_range_fix():
+    pts = [np.array([0.0, 0.0]), np.array([10.0, 0.0]), np.array([-10.0, 5.0]), np.array([300.0, -60.0])]
+    p, spread = robust_position(pts)
+    assert np.hypot(*p) < 10.0 and spread < 20.0
 
 
 def test_two_rays_meet():
