@@ -17,6 +17,7 @@ from onboard.agent.street_map import StreetMap
 from onboard.agent.working_memory import WorkingMemory
 from onboard.memory.anchor_graph import AnchorGraph
 from onboard.memory.reflection_memory import EpisodicMemory, ReflectionWindow
+from onboard.memory.settings import MemoryConfig
 
 # Ablations of the geometric backend, by agent name.
 VARIANTS: dict[str, dict[str, bool]] = {
@@ -40,13 +41,15 @@ class GraphAgent:
     does not know where they are). `experience_store` (optional) feeds plan
     retrieval; the benchmark runs without one. `plan_model` (a
     `PlannerModel`) is used when `config.planner == "llm"`; without one the
-    geometric plan is used.
+    geometric plan is used. `memory` gives the reflection window and the
+    episodic prompt length (defaults: `MemoryConfig()`).
     """
 
     def __init__(self, config: AgentConfig | None = None, gazetteer: list[str] | None = None, *,
-                 name: str = "geometric", experience_store=None, plan_model=None,
-                 step_spacing_m: float = 50.0) -> None:
+                 name: str = "geometric", memory: MemoryConfig | None = None, experience_store=None,
+                 plan_model=None, step_spacing_m: float = 50.0) -> None:
         self.config = config or AgentConfig()
+        self.memory_config = memory or MemoryConfig()
         if self.config.planner not in ("geometric", "llm"):
             raise ValueError(f"unknown planner backend {self.config.planner!r}; use 'geometric' or 'llm'")
         self.plan_model = plan_model
@@ -66,9 +69,11 @@ class GraphAgent:
                                  outlier_floor_m=c.outlier_floor_m, ray_default_m=c.ray_default_m),
             street_map=StreetMap(),
             anchors=AnchorGraph(waypoint_anchor_config(self.step_spacing_m)) if c.use_anchors else None,
-            episodic=EpisodicMemory(), reflections=ReflectionWindow(c.reflection_window),
+            episodic=EpisodicMemory(prompt_sentences=self.memory_config.episodic_prompt_sentences),
+            reflections=ReflectionWindow(self.memory_config.reflection_window),
             controller=ErrorThresholdController(c.max_consecutive_failures, c.reflection_ttl_steps),
-            experience_store=self.experience_store, plan_model=self.plan_model)
+            experience_store=self.experience_store, plan_model=self.plan_model,
+            reflection_window=self.memory_config.reflection_window)
         self.state = AgentState(static)
 
     def act(self, observation: AgentObservation) -> AgentAction:

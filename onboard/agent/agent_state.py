@@ -38,6 +38,7 @@ class StaticState:
     controller: ErrorThresholdController
     experience_store: Any = None  # onboard.memory.experience_store.ExperienceStore, for plan RAG
     plan_model: Any = None  # onboard.inference.planner_model.PlannerModel, for the "llm" backend
+    reflection_window: int = 3  # reflections that steer choices (memory.reflection_window)
 
 
 @dataclass

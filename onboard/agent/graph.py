@@ -79,7 +79,7 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
         reflection = s.controller.record(effect, d.timestep, trail)
         if reflection is not None and s.config.use_reflection:
             s.reflections.add(reflection.text)
-            update["lessons"] = (d.lessons + [reflection])[-s.config.reflection_window:]
+            update["lessons"] = (d.lessons + [reflection])[-s.reflection_window:]
     elif s.anchors is not None and not d.trajectory_history:
         place_memory.start(s.anchors, here)
     if s.anchors is not None and is_stuck(trail):

@@ -1,15 +1,21 @@
-"""Typed settings of the agent graph and its deterministic `geometric` planner backend."""
+"""Typed settings of the agent graph and its deterministic `geometric` planner backend.
+
+The reflection window and the episodic prompt length are memory settings
+(`memory.reflection_window`, `memory.episodic_prompt_sentences`); the agent
+takes them from `MemoryConfig` rather than repeating them here.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
 class AgentConfig:
     # Planner backend: "geometric" (deterministic, no model) or "llm" (the long-term plan from
     # the planner model in `inference`, geometric plan on garbage / timeout; moves stay geometric).
-    planner: str = "geometric"
+    planner: Literal["geometric", "llm"] = "geometric"
     # Long-term plan (navigate -> search -> locate); false: one navigate sub-goal for the whole task.
     use_plan: bool = True
     # Strategy-tree reflections (error-threshold controller, loop breaking) steer the moves.
@@ -50,5 +56,3 @@ class AgentConfig:
     reflection_ttl_steps: int = 8
     # Cost (metres) of moving to a waypoint a reflection or an ABABA hint says to avoid.
     avoid_penalty_m: float = 400.0
-    # Reflections kept in the window that steers choices and prompts (last N).
-    reflection_window: int = 3

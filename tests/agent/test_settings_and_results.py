@@ -25,6 +25,8 @@ def test_builds_from_a_config_section():
     assert build(AgentConfig, to_dict(AgentConfig())) == AgentConfig()
     with pytest.raises(ConfigError, match="unknown key"):
         build(AgentConfig, {"no_such_key": 1}, where="agent")
+    with pytest.raises(ConfigError):
+        build(AgentConfig, {"planner": "gpt"}, where="agent")
 
 
 def test_results_on_disk(tmp_path):
