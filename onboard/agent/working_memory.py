@@ -17,6 +17,8 @@ when a landmark reappears its new fixes re-evaluate the estimate.
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,12 +57,16 @@ def robust_position(points: list[np.ndarray], outlier_mads: float = 3.0,
     tasks under `prep`, median of inliers: SR 0.94 / SPL 0.706; mean of
     inliers 0.93 / 0.704; range-weighted mean 0.92 / 0.697.
     """
-    p = np.asarray(points, dtype=float)
-    med = np.median(p, axis=0)
-    dev = np.hypot(p[:, 0] - med[0], p[:, 1] - med[1])
-    mad = float(np.median(dev))
-    keep = dev <= max(floor_m, outlier_mads * 1.4826 * mad)
-    return np.median(p[keep], axis=0), mad
+    # Plain Python: a few dozen 2-D points, fused for every landmark in view each step;
+    # numpy's per-call overhead made this the agent's hottest spot.
+    xs = [float(p[0]) for p in points]
+    ys = [float(p[1]) for p in points]
+    mx, my = statistics.median(xs), statistics.median(ys)
+    dev = [math.hypot(x - mx, y - my) for x, y in zip(xs, ys)]
+    mad = statistics.median(dev)
+    gate = max(floor_m, outlier_mads * 1.4826 * mad)
+    kept = [(x, y) for x, y, d in zip(xs, ys, dev) if d <= gate]
+    return np.array([statistics.median(k[0] for k in kept), statistics.median(k[1] for k in kept)]), mad
 
 
 class WorkingMemory:
