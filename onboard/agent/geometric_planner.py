@@ -55,7 +55,7 @@ def make_plan(goal: GoalDescription, use_plan: bool = True, lessons: list[str] |
     if not use_plan:
         return PlanOutput([SubGoal(_short(f"reach the goal: {where}"), "navigate", "goal name read within reach")],
                           "single reactive sub-goal (no long-term plan)")
-    reason = "landmarks give a target estimate; the description is rough, so search around it, then read the name"
+    reason = "estimate from landmarks; words are rough: search around it, read the name"
     if lessons:
         reason = _short(f"{reason}; past lesson: {lessons[0]}", 120)
     return PlanOutput([

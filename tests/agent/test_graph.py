@@ -114,3 +114,29 @@ def test_ablations_are_configs():
         agent = _agent(name)
         agent.reset(DESCRIPTION)
         assert city.fly(agent, start=0)[0], name
+
+
+def test_plan_retrieval_cites_a_past_lesson():
+    from types import SimpleNamespace
+
+    class Store:
+        def __init__(self):
+            self.queries = []
+
+        def retrieve_plans(self, task_instruction):
+            self.queries.append(task_instruction)
+            return [SimpleNamespace(record=SimpleNamespace(reflection_note="search wider near water"))]
+
+    store = Store()
+    agent = GraphAgent(AgentConfig(), ["Tower"], experience_store=store)
+    agent.reset(DESCRIPTION)
+    assert ToyCity().fly(agent, start=0)[0]
+    assert store.queries == [DESCRIPTION]  # retrieved once, by the task instruction
+    assert "search wider near water" in agent.state.dynamic.plan.reason
+
+
+def test_sparser_perception_still_arrives():
+    agent = _agent(perceive_every_steps=2)
+    agent.reset(DESCRIPTION)
+    assert ToyCity().fly(agent, start=0)[0]
+    assert sum("perceive_and_model" in p for p in [agent.last_path]) <= 1
