@@ -19,8 +19,12 @@ def load_agent(spec: str, world: World):
     """A built-in agent by name, or `package.module:factory` called as factory(world) -> Agent."""
     if spec in BUILTIN_AGENTS:
         return make_agent(spec, [lm.name for lm in world.landmarks])
+    from sim.benchmark.aerie_agents import AERIE_AGENTS, make_aerie_agent
+
+    if spec in AERIE_AGENTS:
+        return make_aerie_agent(spec, world)
     if ":" not in spec:
-        raise ValueError(f"unknown agent {spec!r}: use one of {list(BUILTIN_AGENTS)} or 'package.module:factory'")
+        raise ValueError(f"unknown agent {spec!r}: use one of {list(BUILTIN_AGENTS) + list(AERIE_AGENTS)} or 'package.module:factory'")
     mod, _, attr = spec.partition(":")
     factory = getattr(importlib.import_module(mod), attr)
     return factory(world)

@@ -1,0 +1,108 @@
+"""`GraphAgent`: one mission at a time through the agent graph; the object a supervisor or benchmark holds."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from onboard.agent.agent_state import AgentState, StaticState
+from onboard.agent.goal_description import parse_goal_description
+from onboard.agent.graph import run_step
+from onboard.agent.observation import AgentAction, AgentObservation
+from onboard.agent.place_memory import waypoint_anchor_config
+from onboard.agent.settings import AgentConfig
+from onboard.agent.strategy_control import ErrorThresholdController
+from onboard.agent.street_map import StreetMap
+from onboard.agent.working_memory import WorkingMemory
+from onboard.memory.anchor_graph import AnchorGraph
+from onboard.memory.reflection_memory import EpisodicMemory, ReflectionWindow
+from onboard.memory.settings import MemoryConfig
+
+# Ablations of the geometric backend, by agent name.
+VARIANTS: dict[str, dict[str, bool]] = {
+    "geometric": {},
+    "geometric-no-reflection": {"use_reflection": False},
+    "geometric-no-plan": {"use_plan": False},
+    "geometric-no-anchors": {"use_anchors": False},
+}
+
+
+def variant_config(name: str, base: AgentConfig | None = None) -> AgentConfig:
+    if name not in VARIANTS:
+        raise ValueError(f"unknown agent variant {name!r}; choose one of {sorted(VARIANTS)}")
+    return replace(base or AgentConfig(), **VARIANTS[name])
+
+
+class GraphAgent:
+    """Resets per mission (`reset`), then one `act` per observation.
+
+    `gazetteer` is the list of landmark names the agent can recognise (it
+    does not know where they are). `experience_store` (optional) feeds plan
+    retrieval; the benchmark runs without one. `plan_model` (a
+    `PlannerModel`) is used when `config.planner == "llm"`; without one the
+    geometric plan is used. `memory` gives the reflection window and the
+    episodic prompt length (defaults: `MemoryConfig()`).
+    """
+
+    def __init__(self, config: AgentConfig | None = None, gazetteer: list[str] | None = None, *,
+                 name: str = "geometric", memory: MemoryConfig | None = None, experience_store=None,
+                 plan_model=None, step_spacing_m: float = 50.0) -> None:
+        self.config = config or AgentConfig()
+        self.memory_config = memory or MemoryConfig()
+        if self.config.planner not in ("geometric", "llm"):
+            raise ValueError(f"unknown planner backend {self.config.planner!r}; use 'geometric' or 'llm'")
+        self.plan_model = plan_model
+        self.gazetteer = list(gazetteer or [])
+        self.name = name
+        self.experience_store = experience_store
+        self.step_spacing_m = step_spacing_m
+        self.state: AgentState | None = None
+        self.last_path: list[str] = []
+
+    def reset(self, description: str, seed: int = 0) -> None:
+        c = self.config
+        goal = parse_goal_description(description, self.gazetteer)
+        static = StaticState(
+            config=c, task_instruction=description, goal=goal,
+            memory=WorkingMemory(goal, keep=c.fixes_per_landmark, outlier_mads=c.outlier_mads,
+                                 outlier_floor_m=c.outlier_floor_m, ray_default_m=c.ray_default_m),
+            street_map=StreetMap(),
+            anchors=AnchorGraph(waypoint_anchor_config(self.step_spacing_m)) if c.use_anchors else None,
+            episodic=EpisodicMemory(prompt_sentences=self.memory_config.episodic_prompt_sentences),
+            reflections=ReflectionWindow(self.memory_config.reflection_window),
+            controller=ErrorThresholdController(c.max_consecutive_failures, c.reflection_ttl_steps),
+            experience_store=self.experience_store, plan_model=self.plan_model,
+            reflection_window=self.memory_config.reflection_window)
+        self.state = AgentState(static)
+
+    def act(self, observation: AgentObservation) -> AgentAction:
+        if self.state is None:
+            raise RuntimeError("call reset(description) before act()")
+        action, self.last_path = run_step(self.state, observation)
+        return action
+
+    def summary(self) -> dict:
+        """What the mission came to, JSON-ready (episode_summary.json)."""
+        st = self.state
+        d, f = st.dynamic, st.final
+        est = st.static.memory.estimate()
+        return {
+            "agent": self.name, "task_instruction": st.static.task_instruction,
+            "mission_success": f.mission_success, "final_reason": f.final_reason, "timesteps": d.timestep,
+            "plan": asdict(d.plan) if d.plan else None, "plan_source": d.plan_source, "plan_errors": d.plan_errors,
+            "target_estimate": None if est is None else [round(float(v), 1) for v in est.xy],
+            "goal_read_at": None if st.static.memory.goal_fix is None
+            else [round(float(v), 1) for v in st.static.memory.goal_fix],
+            "effects": [e.value for e in st.static.controller.effects],
+            "reflections": st.static.reflections.recent(), "episodic_memory": st.static.episodic.sentences,
+        }
+
+    def write_results(self, folder: str | Path) -> Path:
+        """`trajectory.json` (the FrameLogs) and `episode_summary.json` into `folder` (the design's layout)."""
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        frames = [fr.to_json() for fr in self.state.dynamic.trajectory_history]
+        (out / "trajectory.json").write_text(json.dumps(frames, ensure_ascii=False, indent=1) + "\n")
+        (out / "episode_summary.json").write_text(json.dumps(self.summary(), ensure_ascii=False, indent=1) + "\n")
+        return out

@@ -1,0 +1,97 @@
+"""`AgentState`: the one state the agent graph's nodes read and update.
+
+Static parts are set up once per mission (config, task, memories, the
+planner backend); dynamic parts change every step; final parts are set when
+the mission ends. Nodes return updates as dicts of dynamic/final field
+names, applied by `apply_update`, so each node's effect is explicit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from onboard.agent.frame_log import FrameLog
+from onboard.agent.goal_description import GoalDescription
+from onboard.agent.observation import AgentAction, AgentObservation
+from onboard.agent.settings import AgentConfig
+from onboard.agent.strategy_control import ErrorThresholdController, Reflection
+from onboard.agent.street_map import StreetMap
+from onboard.agent.working_memory import WorkingMemory
+from onboard.inference.contracts import PlanOutput
+from onboard.memory.anchor_graph import AnchorGraph
+from onboard.memory.reflection_memory import EpisodicMemory, ReflectionWindow
+
+
+@dataclass
+class StaticState:
+    config: AgentConfig
+    task_instruction: str
+    goal: GoalDescription
+    memory: WorkingMemory  # landmark map + target estimate (PReP working memory)
+    street_map: StreetMap  # the agent's own corridor map (odometry frame)
+    anchors: AnchorGraph | None  # Place–Anchor memory; None in the no-anchors ablation
+    episodic: EpisodicMemory
+    reflections: ReflectionWindow
+    controller: ErrorThresholdController
+    experience_store: Any = None  # onboard.memory.experience_store.ExperienceStore, for plan RAG
+    plan_model: Any = None  # onboard.inference.planner_model.PlannerModel, for the "llm" backend
+    reflection_window: int = 3  # reflections that steer choices (memory.reflection_window)
+
+
+@dataclass
+class DynamicState:
+    plan: PlanOutput | None = None
+    current_task_index: int = 0
+    timestep: int = 0
+    current_observation: dict[str, Any] = field(default_factory=dict)
+    subtask_context: dict[str, Any] = field(default_factory=dict)
+    current_state: str = ""
+    trajectory_history: list[FrameLog] = field(default_factory=list)
+    # bookkeeping the nodes share
+    observation: AgentObservation | None = None  # this step's input
+    here: int | None = None  # waypoint the drone is at (as commanded and confirmed)
+    trail: list[int] = field(default_factory=list)  # waypoints flown, take-off first
+    position: np.ndarray = field(default_factory=lambda: np.zeros(2))
+    perceived_at: int = -1
+    lessons: list[Reflection] = field(default_factory=list)
+    hints: tuple[str, ...] = ()
+    last_effect: str = ""
+    search_anchor: np.ndarray | None = None  # target estimate when the search began
+    aim: np.ndarray | None = None  # the target the last move was chosen for (effect classification)
+    action: AgentAction | None = None
+    strategy: str = ""
+    handoffs: int = 0
+    plan_source: str = ""  # "geometric", "llm", "llm-repaired" or "llm-fallback"
+    plan_errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FinalState:
+    mission_success: bool | None = None
+    final_reason: str = ""
+
+
+@dataclass
+class AgentState:
+    static: StaticState
+    dynamic: DynamicState = field(default_factory=DynamicState)
+    final: FinalState = field(default_factory=FinalState)
+
+
+_DYNAMIC = {f.name for f in fields(DynamicState)}
+_FINAL = {f.name for f in fields(FinalState)}
+
+
+def apply_update(state: AgentState, update: dict[str, Any]) -> AgentState:
+    """Write a node's update into the state; unknown keys are bugs and raise."""
+    for key, value in update.items():
+        if key in _DYNAMIC:
+            setattr(state.dynamic, key, value)
+        elif key in _FINAL:
+            setattr(state.final, key, value)
+        else:
+            raise KeyError(f"node update names no state field: {key!r}")
+    return state

@@ -1,0 +1,157 @@
+"""The navigate, search and locate experts of the geometric backend.
+
+Each expert is a plain function `state -> update`. It either chooses this
+step's action (and says whether its sub-goal is done: `next_subtask`), or
+hands the step to another sub-goal without moving (`current_task_index`
+changed, `action` None) so the subtask router dispatches again.
+
+* navigate: head for the working-memory target; done when the estimate is
+  within the search radius (hand to search) or the goal's name was read
+  (hand to locate). With no estimate yet it explores (see `explore_target`).
+* search: frontier search around the estimate (closeness weighted more than
+  route length: a spiral of unflown streets nearest the estimate); back to
+  navigate when the estimate jumps away (re-evaluated on new sightings).
+* locate: the goal's name was read: TARGET_LOCKED within the arrival
+  distance (arrive), else fly towards the read position; SEARCHING_VICINITY
+  hands back to search if the name was never read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from onboard.agent.agent_state import AgentState
+from onboard.agent.geometric_planner import choose_move
+from onboard.agent.geometry import norm, offset
+from onboard.agent.observation import AgentAction
+from onboard.agent.place_memory import visit_counts
+from onboard.agent.strategy_control import STUCK_WINDOW, would_ababa
+from onboard.inference.contracts import LocateOutput, NavigationDecisionOutput, SearchOutput
+
+
+def explore_target(state: AgentState) -> tuple[np.ndarray, str]:
+    """Where to look for the described landmarks before any was seen.
+
+    Prominent landmarks (the ones descriptions use) cluster in the centre, so
+    head for the centroid of every landmark recognised so far; with none, keep
+    flying along the last heading.
+    """
+    d, s = state.dynamic, state.static
+    seen = s.memory.landmark_map()
+    if seen:
+        c = np.mean(np.array(list(seen.values())), axis=0)
+        if norm(c - d.position) > s.config.search_radius_m:
+            return c, "exploring towards the landmarks seen so far"
+    heading = 0.0
+    if len(d.trajectory_history) and d.trajectory_history[-1].movement.get("bearing") is not None:
+        heading = float(d.trajectory_history[-1].movement["bearing"])
+    return d.position + offset(heading, s.config.explore_reach_m), "exploring along the heading"
+
+
+def _avoid(state: AgentState) -> frozenset[int]:
+    """Waypoints not to fly to now: active reflections' lists, and the loop hints' way back."""
+    d, s = state.dynamic, state.static
+    avoid: set[int] = set()
+    if s.config.use_reflection:
+        for r in d.lessons:
+            if r.active(d.timestep):
+                avoid |= r.avoid
+    if s.anchors is not None:
+        if "pattern:ABABA" in d.hints and len(d.trail) >= 2:
+            avoid.add(d.trail[-2])
+        avoid |= {m.node for m in d.observation.moves if would_ababa(d.trail, m.node)}
+        if "pattern:STUCK" in d.hints:
+            avoid |= set(d.trail[-STUCK_WINDOW:])
+    return frozenset(avoid)
+
+
+def move_towards(state: AgentState, target: np.ndarray, closeness: float = 1.0) -> tuple[AgentAction, str]:
+    d, s = state.dynamic, state.static
+    visits = visit_counts(s.anchors) if s.anchors is not None else None
+    previous = d.trail[-2] if len(d.trail) >= 2 else None
+    choice = choose_move(d.here, d.observation.moves, target, s.street_map, s.config, visits=visits,
+                         avoid=_avoid(state), previous=previous, closeness=closeness)
+    return AgentAction.move(choice.move.node, choice.reason), choice.reason
+
+
+def _index_of(state: AgentState, strategy: str) -> int | None:
+    plan = state.dynamic.plan
+    return next((i for i, g in enumerate(plan.sub_goals) if g.strategy == strategy), None) if plan else None
+
+
+def _goal_in_reach(state: AgentState) -> tuple[bool, float | None]:
+    d, s = state.dynamic, state.static
+    if s.memory.goal_fix is None:
+        return False, None
+    dist = norm(s.memory.goal_fix - d.position)
+    return dist <= s.config.arrive_within_m, dist
+
+
+def navigate(state: AgentState) -> dict[str, Any]:
+    d, s = state.dynamic, state.static
+    locate_i = _index_of(state, "locate")
+    if s.memory.goal_fix is not None:
+        if locate_i is not None:
+            return {"current_task_index": locate_i, "action": None, "strategy": "navigate"}
+        reach, dist = _goal_in_reach(state)
+        if reach:
+            return {"action": AgentAction.arrive(f"goal name read {dist:.0f} m away"), "strategy": "navigate"}
+    target = s.memory.target()
+    if target is not None and s.memory.goal_fix is None and norm(target - d.position) <= s.config.search_radius_m:
+        search_i = _index_of(state, "search")
+        if search_i is not None:
+            return {"current_task_index": search_i, "action": None, "search_anchor": target.copy(),
+                    "strategy": "navigate"}
+    if target is None:
+        target, why = explore_target(state)
+        action, reason = move_towards(state, target)
+        reason = f"{why}; {reason}"
+    else:
+        action, reason = move_towards(state, target)
+    decision = NavigationDecisionOutput("forward", reason[:120], "continue_navigate", 1.0)
+    return {"action": AgentAction.move(action.node, reason), "strategy": "navigate",
+            "subtask_context": {"goal": d.plan.sub_goals[d.current_task_index].goal, "CoT_summary": decision.reason,
+                                "movement": action.node}}
+
+
+def search(state: AgentState) -> dict[str, Any]:
+    d, s = state.dynamic, state.static
+    if s.memory.goal_fix is not None:
+        locate_i = _index_of(state, "locate")
+        return {"current_task_index": locate_i if locate_i is not None else d.current_task_index + 1,
+                "action": None, "strategy": "search"}
+    target = s.memory.target()
+    if target is None:  # nothing to search around (a false landmark was rejected): navigate again
+        return {"current_task_index": _index_of(state, "navigate") or 0, "action": None, "strategy": "search"}
+    anchor = d.search_anchor if d.search_anchor is not None else target
+    if norm(target - anchor) > s.config.replan_jump_m:
+        return {"current_task_index": _index_of(state, "navigate") or 0, "action": None,
+                "search_anchor": None, "strategy": "search"}
+    action, reason = move_towards(state, target, closeness=s.config.search_closeness_weight)
+    out = SearchOutput("forward", f"searching around the estimate: {reason}"[:120], "continue_search", 1.0)
+    return {"action": AgentAction.move(action.node, out.reason), "strategy": "search",
+            "subtask_context": {"goal": d.plan.sub_goals[d.current_task_index].goal, "CoT_summary": out.reason,
+                                "movement": action.node}}
+
+
+def locate(state: AgentState) -> dict[str, Any]:
+    d, s = state.dynamic, state.static
+    reach, dist = _goal_in_reach(state)
+    if dist is None:
+        out = LocateOutput.fallback()  # SEARCHING_VICINITY: the name was never read
+        search_i = _index_of(state, "search")
+        return {"current_task_index": search_i if search_i is not None else 0, "action": None,
+                "strategy": "locate", "subtask_context": {**d.subtask_context, "locate": out.status}}
+    fix = s.memory.goal_fix
+    if reach:
+        out = LocateOutput("TARGET_LOCKED", [float(fix[0]), float(fix[1])])
+        return {"action": AgentAction.arrive(f"{out.status}: goal name read {dist:.0f} m away"), "strategy": "locate",
+                "subtask_context": {**d.subtask_context, "locate": out.status}}
+    action, reason = move_towards(state, fix)
+    return {"action": AgentAction.move(action.node, f"goal read {dist:.0f} m away; {reason}"), "strategy": "locate",
+            "subtask_context": {**d.subtask_context, "locate": "SEARCHING_VICINITY"}}
+
+
+EXPERTS = {"navigate": navigate, "search": search, "locate": locate}

@@ -1,0 +1,258 @@
+"""The agent graph: nodes (`state -> update`), routers (`state -> next node`), and one step's walk.
+
+One call of `run_step` takes one observation and walks the graph until this
+step's action is final (or the mission ends):
+
+    update_odometry -> should_perceive? -> perceive_and_model
+      -> should_generate_plan? -> generate_plan_with_rag
+      -> execute_subtask_router (builds current_state once) -> navigate | search | locate
+         (an expert may hand the step to another sub-goal: back to the router)
+      -> finalize_step (FrameLog, episodic sentence) -> should_continue?
+         -> end of step | check_mission_success -> reflect_on_mission -> end
+
+`update_odometry` is proprioception (where the last move took the drone, what
+moves are on offer, the move's effect); it runs every step, while
+`perceive_and_model` (landmarks, readable names, caption) runs at the
+perception interval.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import numpy as np
+
+from onboard.agent import place_memory
+from onboard.agent.agent_state import AgentState, apply_update
+from onboard.agent.current_state import build_current_state, compass, geoinstruct, scene_description
+from onboard.agent.experts import EXPERTS, explore_target, move_towards
+from onboard.agent.frame_log import FrameLog
+from onboard.agent.geometric_planner import make_plan
+from onboard.agent.geometry import norm, offset
+from onboard.agent.llm_planner import llm_plan
+from onboard.agent.observation import AgentAction, AgentObservation
+from onboard.agent.strategy_control import classify_effect, is_stuck
+
+TAKEOFF = -1  # placeholder id of the take-off waypoint until a neighbour names it
+END_STEP = "__end_step__"
+END_MISSION = "__end_mission__"
+MAX_HANDOFFS = 3
+
+
+# ---------------------------------------------------------------------------------------------- nodes
+def update_odometry(state: AgentState) -> dict[str, Any]:
+    """Confirm the last move (commanded vs achieved), dead-reckon, learn the moves on offer, judge the effect."""
+    d, s = state.dynamic, state.static
+    obs = d.observation
+    ids = {m.node for m in obs.moves}
+    trail = list(d.trail) or [TAKEOFF]
+    here = d.here if d.here is not None else TAKEOFF
+    moved = True
+    if len(trail) >= 2:
+        prev = trail[-2]
+        if prev == TAKEOFF:  # the take-off waypoint is the unknown move pointing back at the origin
+            base = s.street_map.xy[here]
+            back = [m.node for m in obs.moves if m.node not in s.street_map.xy
+                    and norm(base + offset(m.bearing, m.length) - s.street_map.xy[TAKEOFF]) < 5.0]
+            if back:
+                s.street_map.rename(TAKEOFF, back[0])
+                trail = [back[0] if n == TAKEOFF else n for n in trail]
+                prev = back[0]
+        moved = prev in ids or prev == TAKEOFF
+        if not moved:  # the commanded move did not happen: still where we were
+            trail.pop()
+            here = trail[-1]
+    s.street_map.observe(here, obs.moves)
+    position = s.street_map.xy[here].copy()
+    update: dict[str, Any] = {"here": here, "trail": trail, "position": position}
+    hints: tuple[str, ...] = ()
+    if len(trail) >= 2 and d.trajectory_history:
+        last = d.trajectory_history[-1]
+        if s.anchors is not None and moved:
+            hints = place_memory.record_move(s.anchors, float(last.movement.get("bearing", 0.0)), here)
+        aim = d.aim
+        before = norm(aim - s.street_map.xy[trail[-2]]) if aim is not None and moved else None
+        after = norm(aim - position) if aim is not None else None
+        effect = classify_effect(moved, before, after, s.config.min_progress_m)
+        update["last_effect"] = effect.value
+        reflection = s.controller.record(effect, d.timestep, trail)
+        if reflection is not None and s.config.use_reflection:
+            s.reflections.add(reflection.text)
+            update["lessons"] = (d.lessons + [reflection])[-s.reflection_window:]
+    elif s.anchors is not None and not d.trajectory_history:
+        place_memory.start(s.anchors, here)
+    if s.anchors is not None and is_stuck(trail):
+        hints = tuple(dict.fromkeys(hints + ("pattern:STUCK",)))
+    update["hints"] = hints
+    return update
+
+
+def perceive_and_model(state: AgentState) -> dict[str, Any]:
+    """Landmark fixes into the working memory, the goal's name if readable, caption and geo-instruction."""
+    d, s = state.dynamic, state.static
+    obs = d.observation
+    s.memory.observe(d.timestep, d.position, obs.landmarks)
+    goal_pois = [p for p in obs.pois if s.goal.names_goal(p.name)]
+    if goal_pois:
+        p = max(goal_pois, key=lambda p: (len(p.name), -p.distance))
+        s.memory.see_goal(d.position, p.bearing, p.distance)
+    return {"perceived_at": d.timestep,
+            "current_observation": {"scene_description": scene_description(obs),
+                                    "geoinstruct": geoinstruct(obs, d.position, s.memory.target())}}
+
+
+def generate_plan_with_rag(state: AgentState) -> dict[str, Any]:
+    """Long-term plan; past plans' reflection notes for a similar task are retrieved when a store is given.
+
+    Backend "llm" with a model: the model writes the plan (geometric plan on any failure).
+    """
+    s = state.static
+    lessons: list[str] = []
+    if s.experience_store is not None:
+        lessons = [h.record.reflection_note for h in s.experience_store.retrieve_plans(s.task_instruction)]
+    source, errors = "geometric", []
+    if s.config.planner == "llm" and s.plan_model is not None and s.config.use_plan:
+        answer = llm_plan(s.plan_model, s.task_instruction, s.goal,
+                          state.dynamic.current_observation.get("geoinstruct", ""), lessons,
+                          s.reflections.format_for_prompt())
+        plan, errors = answer.plan, answer.errors
+        source = "llm-fallback" if answer.used_fallback else "llm-repaired" if answer.repaired else "llm"
+    else:
+        plan = make_plan(s.goal, s.config.use_plan, lessons)
+    return {"plan": plan, "current_task_index": 0, "plan_source": source, "plan_errors": errors,
+            "subtask_context": {"goal": plan.sub_goals[0].goal, "CoT_summary": plan.reason, "movement": None}}
+
+
+def execute_subtask_router(state: AgentState) -> dict[str, Any]:
+    """Build the `current_state` string for this step and name the strategy to dispatch to."""
+    d, s = state.dynamic, state.static
+    sub = d.plan.sub_goals[d.current_task_index]
+    obs = d.current_observation
+    return {"strategy": sub.strategy,
+            "current_state": build_current_state(obs.get("scene_description", ""), obs.get("geoinstruct", ""),
+                                                 s.task_instruction, sub.goal, sub.strategy)}
+
+
+def finalize_step(state: AgentState) -> dict[str, Any]:
+    """Commit the action: FrameLog, episodic sentence, waypoint trail, timestep + 1."""
+    d, s = state.dynamic, state.static
+    action = d.action
+    aim = s.memory.target()
+    if aim is None and action.kind == "move":
+        aim = explore_target(state)[0]
+    dist = norm(s.memory.target() - d.position) if s.memory.target() is not None else None
+    update: dict[str, Any] = {"timestep": d.timestep + 1, "handoffs": 0, "aim": aim}
+    movement: dict[str, Any] = {"kind": action.kind}
+    yaw = d.trajectory_history[-1].pose[3] if d.trajectory_history else 0.0
+    if action.kind == "move":
+        m = next(m for m in d.observation.moves if m.node == action.node)
+        movement.update(node=m.node, bearing=m.bearing, length=m.length)
+        yaw = m.bearing
+        arrived = d.position + offset(m.bearing, m.length)
+        s.episodic.record_move(tuple(np.round(d.position).tolist()), [compass(o.bearing) for o in d.observation.moves],
+                               compass(m.bearing), tuple(np.round(arrived).tolist()), action.reason)
+        update.update(here=m.node, trail=d.trail + [m.node])
+    frame = FrameLog(d.timestep, d.current_state, d.strategy, movement, action.reason,
+                     (float(d.position[0]), float(d.position[1]), 0.0, float(yaw)),
+                     None if dist is None else round(dist, 1), d.last_effect,
+                     {n: [round(float(v), 1) for v in p] for n, p in s.memory.landmark_map().items()})
+    update["trajectory_history"] = d.trajectory_history + [frame]
+    return update
+
+
+def check_mission_success(state: AgentState) -> dict[str, Any]:
+    """The agent's own verdict: it declared arrival with the goal's name read within reach."""
+    d = state.dynamic
+    if d.action is not None and d.action.kind == "arrive":
+        return {"mission_success": True, "final_reason": "success"}
+    return {"mission_success": False, "final_reason": "timeout"}
+
+
+def reflect_on_mission(state: AgentState) -> dict[str, Any]:
+    """Main-plan reflection (rule-based in the geometric backend): one note into the reflection window."""
+    d, s, f = state.dynamic, state.static, state.final
+    effects = s.controller.effects
+    share = sum(e.value == "SUCCESS" for e in effects) / max(1, len(effects))
+    plan = json.dumps([g.strategy for g in d.plan.sub_goals]) if d.plan else "none"
+    s.reflections.add(f"mission {'succeeded' if f.mission_success else 'failed'} ({f.final_reason}) after "
+                      f"{d.timestep} moves, {share:.0%} of them brought the target closer; plan: {plan}")
+    return {}
+
+
+# ---------------------------------------------------------------------------------------------- routers
+def should_generate_plan(state: AgentState) -> str:
+    return "generate_plan_with_rag" if state.dynamic.plan is None else "execute_subtask_router"
+
+
+def should_perceive(state: AgentState) -> str:
+    d, s = state.dynamic, state.static
+    if d.perceived_at < 0 or d.timestep - d.perceived_at >= s.config.perceive_every_steps:
+        return "perceive_and_model"
+    return should_generate_plan(state)
+
+
+def route_subtask(state: AgentState) -> str:
+    return state.dynamic.plan.sub_goals[state.dynamic.current_task_index].strategy
+
+
+def after_expert(state: AgentState) -> str:
+    """The expert chose an action: finalize; it handed the step over: dispatch again (bounded)."""
+    return "finalize_step" if state.dynamic.action is not None else "handoff"
+
+
+def should_continue(state: AgentState) -> str:
+    d = state.dynamic
+    if d.action.kind == "arrive" or d.observation.steps_left <= 0:
+        return "check_mission_success"
+    return END_STEP
+
+
+def handoff(state: AgentState) -> dict[str, Any]:
+    """Count hand-overs; past `MAX_HANDOFFS` the navigate expert decides without a plan switch."""
+    return {"handoffs": state.dynamic.handoffs + 1}
+
+
+def route_handoff(state: AgentState) -> str:
+    return "execute_subtask_router" if state.dynamic.handoffs <= MAX_HANDOFFS else "fallback_navigate"
+
+
+def fallback_navigate(state: AgentState) -> dict[str, Any]:
+    """Too many hand-overs in one step (a plan the experts cannot follow): head for the target."""
+    s = state.static
+    target = s.memory.target()
+    if target is None:
+        target = explore_target(state)[0]
+    action, _ = move_towards(state, target)
+    return {"action": action, "strategy": "navigate"}
+
+
+NODES: dict[str, Callable[[AgentState], dict[str, Any]]] = {
+    "update_odometry": update_odometry, "perceive_and_model": perceive_and_model,
+    "generate_plan_with_rag": generate_plan_with_rag, "execute_subtask_router": execute_subtask_router,
+    **EXPERTS, "handoff": handoff, "fallback_navigate": fallback_navigate, "finalize_step": finalize_step,
+    "check_mission_success": check_mission_success, "reflect_on_mission": reflect_on_mission,
+}
+ROUTERS: dict[str, Callable[[AgentState], str]] = {
+    "update_odometry": should_perceive,
+    "perceive_and_model": should_generate_plan,
+    "generate_plan_with_rag": lambda s: "execute_subtask_router",
+    "execute_subtask_router": route_subtask,
+    **{name: after_expert for name in EXPERTS},
+    "handoff": route_handoff,
+    "fallback_navigate": lambda s: "finalize_step",
+    "finalize_step": should_continue,
+    "check_mission_success": lambda s: "reflect_on_mission",
+    "reflect_on_mission": lambda s: END_MISSION,
+}
+
+
+def run_step(state: AgentState, observation: AgentObservation) -> tuple[AgentAction, list[str]]:
+    """Walk the graph for one observation; returns this step's action and the nodes visited."""
+    apply_update(state, {"observation": observation, "action": None})
+    node, path = "update_odometry", []
+    while node not in (END_STEP, END_MISSION):
+        path.append(node)
+        apply_update(state, NODES[node](state))
+        node = ROUTERS[node](state)
+    return state.dynamic.action, path

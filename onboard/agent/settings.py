@@ -1,0 +1,58 @@
+"""Typed settings of the agent graph and its deterministic `geometric` planner backend.
+
+The reflection window and the episodic prompt length are memory settings
+(`memory.reflection_window`, `memory.episodic_prompt_sentences`); the agent
+takes them from `MemoryConfig` rather than repeating them here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    # Planner backend: "geometric" (deterministic, no model) or "llm" (the long-term plan from
+    # the planner model in `inference`, geometric plan on garbage / timeout; moves stay geometric).
+    planner: Literal["geometric", "llm"] = "geometric"
+    # Long-term plan (navigate -> search -> locate); false: one navigate sub-goal for the whole task.
+    use_plan: bool = True
+    # Strategy-tree reflections (error-threshold controller, loop breaking) steer the moves.
+    use_reflection: bool = True
+    # Place-anchor memory (visited places, ABABA/STUCK hints) steers the moves.
+    use_anchors: bool = True
+    # Run perception every N steps (1 = every step; the design's perception interval).
+    perceive_every_steps: int = 1
+    # Declare arrival when the goal's name is read this close (metres).
+    arrive_within_m: float = 45.0
+    # Switch from navigate to search when the target estimate is this close (metres).
+    search_radius_m: float = 60.0
+    # A goal estimate that moves further than this from where the search started sends
+    # the plan back to navigate (metres): the working memory re-evaluated the target.
+    replan_jump_m: float = 150.0
+    # Without a distance ("east of X"), a ray's point is assumed this far out (metres).
+    ray_default_m: float = 150.0
+    # Landmark fixes kept per landmark for the robust position (most recent).
+    fixes_per_landmark: int = 40
+    # A fix further than this many robust spreads (MAD) from the median is an outlier.
+    outlier_mads: float = 3.0
+    # Floor of the outlier gate (metres): fixes this close to the median are always kept.
+    outlier_floor_m: float = 60.0
+    # With no target estimate yet, explore towards the centroid of all landmarks seen
+    # (prominent landmarks cluster), else this far along the current heading (metres).
+    explore_reach_m: float = 500.0
+    # Cost (metres) added per earlier visit of a waypoint.
+    revisit_penalty_m: float = 60.0
+    # Cost (metres) per degree between a move's bearing and the bearing to the target.
+    bearing_weight_m_per_deg: float = 0.3
+    # Search weights closeness to the estimate this much more than the route length.
+    search_closeness_weight: float = 2.0
+    # Error-threshold controller: this many FAILURE/INEFFECTIVE moves in a row trigger a reflection.
+    max_consecutive_failures: int = 4
+    # A move must bring the target this much closer (metres) to count as SUCCESS.
+    min_progress_m: float = 10.0
+    # Steps a reflection's avoid list stays in force.
+    reflection_ttl_steps: int = 8
+    # Cost (metres) of moving to a waypoint a reflection or an ABABA hint says to avoid.
+    avoid_penalty_m: float = 400.0

@@ -1,0 +1,168 @@
+"""PReP working memory: where the target is, in the agent's own frame, fused from sightings.
+
+The agent does not know where landmarks are; it knows what it sees (bearing
+and distance to a named landmark from where it is) and its own odometry (the
+moves it flew). So each sighting fixes the landmark at own position +
+sighting vector, in the take-off frame. Fixes of one landmark are fused
+robustly (median, gate at a few MADs, then the median of the inliers): one
+spurious detection or one bad range does not move the landmark. The goal follows from
+the description's relations (offset: landmark + offset; ray: the closest
+point of two rays, or a default reach on one; between: the midpoint).
+
+Because landmarks are fixed in the world, their fused positions *are* the
+memory of past estimates: when no landmark is visible the target is still
+known, and its bearing from the drone follows from dead reckoning alone;
+when a landmark reappears its new fixes re-evaluate the estimate.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from onboard.agent.geometry import offset
+from onboard.agent.goal_description import GoalDescription
+from onboard.agent.observation import LandmarkSighting
+
+
+@dataclass(frozen=True)
+class TargetEstimate:
+    """The fused target position and how it was obtained."""
+
+    xy: np.ndarray
+    landmarks: tuple[str, ...]  # landmarks whose fixes it rests on
+    complete: bool  # every relation of the description could be used
+    spread_m: float  # robust spread of the landmark fixes it rests on (0 with one fix)
+
+
+@dataclass
+class LandmarkFixes:
+    """Positions of one landmark implied by each sighting, with the range each was taken at."""
+
+    points: list[np.ndarray] = field(default_factory=list)
+    ranges: list[float] = field(default_factory=list)
+
+
+def robust_position(points: list[np.ndarray], outlier_mads: float = 3.0,
+                    floor_m: float = 60.0) -> tuple[np.ndarray, float]:
+    """Median of the fixes that agree with their median (gate: a few MADs), and the MAD spread.
+
+    Fixes are not weighted by the range they were taken at: the range is itself
+    the noisy measurement, so favouring short ranges favours under-estimates
+    (measured under the `prep` preset: one fix at 163 m that was really ~450 m
+    pulled a landmark 130 m off while the median was 23 m off). On the public
+    tasks under `prep`, median of inliers: SR 0.94 / SPL 0.706; mean of
+    inliers 0.93 / 0.704; range-weighted mean 0.92 / 0.697.
+    """
+    # Plain Python: a few dozen 2-D points, fused for every landmark in view each step;
+    # numpy's per-call overhead made this the agent's hottest spot.
+    xs = [float(p[0]) for p in points]
+    ys = [float(p[1]) for p in points]
+    mx, my = statistics.median(xs), statistics.median(ys)
+    dev = [math.hypot(x - mx, y - my) for x, y in zip(xs, ys)]
+    mad = statistics.median(dev)
+    gate = max(floor_m, outlier_mads * 1.4826 * mad)
+    kept = [(x, y) for x, y, d in zip(xs, ys, dev) if d <= gate]
+    return np.array([statistics.median(k[0] for k in kept), statistics.median(k[1] for k in kept)]), mad
+
+
+class WorkingMemory:
+    """Landmark map and target estimate for one flight (own frame: take-off = origin, x east, y north)."""
+
+    def __init__(self, goal: GoalDescription, *, keep: int = 40, outlier_mads: float = 3.0,
+                 outlier_floor_m: float = 60.0, ray_default_m: float = 150.0) -> None:
+        self.goal = goal
+        self.keep = keep
+        self.outlier_mads = outlier_mads
+        self.outlier_floor_m = outlier_floor_m
+        self.ray_default_m = ray_default_m
+        self.fixes: dict[str, LandmarkFixes] = {}
+        self.goal_fix: np.ndarray | None = None  # the goal itself, once its name was read
+        self.history: list[tuple[int, np.ndarray]] = []  # (step, estimate) whenever it changed
+        self._fused: dict[str, tuple[np.ndarray, float]] = {}  # cache of `landmark`, per landmark
+        self._estimate: tuple[TargetEstimate | None] | None = None  # cache of `estimate`
+
+    def observe(self, step: int, position: np.ndarray, landmarks: tuple[LandmarkSighting, ...]) -> None:
+        """Add one observation's sightings taken at `position`."""
+        for s in landmarks:
+            f = self.fixes.setdefault(s.name, LandmarkFixes())
+            f.points.append(position + offset(s.bearing, s.distance))
+            f.ranges.append(max(s.distance, 1.0))
+            del f.points[:-self.keep], f.ranges[:-self.keep]
+            self._fused.pop(s.name, None)
+            self._estimate = None
+        est = self.estimate()
+        if est is not None and (not self.history or np.hypot(*(self.history[-1][1] - est.xy)) > 1.0):
+            self.history.append((step, est.xy))
+
+    def see_goal(self, position: np.ndarray, bearing: float, distance: float) -> None:
+        """The goal's name was read: its position is known directly (overrides the description)."""
+        self.goal_fix = position + offset(bearing, distance)
+
+    def landmark(self, name: str) -> tuple[np.ndarray, float] | None:
+        if name in self._fused:
+            return self._fused[name]
+        f = self.fixes.get(name)
+        if not f or not f.points:
+            return None
+        self._fused[name] = robust_position(f.points, self.outlier_mads, self.outlier_floor_m)
+        return self._fused[name]
+
+    def landmark_map(self) -> dict[str, np.ndarray]:
+        """Every landmark seen so far at its fused position (for prompts, logs and exploration)."""
+        return {n: p for n in self.fixes if (lp := self.landmark(n)) is not None for p in [lp[0]]}
+
+    def estimate(self) -> TargetEstimate | None:
+        """The target from the relations whose landmarks have been seen; None if none has."""
+        if self._estimate is None:
+            self._estimate = (self._compute_estimate(),)
+        return self._estimate[0]
+
+    def _compute_estimate(self) -> TargetEstimate | None:
+        known = {n: lp for n in self.goal.landmarks if (lp := self.landmark(n)) is not None}
+        points: list[np.ndarray] = []
+        rays: list[tuple[np.ndarray, np.ndarray]] = []
+        used: list[str] = []
+        usable = 0
+        for r in self.goal.relations:
+            if not all(n in known for n in r.landmarks):
+                # "between" with one end known: that end is still the best lead
+                if r.kind == "between":
+                    points += [known[n][0] for n in r.landmarks if n in known]
+                    used += [n for n in r.landmarks if n in known]
+                continue
+            usable += 1
+            used += list(r.landmarks)
+            if r.kind == "between":
+                points.append((known[r.landmarks[0]][0] + known[r.landmarks[1]][0]) / 2.0)
+            elif r.kind == "offset":
+                points.append(known[r.landmarks[0]][0] + r.offset())
+            else:
+                rays.append((known[r.landmarks[0]][0], r.unit()))
+        if len(rays) >= 2:
+            a, b = np.zeros((2, 2)), np.zeros(2)
+            for p, v in rays:
+                n = np.eye(2) - np.outer(v, v)  # projector onto the ray's normal
+                a, b = a + n, b + n @ p
+            if abs(np.linalg.det(a)) > 1e-6:
+                points.append(np.linalg.solve(a, b))
+            else:  # parallel rays: each one's default reach
+                points += [p + v * self.ray_default_m for p, v in rays]
+        elif rays:
+            p, v = rays[0]
+            points.append(p + v * self.ray_default_m)
+        if not points:
+            return None
+        spread = max((known[n][1] for n in used if n in known), default=0.0)
+        return TargetEstimate(np.mean(points, axis=0), tuple(dict.fromkeys(used)),
+                              usable == len(self.goal.relations), spread)
+
+    def target(self) -> np.ndarray | None:
+        """Where to go: the goal itself once read, else the description's estimate."""
+        if self.goal_fix is not None:
+            return self.goal_fix
+        est = self.estimate()
+        return None if est is None else est.xy

@@ -1,0 +1,73 @@
+"""The onboard agent graph on the navigation benchmark: observation adapter and agent names.
+
+`onboard/` never imports `sim/`, so the onboard agent has its own observation
+and action types; this adapter converts the benchmark's `Observation` into an
+`AgentObservation` (moves with bearing and length, landmark sightings, readable
+POI names, step counters) and the agent's `AgentAction` back into an `Action`.
+The agent's gazetteer is the world's landmark names (as the baselines get).
+
+    aerie bench nav --agent geometric --perception prep
+    aerie bench nav --agent llm --limit 5     # plan from SmolLM2 (llama.cpp), moves geometric
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+
+from onboard.agent.agent import VARIANTS, GraphAgent, variant_config
+from onboard.agent.observation import AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting
+from sim.benchmark.agent_api import Action, Observation
+
+AERIE_AGENTS: tuple[str, ...] = (*VARIANTS, "llm")
+LLM_DEADLINE_S = 30.0  # a plan is asked once per episode; a busy 2-core CPU needs more than the 5 s default
+
+
+def to_agent_observation(obs: Observation) -> AgentObservation:
+    return AgentObservation(
+        step=obs.step, steps_left=obs.steps_left,
+        moves=tuple(NeighbourMove(n.node, float(n.bearing), float(n.distance)) for n in obs.neighbours),
+        landmarks=tuple(LandmarkSighting(s.name, float(s.bearing), float(s.distance)) for s in obs.landmarks),
+        pois=tuple(PoiSighting(p.name, float(p.bearing), float(p.distance)) for p in obs.pois))
+
+
+class BenchAgent:
+    """Benchmark `Agent` protocol around a `GraphAgent`."""
+
+    def __init__(self, agent: GraphAgent):
+        self.agent = agent
+        self.name = agent.name
+
+    def reset(self, description: str, seed: int) -> None:
+        self.agent.reset(description, seed)
+
+    def act(self, observation: Observation) -> Action:
+        a = self.agent.act(to_agent_observation(observation))
+        return Action.arrive(a.reason) if a.kind == "arrive" else Action.move(a.node, a.reason)
+
+
+@functools.lru_cache(maxsize=1)
+def _planner_model():
+    """The planner model from the shipped config, loaded once per benchmark process."""
+    from onboard.config import load_config
+    from onboard.inference.planner_model import PlannerModel
+
+    cfg = load_config("config.yaml").inference
+    return PlannerModel.from_config(replace(cfg, call_deadline_s=max(cfg.call_deadline_s, LLM_DEADLINE_S)))
+
+
+def make_aerie_agent(name: str, world) -> BenchAgent:
+    """`name` is one of `AERIE_AGENTS`; the world gives only the landmark names (the gazetteer)."""
+    from sim.world.graph import NODE_SPACING_M
+
+    gazetteer = [lm.name for lm in world.landmarks]
+    if name == "llm":
+        cfg = replace(variant_config("geometric"), planner="llm")
+        return BenchAgent(GraphAgent(cfg, gazetteer, name=name, plan_model=_planner_model(),
+                                     step_spacing_m=NODE_SPACING_M))
+    return BenchAgent(GraphAgent(variant_config(name), gazetteer, name=name, step_spacing_m=NODE_SPACING_M))
+
+
+def geometric(world) -> BenchAgent:
+    """`package.module:factory` form: `--agent sim.benchmark.aerie_agents:geometric`."""
+    return make_aerie_agent("geometric", world)

@@ -1,0 +1,71 @@
+"""The benchmark adapter, the agent names, the onboard/sim boundary, and a short benchmark run."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from onboard.agent.observation import AgentObservation
+
+
+def test_onboard_agent_imports_no_sim_or_ground_station():
+    for path in Path("onboard/agent").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for n in names:
+                assert not n.startswith(("sim", "ground_station")), f"{path} imports {n}"
+
+
+def test_observation_is_converted():
+    from sim.benchmark.aerie_agents import to_agent_observation
+    from sim.benchmark.agent_api import Observation
+    from sim.world.graph import Neighbour
+    from sim.world.perception import LandmarkSighting, PoiSighting
+
+    obs = Observation(3, 40, (Neighbour(7, "NE", 44.0, 51.5),), (LandmarkSighting("Kiasma", 10.0, 300.0),),
+                      (PoiSighting("Café Engel", "cafe", 200.0, 30.0),), heading=90.0)
+    a = to_agent_observation(obs)
+    assert isinstance(a, AgentObservation)
+    assert (a.step, a.steps_left) == (3, 40)
+    assert (a.moves[0].node, a.moves[0].bearing, a.moves[0].length) == (7, 44.0, 51.5)
+    assert a.landmarks[0].name == "Kiasma" and a.pois[0].name == "Café Engel"
+
+
+@pytest.fixture(scope="module")
+def world_and_tasks():
+    from sim.benchmark.tasks import load_tasks, resolve_all
+    from sim.world.cache import load_world
+
+    world = load_world(None, verbose=False)
+    city, tasks = load_tasks("bench/tasks/helsinki_public_100.json")
+    return world, resolve_all(city, tasks, world)
+
+
+def test_agent_names_are_registered(world_and_tasks):
+    from sim.benchmark.runner import load_agent
+
+    world, _ = world_and_tasks
+    for name in ("geometric", "geometric-no-reflection", "geometric-no-plan", "geometric-no-anchors"):
+        assert load_agent(name, world).name == name
+    assert load_agent("sim.benchmark.aerie_agents:geometric", world).name == "geometric"
+
+
+def test_geometric_on_twelve_public_tasks(world_and_tasks):
+    from sim.benchmark.runner import run_tasks
+
+    world, tasks = world_and_tasks
+    res = run_tasks(world, tasks[:12], "geometric", "prep", progress=False)
+    assert res["sr"] >= 0.75
+    assert res["summary"]["ababa"] <= 0.5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset, min_sr, min_spl", [("perfect", 0.90, 0.70), ("prep", 0.80, 0.0)])
+def test_public_100_goals(world_and_tasks, preset, min_sr, min_spl):
+    from sim.benchmark.runner import run_tasks
+
+    world, tasks = world_and_tasks
+    res = run_tasks(world, tasks, "geometric", preset, progress=False)
+    assert res["sr"] >= min_sr and res["spl"] >= min_spl
+    assert res["summary"]["ababa"] <= 0.1

@@ -1,0 +1,75 @@
+import numpy as np
+
+from onboard.agent.goal_description import parse_goal_description
+from onboard.agent.geometry import offset
+from onboard.agent.observation import LandmarkSighting
+from onboard.agent.working_memory import WorkingMemory, robust_position
+
+
+def _memory(text: str, names=("Kiasma", "Stockmann")) -> WorkingMemory:
+    return WorkingMemory(parse_goal_description(text, list(names)))
+
+
+def sighting(name, frm, lm_xy):
+    v = np.asarray(lm_xy) - np.asarray(frm)
+    return LandmarkSighting(name, float(np.degrees(np.arctan2(v[0], v[1])) % 360), float(np.hypot(*v)))
+
+
+def test_goal_is_landmark_fix_plus_described_offset():
+    wm = _memory("Café Engel is about 300 m north-east of Kiasma.")
+    assert wm.target() is None  # nothing seen yet: no estimate
+    wm.observe(0, np.array([0.0, 0.0]), (sighting("Kiasma", (0, 0), (100, 400)),))
+    expected = np.array([100.0, 400.0]) + offset(45.0, 300.0)
+    assert np.allclose(wm.target(), expected, atol=1e-6)
+
+
+def test_estimate_is_kept_and_dead_reckoned_when_no_landmark_is_visible():
+    wm = _memory("Café Engel is about 300 m north-east of Kiasma.")
+    wm.observe(0, np.zeros(2), (sighting("Kiasma", (0, 0), (100, 400)),))
+    before = wm.target().copy()
+    wm.observe(1, np.array([50.0, 0.0]), ())  # moved east, landmark hidden
+    assert np.allclose(wm.target(), before)  # the target stays put in the own frame ...
+    rel = wm.target() - np.array([50.0, 0.0])  # ... so its bearing from the drone follows the drone's motion
+    assert np.allclose(rel, before - np.array([50.0, 0.0]))
+
+
+def test_reappearing_landmark_re_evaluates_and_outliers_are_rejected():
+    wm = _memory("Café Engel is about 300 m north-east of Kiasma.")
+    rng = np.random.default_rng(0)
+    truth = np.array([100.0, 400.0])
+    for step in range(12):
+        pos = np.array([10.0 * step, 0.0])
+        noisy = truth + rng.normal(0, 10, 2)
+        wm.observe(step, pos, (sighting("Kiasma", pos, noisy),))
+    wm.observe(12, np.zeros(2), (sighting("Kiasma", (0, 0), (-350, 90)),))  # a false detection
+    lm, spread = wm.landmark("Kiasma")
+    assert np.hypot(*(lm - truth)) < 15.0
+    assert spread < 30.0
+
+
+def test_robust_position_is_not_pulled_by_one_short_range_fix():
+    pts = [np.array([0.0, 0.0]), np.array([10.0, 0.0]), np.array([-10.0, 5.0]), np.array([300.0, -60.0])]
+    p, spread = robust_position(pts)
+    assert np.hypot(*p) < 10.0 and spread < 20.0
+
+
+def test_two_rays_meet():
+    wm = _memory("Arthur is east of Kiasma and north of Stockmann.")
+    wm.observe(0, np.zeros(2), (sighting("Kiasma", (0, 0), (0, 200)), sighting("Stockmann", (0, 0), (300, 0))))
+    assert np.allclose(wm.target(), [300.0, 200.0], atol=1e-6)
+
+
+def test_between_uses_one_end_until_both_are_seen():
+    wm = _memory("Ihana is between Kiasma and Stockmann.")
+    wm.observe(0, np.zeros(2), (sighting("Kiasma", (0, 0), (0, 200)),))
+    assert np.allclose(wm.target(), [0.0, 200.0])
+    wm.observe(1, np.zeros(2), (sighting("Stockmann", (0, 0), (400, 200)),))
+    assert np.allclose(wm.target(), [200.0, 200.0])
+    assert wm.estimate().complete
+
+
+def test_read_goal_overrides_the_description():
+    wm = _memory("Café Engel is about 300 m north-east of Kiasma.")
+    wm.observe(0, np.zeros(2), (sighting("Kiasma", (0, 0), (100, 400)),))
+    wm.see_goal(np.array([10.0, 10.0]), 90.0, 30.0)
+    assert np.allclose(wm.target(), [40.0, 10.0])
