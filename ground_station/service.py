@@ -2,6 +2,10 @@
 
 `aerie ground sync --config FILE --vehicle ID BUNDLE`: deliver a memory export bundle to a vehicle.
 `aerie ground show --config FILE`: what the flight log holds (cursors, flights, rejected frames) as JSON.
+`aerie ground dashboard --config FILE`: serve the web dashboard on the flight log without ingesting.
+
+`aerie ground` also serves the dashboard (unless `dashboard_enabled: false`) and prints its URL
+on stderr; stdout stays the final JSON counters.
 """
 
 from __future__ import annotations
@@ -10,6 +14,11 @@ import argparse
 import json
 import signal
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ground_station.dashboard.server import DashboardServer
+    from ground_station.settings import GroundConfig
 
 
 def sync_main(argv: list[str]) -> int:
@@ -63,11 +72,54 @@ def show_main(argv: list[str]) -> int:
     return 0
 
 
+def _start_dashboard(cfg: "GroundConfig", base_dir: object, prog: str) -> "DashboardServer | None":
+    """Start the dashboard and print its URL; a taken port is reported, not fatal to ingest."""
+    from ground_station.dashboard.server import DashboardError, DashboardServer
+
+    server = DashboardServer.from_config(cfg, base_dir)   # type: ignore[arg-type]
+    try:
+        url = server.start()
+    except DashboardError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return None
+    print(f"{prog}: dashboard at {url}", file=sys.stderr, flush=True)
+    return server
+
+
+def dashboard_main(argv: list[str]) -> int:
+    import threading
+
+    from ground_station.settings import load_ground_config
+    from onboard.typed_config import ConfigError
+
+    parser = argparse.ArgumentParser(prog="aerie ground dashboard",
+                                     description="Serve the web dashboard on the flight log (no ingest)")
+    parser.add_argument("--config", required=True, help="ground-station YAML file")
+    parser.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
+    args = parser.parse_args(argv)
+    try:
+        cfg, base_dir = load_ground_config(args.config)
+    except ConfigError as exc:
+        print(f"aerie ground dashboard: {exc}", file=sys.stderr)
+        return 1
+    server = _start_dashboard(cfg, base_dir, "aerie ground dashboard")
+    if server is None:
+        return 1
+    done = threading.Event()
+    signal.signal(signal.SIGINT, lambda s, f: done.set())
+    signal.signal(signal.SIGTERM, lambda s, f: done.set())
+    done.wait(args.duration)
+    server.stop()
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "sync":
         return sync_main(argv[1:])
     if argv and argv[0] == "show":
         return show_main(argv[1:])
+    if argv and argv[0] == "dashboard":
+        return dashboard_main(argv[1:])
     from ground_station.ingest import GroundStation, IngestError
     from ground_station.settings import load_ground_config
     from onboard.log_setup import LoggingConfig, configure_logging
@@ -85,6 +137,7 @@ def main(argv: list[str]) -> int:
         print(f"aerie ground: {exc}", file=sys.stderr)
         return 1
     station = GroundStation(cfg, base_dir=base_dir)
+    dashboard = _start_dashboard(cfg, base_dir, "aerie ground") if cfg.dashboard_enabled else None
 
     def _stop(signum: int, frame: object) -> None:
         station.stop()
@@ -96,6 +149,9 @@ def main(argv: list[str]) -> int:
     except IngestError as exc:
         print(f"aerie ground: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if dashboard is not None:
+            dashboard.stop()
     print(json.dumps({"counters": counters}, sort_keys=True))
     return 0
 

@@ -59,6 +59,18 @@ class GroundConfig:
     sync_timeout_s: float = 30.0
     # ... and how many times to try (importing is idempotent, so a retry is safe).
     sync_attempts: int = 3
+    # Serve the live web dashboard (map, vehicle, agent, detections, events, flight replay)
+    # while the ground station runs; `aerie ground dashboard` serves it without ingesting.
+    dashboard_enabled: bool = True
+    # Address the dashboard listens on; keep it on loopback unless a proxy guards it.
+    dashboard_host: str = "127.0.0.1"
+    # Its TCP port (0 picks a free one; the URL is printed at start).
+    dashboard_port: int = 8765
+    # Seconds between the dashboard's reads of new messages from the flight log.
+    dashboard_poll_interval_s: float = 0.25
+    # Draw the simulated world's building footprints (sim.world) within this many metres of
+    # the local origin; 0 disables (the first load of the world takes about 35 s).
+    dashboard_buildings_radius_m: float = 0.0
 
 
 def load_ground_config(path: str | Path) -> tuple[GroundConfig, Path]:

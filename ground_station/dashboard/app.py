@@ -1,0 +1,191 @@
+"""The dashboard's ASGI app: the page, JSON for flights and replay, and a Server-Sent Events live feed.
+
+Routes:
+
+* ``GET /`` the page (``static/index.html`` with ``app.js`` and ``style.css``; no CDN).
+* ``GET /api/vehicles``: the vehicles in the flight log with their counters.
+* ``GET /api/flights``: every flight (vehicle, start/end seq and time, flight_start info).
+* ``GET /api/flights/{vehicle_id}/{start_seq}``: all items of one flight, for replay.
+* ``GET /api/live``: SSE; an ``items`` event per batch of new messages of each vehicle's
+  latest flight (the first batch is that flight so far), comments as keep-alive.
+* ``GET /api/map/{vehicle_id}/{seq}.png``: the PNG of a stored ``map`` message.
+* ``GET /api/world``: building footprints ``[[east, north], ...]`` near the origin, if configured.
+
+Payload shapes the page understands beyond the envelope types (all optional):
+``agent_step`` may carry ``goal``, ``reflect_reason``, ``refined_action`` and
+``anchor_graph: {anchors: [{anchor_id, x, y, place_id, neighbours}], places:
+[{place_id, place_type, anchors}]}``; ``detections`` is ``{detections: [{label, score,
+bearing_deg, range_m, north, east}]}`` or a bare list; ``plan`` may carry ``goal`` and ``steps``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ground_station.dashboard.items import ItemMaker, json_safe
+from ground_station.dashboard.log_reader import (Tail, flight_dict, latest_flight_start, map_png, open_reader,
+                                                 vehicle_ids)
+
+STATIC_DIR = Path(__file__).with_name("static")
+# Items per SSE event: a long flight's first batch is split so the page can draw as it arrives.
+_ITEMS_PER_EVENT = 2000
+_KEEPALIVE_S = 10.0
+
+Buildings = list[list[list[float]]]
+
+
+@dataclass
+class DashboardContext:
+    """What the routes need; one per app, so two dashboards in one process share nothing."""
+
+    db_path: Path
+    poll_interval_s: float = 0.25
+    # Returns building footprints; called once, in a worker thread, on the first /api/world.
+    load_buildings: Callable[[], Buildings] | None = None
+    stopping: threading.Event = field(default_factory=threading.Event)
+    _buildings: Buildings | None = None
+    _buildings_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def buildings(self) -> Buildings:
+        with self._buildings_lock:
+            if self._buildings is None:
+                self._buildings = self.load_buildings() if self.load_buildings else []
+            return self._buildings
+
+
+def _json(data: Any) -> JSONResponse:
+    return JSONResponse(data, headers={"Cache-Control": "no-store"})
+
+
+def _sse(event: str, data: Any) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, allow_nan=False, separators=(',', ':'))}\n\n"
+
+
+def create_app(ctx: DashboardContext) -> Starlette:
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-store"})
+
+    def _read(fn: Callable[[Any], Any], default: Any) -> Any:
+        fl = open_reader(ctx.db_path)
+        if fl is None:
+            return default
+        try:
+            return fn(fl)
+        finally:
+            fl.close()
+
+    async def vehicles(request: Request) -> Response:
+        def read(fl: Any) -> Any:
+            return {vid: {k: v for k, v in s.items() if k != "flights"} for vid, s in fl.summary().items()}
+        return _json(await asyncio.to_thread(_read, read, {}))
+
+    async def flights(request: Request) -> Response:
+        return _json(await asyncio.to_thread(_read, lambda fl: [flight_dict(f) for f in fl.flights()], []))
+
+    async def flight(request: Request) -> Response:
+        vid, start = request.path_params["vehicle_id"], request.path_params["start_seq"]
+
+        def read(fl: Any) -> Any:
+            match = [f for f in fl.flights(vid) if f.start_seq == start]
+            if not match:
+                return None
+            maker = ItemMaker()
+            return {"flight": flight_dict(match[0]), "items": [maker.item(m) for m in fl.flight_messages(match[0])]}
+        data = await asyncio.to_thread(_read, read, None)
+        return _json(data) if data is not None else JSONResponse({"error": "no such flight"}, status_code=404)
+
+    async def map_image(request: Request) -> Response:
+        vid, seq = request.path_params["vehicle_id"], request.path_params["seq"]
+        png = await asyncio.to_thread(_read, lambda fl: map_png(fl, vid, seq), None)
+        return Response(png, media_type="image/png") if png else Response(status_code=404)
+
+    async def world(request: Request) -> Response:
+        return _json({"buildings": await asyncio.to_thread(ctx.buildings)})
+
+    async def live(request: Request) -> Response:
+        return StreamingResponse(_live_stream(ctx, request), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    return Starlette(routes=[
+        Route("/", index),
+        Route("/api/vehicles", vehicles),
+        Route("/api/flights", flights),
+        Route("/api/flights/{vehicle_id}/{start_seq:int}", flight),
+        Route("/api/map/{vehicle_id}/{seq:int}.png", map_image),
+        Route("/api/world", world),
+        Route("/api/live", live),
+        Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
+    ])
+
+
+async def _live_stream(ctx: DashboardContext, request: Request) -> AsyncIterator[str]:
+    """New messages of every vehicle's latest flight, as they reach the flight log."""
+    fl = None
+    tails: dict[str, Tail] = {}
+    makers: dict[str, ItemMaker] = {}
+    loop = asyncio.get_running_loop()
+    last_sent = loop.time()
+    yield "retry: 1000\n\n"
+    try:
+        while not ctx.stopping.is_set():
+            if fl is None:
+                fl = await asyncio.to_thread(open_reader, ctx.db_path)
+            if fl is not None:
+                batches = await asyncio.to_thread(_poll, fl, tails, makers)
+                for vid, items in batches:
+                    for i in range(0, len(items), _ITEMS_PER_EVENT):
+                        yield _sse("items", {"vehicle_id": vid, "items": items[i:i + _ITEMS_PER_EVENT]})
+                        last_sent = loop.time()
+            if loop.time() - last_sent >= _KEEPALIVE_S:
+                yield ": keep-alive\n\n"
+                last_sent = loop.time()
+            if await request.is_disconnected():
+                break
+            await asyncio.sleep(ctx.poll_interval_s)
+    finally:
+        if fl is not None:
+            fl.close()
+
+
+def _poll(fl: Any, tails: dict[str, Tail], makers: dict[str, ItemMaker]) -> list[tuple[str, list[dict[str, Any]]]]:
+    out = []
+    for vid in vehicle_ids(fl):
+        if vid not in tails:
+            tails[vid] = Tail(vid, latest_flight_start(fl, vid) - 1)
+            makers[vid] = ItemMaker()
+        items = [makers[vid].item(env) for env in tails[vid].read(fl)]
+        if items:
+            out.append((vid, items))
+    return out
+
+
+def world_buildings(radius_m: float) -> Callable[[], Buildings]:
+    """A loader of the simulated world's footprints within ``radius_m`` of its origin (sim.world)."""
+    def load() -> Buildings:
+        import numpy as np
+
+        from sim.world.cache import load_world
+
+        world = load_world()
+        city = getattr(world, "city", world)
+        out: Buildings = []
+        for b in city.buildings:
+            ring = np.asarray(b.footprint, dtype=float)
+            if len(ring) >= 3 and float(np.min(np.hypot(ring[:, 0], ring[:, 1]))) <= radius_m:
+                out.append([[round(float(e), 1), round(float(n), 1)] for e, n in ring])
+        return out
+    return load
+
+
+__all__ = ["DashboardContext", "create_app", "world_buildings", "json_safe"]
