@@ -190,7 +190,8 @@ function renderVehicle(d) {
   const speed = typeof p.vn_m_s === "number" && typeof p.ve_m_s === "number" ? Math.hypot(p.vn_m_s, p.ve_m_s) : null;
   const pos = d.path.length ? d.path[d.path.length - 1] : null;
   kvTable($("vehicle-table"), [
-    ["mode", p.flight_mode], ["armed", p.armed], ["in air", p.in_air], ["landed state", p.landed_state],
+    ["mode", p.flight_mode],
+    ["armed · in air", p.armed === undefined ? null : `${fmt(p.armed)} · ${fmt(p.in_air)}`], ["landed state", p.landed_state],
     ["altitude (rel)", p.rel_alt_m !== undefined ? p.rel_alt_m : (typeof p.down_m === "number" ? -p.down_m : null)],
     ["ground speed m/s", speed], ["position E, N m", pos ? `${pos[0].toFixed(1)}, ${pos[1].toFixed(1)}` : null],
     ["GPS", p.gps_fix !== undefined ? `${p.gps_fix} (${fmt(p.gps_satellites)} sats)` : null],
