@@ -71,6 +71,16 @@ class GroundConfig:
     # Draw the simulated world's building footprints (sim.world) within this many metres of
     # the local origin; 0 disables (the first load of the world takes about 35 s).
     dashboard_buildings_radius_m: float = 0.0
+    # After each flight ends, derive its lessons deterministically (no model) from its agent
+    # steps and write them as a memory bundle for `aerie ground sync` (ground_station.post_flight).
+    post_flight_enabled: bool = True
+    # Directory of those bundles, one per flight: <vehicle_id>-<start_seq>.bundle.
+    post_flight_dir: str = "post_flight"
+    # The ground station's own memory file the lessons are added to before export.
+    post_flight_memory: str = "ground_memory.sqlite"
+    # A flight whose flight_end does not say whether it succeeded succeeded if its last
+    # distance estimate to the target is within this many metres.
+    post_flight_success_radius_m: float = 20.0
 
 
 def load_ground_config(path: str | Path) -> tuple[GroundConfig, Path]:
