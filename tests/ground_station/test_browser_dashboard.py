@@ -1,14 +1,20 @@
 """The dashboard in headless Chromium during a flight: the trajectory grows, events appear, replay works.
 
-The flight is the scripted one of :mod:`ground_station.dashboard.demo`, published by a
-real :class:`TelemetryPublisher` and ingested by a real :class:`GroundStation` on
-loopback (not the simulated vehicle: positions come from the script). A screenshot
-is saved under the test's tmp dir, and copied to ``$AERIE_DASHBOARD_SCREENSHOT`` if set
-(that is how ``docs/dashboard.png`` is made).
+Two flights, each published by a real :class:`TelemetryPublisher` and ingested by a
+real :class:`GroundStation` on loopback:
+
+* the scripted one of :mod:`ground_station.dashboard.demo` (states, agent steps with an
+  anchor graph, detections, events; positions from the script), then replayed from the
+  flight log; its screenshot is copied to ``$AERIE_DASHBOARD_SCREENSHOT`` if set (that is
+  how ``docs/dashboard.png`` is made);
+* the simulated vehicle flying ``aerie flight-check`` through the bridge: SimVehicleProcess
+  (MAVLink) -> FlightBridge (MAVSDK) -> ``state_payload(bridge.state)`` and bridge events
+  (about a minute, most of it the flight itself).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import shutil
@@ -23,6 +29,7 @@ from ground_station.dashboard.demo import GOAL, scripted_flight
 from ground_station.dashboard.server import DashboardServer
 from ground_station.ingest import GroundStation
 from ground_station.settings import GroundConfig, VehicleLinkConfig
+from onboard.telemetry.messages import bridge_event_listener, state_payload
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
 
@@ -134,3 +141,87 @@ def test_dashboard_shows_a_live_flight_and_replays_it(tmp_path: Path, browser: A
             station.stop()
             ground.join(10)
     assert not ground.is_alive()
+
+
+# As in tests/firmware_bridge: faster climbs and descents keep the flight short.
+FAST = {"MPC_TKO_SPEED": 4.0, "MPC_LAND_SPEED": 3.0, "MPC_Z_V_AUTO_DN": 3.0, "COM_LOW_BAT_ACT": 0}
+
+
+def _points(driver: Any) -> list[tuple[float, float]]:
+    text = driver.find_element("id", "trajectory").get_attribute("points") or ""
+    return [tuple(map(float, p.split(","))) for p in text.split()]  # type: ignore[misc]
+
+
+async def _until(pred: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = await asyncio.to_thread(pred)
+        if value:
+            return value
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def test_dashboard_follows_the_simulated_vehicle(tmp_path: Path, browser: Any) -> None:
+    from firmware_bridge.bridge import FlightBridge
+    from firmware_bridge.flight_check import run_flight_check
+    from firmware_bridge.settings import BridgeConfig, LinkConfig, StreamerConfig
+    from sim.vehicle import SimVehicleProcess
+
+    tcfg = TelemetryConfig(pub_endpoint="tcp://127.0.0.1:0", replay_endpoint="tcp://127.0.0.1:0",
+                           journal_path=str(tmp_path / "journal.sqlite"), state_rate_hz=0.0, map_min_interval_s=0.0,
+                           curve=False)
+    sim = SimVehicleProcess(seed=7, params=FAST, prearm_delay_s=0.5)
+    sim.start()
+    try:
+        with TelemetryPublisher(tcfg, "aerie-1") as pub:
+            gcfg = dataclasses.replace(GroundConfig(), db_path=str(tmp_path / "fl.sqlite"), curve=False,
+                                       vehicles=[VehicleLinkConfig("aerie-1", pub.pub_endpoint, pub.replay_endpoint)],
+                                       status_interval_s=0.2, ack_interval_s=0.1, stats_interval_s=0.0,
+                                       dashboard_port=0, dashboard_poll_interval_s=0.1)
+            station = GroundStation(gcfg)
+            ground = threading.Thread(target=station.run, kwargs={"duration_s": 240.0}, daemon=True)
+            ground.start()
+            assert station.started.wait(10)
+            bcfg = BridgeConfig(link=LinkConfig(url=sim.mavsdk_url, connect_timeout_s=10, health_timeout_s=20),
+                                streamer=StreamerConfig(rate_hz=20.0, intent_timeout_s=1.0))
+            try:
+                with DashboardServer.from_config(gcfg, tmp_path) as dash:
+                    await asyncio.to_thread(browser.get, dash.url)
+                    await _until(lambda: browser.find_element("id", "link").text == "live", 15, "the live feed")
+                    async with await FlightBridge.connect(bcfg) as bridge:
+                        bridge.events.add_listener(bridge_event_listener(pub.event))
+                        pub.flight_start({"mission": "flight-check"})
+
+                        async def feed() -> None:
+                            while True:
+                                pub.publish("state", state_payload(bridge.state))
+                                await asyncio.sleep(0.2)
+
+                        feeder = asyncio.create_task(feed())
+                        try:
+                            check = asyncio.create_task(run_flight_check(
+                                bridge, altitude_m=6.0, square_m=8.0, say=lambda line: pub.event("flight_check", line)))
+                            await _until(lambda: "arm+takeoff" in browser.find_element("id", "events").text, 60,
+                                         "the takeoff event")
+                            await _until(lambda: "OFFBOARD" in browser.find_element("id", "vehicle-table").text, 30,
+                                         "offboard mode on the dashboard")
+                            before = len(await asyncio.to_thread(_points, browser))
+                            await _until(lambda: len(_points(browser)) > before + 10, 20, "the trajectory to grow")
+                            await check
+                            await asyncio.sleep(0.5)
+                        finally:
+                            feeder.cancel()
+                    pub.flight_end({"reason": "landed"})
+                    await _until(lambda: "land+disarm" in browser.find_element("id", "events").text, 20,
+                                 "the landing event")
+                    path = await asyncio.to_thread(_points, browser)
+                    # The square (8 m) and the goto 30 m north are in the drawn path (east, north).
+                    assert max(n for _, n in path) > 25 and max(e for e, _ in path) > 6
+                    await asyncio.to_thread(browser.save_screenshot, str(tmp_path / "dashboard-sim.png"))
+                    assert (tmp_path / "dashboard-sim.png").stat().st_size > 10_000
+            finally:
+                station.stop()
+                ground.join(10)
+    finally:
+        sim.stop()
