@@ -9,7 +9,9 @@ Routes:
 * ``GET /api/live``: SSE; an ``items`` event per batch of new messages of each vehicle's
   latest flight (the first batch is that flight so far), comments as keep-alive.
 * ``GET /api/map/{vehicle_id}/{seq}.png``: the PNG of a stored ``map`` message.
-* ``GET /api/world``: building footprints ``[[east, north], ...]`` near the origin, if configured.
+* ``GET /api/world``: ``{origin: [lat, lon] | null, buildings: [[[east, north], ...], ...]}``, the
+  footprints near the world's origin if configured; the page shifts them into the vehicle's
+  frame with the home lat/lon of its state messages.
 
 Payload shapes the page understands beyond the envelope types (all optional):
 ``agent_step`` may carry ``goal``, ``reflect_reason``, ``refined_action`` and
@@ -33,7 +35,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ground_station.dashboard.items import ItemMaker, json_safe
+from ground_station.dashboard.items import ItemMaker
 from ground_station.dashboard.log_reader import (Tail, flight_dict, latest_flight_start, map_png, open_reader,
                                                  vehicle_ids)
 
@@ -43,6 +45,8 @@ _ITEMS_PER_EVENT = 2000
 _KEEPALIVE_S = 10.0
 
 Buildings = list[list[list[float]]]
+# The world as served: {"origin": [lat, lon] | None, "buildings": Buildings}.
+WorldData = dict[str, Any]
 
 
 @dataclass
@@ -51,17 +55,17 @@ class DashboardContext:
 
     db_path: Path
     poll_interval_s: float = 0.25
-    # Returns building footprints; called once, in a worker thread, on the first /api/world.
-    load_buildings: Callable[[], Buildings] | None = None
+    # Returns the world (origin and footprints); called once, in a worker thread, on the first /api/world.
+    load_world: Callable[[], WorldData] | None = None
     stopping: threading.Event = field(default_factory=threading.Event)
-    _buildings: Buildings | None = None
-    _buildings_lock: threading.Lock = field(default_factory=threading.Lock)
+    _world: WorldData | None = None
+    _world_lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def buildings(self) -> Buildings:
-        with self._buildings_lock:
-            if self._buildings is None:
-                self._buildings = self.load_buildings() if self.load_buildings else []
-            return self._buildings
+    def world(self) -> WorldData:
+        with self._world_lock:
+            if self._world is None:
+                self._world = self.load_world() if self.load_world else {"origin": None, "buildings": []}
+            return self._world
 
 
 def _json(data: Any) -> JSONResponse:
@@ -111,7 +115,7 @@ def create_app(ctx: DashboardContext) -> Starlette:
         return Response(png, media_type="image/png") if png else Response(status_code=404)
 
     async def world(request: Request) -> Response:
-        return _json({"buildings": await asyncio.to_thread(ctx.buildings)})
+        return _json(await asyncio.to_thread(ctx.world))
 
     async def live(request: Request) -> Response:
         return StreamingResponse(_live_stream(ctx, request), media_type="text/event-stream",
@@ -170,9 +174,9 @@ def _poll(fl: Any, tails: dict[str, Tail], makers: dict[str, ItemMaker]) -> list
     return out
 
 
-def world_buildings(radius_m: float) -> Callable[[], Buildings]:
-    """A loader of the simulated world's footprints within ``radius_m`` of its origin (sim.world)."""
-    def load() -> Buildings:
+def world_buildings(radius_m: float) -> Callable[[], WorldData]:
+    """A loader of the simulated world's origin and its footprints within ``radius_m`` of it (sim.world)."""
+    def load() -> WorldData:
         import numpy as np
 
         from sim.world.cache import load_world
@@ -184,8 +188,7 @@ def world_buildings(radius_m: float) -> Callable[[], Buildings]:
             ring = np.asarray(b.footprint, dtype=float)
             if len(ring) >= 3 and float(np.min(np.hypot(ring[:, 0], ring[:, 1]))) <= radius_m:
                 out.append([[round(float(e), 1), round(float(n), 1)] for e, n in ring])
-        return out
+        origin = world.origin
+        return {"origin": [float(origin.lat), float(origin.lon)], "buildings": out}
     return load
 
-
-__all__ = ["DashboardContext", "create_app", "world_buildings", "json_safe"]

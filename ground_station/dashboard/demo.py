@@ -1,6 +1,6 @@
 """A scripted flight through a real telemetry link, to look at the dashboard without a vehicle.
 
-``python -m ground_station.dashboard.demo [--port 8765] [--steps 240]`` starts a
+``python -m ground_station.dashboard.demo [--port 8765] [--steps 240] [--buildings-radius 400]`` starts a
 :class:`TelemetryPublisher` and a :class:`GroundStation` on loopback (no CURVE,
 temporary directory) with the dashboard, and publishes a scripted flight:
 states along a survey path, agent steps with goal/decision/reason and an
@@ -51,8 +51,8 @@ def state_at(i: int, steps: int) -> dict[str, Any]:
     return {"north_m": n, "east_m": e, "down_m": -30.0, "rel_alt_m": 30.0, "yaw_deg": yaw,
             "vn_m_s": 2.0 * math.cos(math.radians(yaw)), "ve_m_s": 2.0 * math.sin(math.radians(yaw)),
             "battery_percent": 98.0 - 60.0 * i / max(1, steps), "battery_voltage_v": 16.6 - 1.8 * i / max(1, steps),
-            "flight_mode": phase, "armed": True, "in_air": phase != "LAND" or i < steps - 1,
-            "landed_state": "IN_AIR", "gps_fix": "FIX_3D", "gps_satellites": 14, "global_position_ok": True,
+            "flight_mode": phase, "armed": True, "in_air": i < steps - 1,
+            "landed_state": "IN_AIR" if i < steps - 1 else "ON_GROUND", "gps_fix": "FIX_3D", "gps_satellites": 14, "global_position_ok": True,
             "home_position_ok": True, "local_position_ok": True, "armable": True,
             "lat": float("nan"), "lon": float("nan")}
 
@@ -116,6 +116,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--steps", type=int, default=240)
     parser.add_argument("--period", type=float, default=0.1, help="seconds between steps")
     parser.add_argument("--flights", type=int, default=2)
+    parser.add_argument("--buildings-radius", type=float, default=0.0,
+                        help="draw the simulated world's buildings within this radius (m) of its origin")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         tcfg = TelemetryConfig(pub_endpoint="tcp://127.0.0.1:0", replay_endpoint="tcp://127.0.0.1:0",
@@ -124,7 +126,8 @@ def main(argv: list[str]) -> int:
         with TelemetryPublisher(tcfg, "demo-1") as pub:
             gcfg = dataclasses.replace(GroundConfig(), db_path=str(Path(tmp) / "flight_log.sqlite"), curve=False,
                                        vehicles=[VehicleLinkConfig("demo-1", pub.pub_endpoint, pub.replay_endpoint)],
-                                       dashboard_port=args.port, stats_interval_s=0.0)
+                                       dashboard_port=args.port, stats_interval_s=0.0,
+                                       dashboard_buildings_radius_m=args.buildings_radius)
             station = GroundStation(gcfg)
             thread = threading.Thread(target=station.run, daemon=True)
             thread.start()

@@ -37,7 +37,7 @@ class DashboardServer:
     def from_config(cls, cfg: GroundConfig, base_dir: str | Path) -> "DashboardServer":
         radius = cfg.dashboard_buildings_radius_m
         ctx = DashboardContext(db_path=resolve(base_dir, cfg.db_path), poll_interval_s=cfg.dashboard_poll_interval_s,
-                               load_buildings=world_buildings(radius) if radius > 0 else None)
+                               load_world=world_buildings(radius) if radius > 0 else None)
         return cls(ctx, host=cfg.dashboard_host, port=cfg.dashboard_port)
 
     def start(self) -> str:

@@ -156,19 +156,20 @@ def test_routes_serve_live_items_flights_replay_and_maps(link: Any) -> None:
     assert replay[-2]["payload"]["png"] == {"bytes": 15}
     assert _get(url + "api/flights/v1/999")[0] == 404
     assert json.loads(_get(url + "api/vehicles")[1])["v1"]["events"] == 1
-    assert json.loads(_get(url + "api/world")[1]) == {"buildings": []}
+    assert json.loads(_get(url + "api/world")[1]) == {"origin": None, "buildings": []}
 
 
 def test_world_footprints_come_from_the_loader_once(tmp_path: Path) -> None:
     calls = []
+    world = {"origin": [60.0, 24.0], "buildings": [[[0.0, 0.0], [10.0, 0.0], [10.0, 10.0]]]}
 
-    def load() -> list:
+    def load() -> dict:
         calls.append(1)
-        return [[[0.0, 0.0], [10.0, 0.0], [10.0, 10.0]]]
+        return world
 
-    with DashboardServer(DashboardContext(db_path=tmp_path / "none.sqlite", load_buildings=load), port=0) as dash:
+    with DashboardServer(DashboardContext(db_path=tmp_path / "none.sqlite", load_world=load), port=0) as dash:
         for _ in range(2):
-            assert json.loads(_get(dash.url + "api/world")[1])["buildings"] == [[[0.0, 0.0], [10.0, 0.0], [10.0, 10.0]]]
+            assert json.loads(_get(dash.url + "api/world")[1]) == world
         assert json.loads(_get(dash.url + "api/flights")[1]) == []    # no flight log yet
     assert calls == [1]
 

@@ -7,7 +7,8 @@ const $ = (id) => document.getElementById(id);
 const SVGNS = "http://www.w3.org/2000/svg";
 const W = 800, H = 600;
 
-const store = { live: {}, vehicle: null, source: "live", replay: null, buildings: [], flights: [] };
+const store = { live: {}, vehicle: null, source: "live", replay: null, buildings: [], worldOrigin: null, flights: [] };
+const M_PER_DEG = 6371008.8 * Math.PI / 180;
 let renderQueued = false;
 
 function liveOf(vid) {
@@ -132,6 +133,13 @@ function renderMap(d) {
   const s = W / span;
   const sx = (e) => W / 2 + (e - cx) * s, sy = (n) => H / 2 - (n - cy) * s;
   $("world").setAttribute("transform", `translate(${W / 2} ${H / 2}) scale(${s} ${-s}) translate(${-cx} ${-cy})`);
+  // Footprints are in the world's frame; the map is in the vehicle's (around its home).
+  const hp = d.state && d.state.payload ? d.state.payload : {};
+  const o = store.worldOrigin;
+  if (o && typeof hp.home_lat === "number" && typeof hp.home_lon === "number") {
+    const offN = (hp.home_lat - o[0]) * M_PER_DEG, offE = (hp.home_lon - o[1]) * M_PER_DEG * Math.cos(o[0] * Math.PI / 180);
+    $("buildings").setAttribute("transform", `translate(${-offE} ${-offN})`);
+  } else $("buildings").removeAttribute("transform");
   const traj = $("trajectory");
   traj.setAttribute("points", pts.map(([e, n]) => `${e},${n}`).join(" "));
   traj.dataset.points = pts.length;
@@ -340,7 +348,9 @@ function connectLive() {
 async function loadWorld() {
   try {
     const r = await fetch("/api/world");
-    store.buildings = (await r.json()).buildings || [];
+    const w = await r.json();
+    store.buildings = w.buildings || [];
+    store.worldOrigin = w.origin || null;
     renderBuildings();
   } catch (e) { /* no world: the map shows the trajectory only */ }
 }
