@@ -38,6 +38,9 @@ from onboard.memory.records import (NavigateExperience, Record, SearchLocateExpe
 
 log = logging.getLogger("aerie.ground.post_flight")
 
+# Seconds before trying again after an analysis failed.
+_RETRY_S = 60.0
+
 # ReflectionNav counts a goal reached within 20 m.
 SUCCESS_RADIUS_M = 20.0
 
@@ -316,9 +319,10 @@ class PostFlightWatcher:
         """One pass: analyse what ended since the last pass."""
         from ground_station.dashboard.log_reader import open_reader
 
-        fl = open_reader(self.db_path)
-        if fl is None:
+        reader = open_reader(self.db_path)
+        if reader is None:
             return []
+        fl = reader.log
         try:
             if not pending_flights(fl, self.out_dir):
                 return []
@@ -329,18 +333,21 @@ class PostFlightWatcher:
                 self._store = ExperienceStore.open(self.memory_path, MiniLMEmbedder.load())
             written = analyse_log(fl, self.out_dir, self._store, success_radius_m=self.success_radius_m)
         finally:
-            fl.close()
+            reader.close()
         self.written.extend(written)
         return written
 
     def _run(self) -> None:
+        delay = self.interval_s
         try:
             while True:
-                stopping = self._stop.wait(self.interval_s)
+                stopping = self._stop.wait(delay)
                 try:
                     self.poll()   # once more after stop: a flight that ended just before it
+                    delay = self.interval_s
                 except Exception:  # noqa: BLE001 - analysis must never stop ingest
-                    log.exception("post-flight analysis failed")
+                    log.exception("post-flight analysis failed; retrying in %.0f s", _RETRY_S)
+                    delay = _RETRY_S   # e.g. no embedding model: do not fill the log every 2 s
                 if stopping:
                     break
         finally:

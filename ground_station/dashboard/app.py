@@ -36,8 +36,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ground_station.dashboard.items import ItemMaker
-from ground_station.dashboard.log_reader import (Tail, flight_dict, latest_flight_start, map_png, open_reader,
-                                                 vehicle_ids)
+from ground_station.dashboard.log_reader import (LogReader, Tail, flight_dict, latest_flight_start, map_png,
+                                                 open_reader, vehicle_ids)
 
 STATIC_DIR = Path(__file__).with_name("static")
 # Items per SSE event: a long flight's first batch is split so the page can draw as it arrives.
@@ -80,38 +80,39 @@ def create_app(ctx: DashboardContext) -> Starlette:
     async def index(request: Request) -> Response:
         return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-store"})
 
-    def _read(fn: Callable[[Any], Any], default: Any) -> Any:
-        fl = open_reader(ctx.db_path)
-        if fl is None:
+    def _read(fn: Callable[[LogReader], Any], default: Any) -> Any:
+        reader = open_reader(ctx.db_path)
+        if reader is None:
             return default
         try:
-            return fn(fl)
+            return fn(reader)
         finally:
-            fl.close()
+            reader.close()
 
     async def vehicles(request: Request) -> Response:
-        def read(fl: Any) -> Any:
-            return {vid: {k: v for k, v in s.items() if k != "flights"} for vid, s in fl.summary().items()}
+        def read(r: LogReader) -> Any:
+            return {vid: {k: v for k, v in s.items() if k != "flights"} for vid, s in r.log.summary().items()}
         return _json(await asyncio.to_thread(_read, read, {}))
 
     async def flights(request: Request) -> Response:
-        return _json(await asyncio.to_thread(_read, lambda fl: [flight_dict(f) for f in fl.flights()], []))
+        return _json(await asyncio.to_thread(_read, lambda r: [flight_dict(f) for f in r.log.flights()], []))
 
     async def flight(request: Request) -> Response:
         vid, start = request.path_params["vehicle_id"], request.path_params["start_seq"]
 
-        def read(fl: Any) -> Any:
-            match = [f for f in fl.flights(vid) if f.start_seq == start]
+        def read(r: LogReader) -> Any:
+            match = [f for f in r.log.flights(vid) if f.start_seq == start]
             if not match:
                 return None
             maker = ItemMaker()
-            return {"flight": flight_dict(match[0]), "items": [maker.item(m) for m in fl.flight_messages(match[0])]}
+            return {"flight": flight_dict(match[0]),
+                    "items": [maker.item(m) for m in r.log.flight_messages(match[0])]}
         data = await asyncio.to_thread(_read, read, None)
         return _json(data) if data is not None else JSONResponse({"error": "no such flight"}, status_code=404)
 
     async def map_image(request: Request) -> Response:
         vid, seq = request.path_params["vehicle_id"], request.path_params["seq"]
-        png = await asyncio.to_thread(_read, lambda fl: map_png(fl, vid, seq), None)
+        png = await asyncio.to_thread(_read, lambda r: map_png(r, vid, seq), None)
         return Response(png, media_type="image/png") if png else Response(status_code=404)
 
     async def world(request: Request) -> Response:
@@ -135,7 +136,7 @@ def create_app(ctx: DashboardContext) -> Starlette:
 
 async def _live_stream(ctx: DashboardContext, request: Request) -> AsyncIterator[str]:
     """New messages of every vehicle's latest flight, as they reach the flight log."""
-    fl = None
+    reader: LogReader | None = None
     tails: dict[str, Tail] = {}
     makers: dict[str, ItemMaker] = {}
     loop = asyncio.get_running_loop()
@@ -143,10 +144,10 @@ async def _live_stream(ctx: DashboardContext, request: Request) -> AsyncIterator
     yield "retry: 1000\n\n"
     try:
         while not ctx.stopping.is_set():
-            if fl is None:
-                fl = await asyncio.to_thread(open_reader, ctx.db_path)
-            if fl is not None:
-                batches = await asyncio.to_thread(_poll, fl, tails, makers)
+            if reader is None:
+                reader = await asyncio.to_thread(open_reader, ctx.db_path)
+            if reader is not None:
+                batches = await asyncio.to_thread(reader.locked, _poll, reader, tails, makers)
                 for vid, items in batches:
                     for i in range(0, len(items), _ITEMS_PER_EVENT):
                         yield _sse("items", {"vehicle_id": vid, "items": items[i:i + _ITEMS_PER_EVENT]})
@@ -158,17 +159,18 @@ async def _live_stream(ctx: DashboardContext, request: Request) -> AsyncIterator
                 break
             await asyncio.sleep(ctx.poll_interval_s)
     finally:
-        if fl is not None:
-            fl.close()
+        if reader is not None:
+            reader.close()   # waits for a read still running in its worker thread
 
 
-def _poll(fl: Any, tails: dict[str, Tail], makers: dict[str, ItemMaker]) -> list[tuple[str, list[dict[str, Any]]]]:
+def _poll(reader: LogReader, tails: dict[str, Tail],
+          makers: dict[str, ItemMaker]) -> list[tuple[str, list[dict[str, Any]]]]:
     out = []
-    for vid in vehicle_ids(fl):
+    for vid in vehicle_ids(reader):
         if vid not in tails:
-            tails[vid] = Tail(vid, latest_flight_start(fl, vid) - 1)
+            tails[vid] = Tail(vid, latest_flight_start(reader, vid) - 1)
             makers[vid] = ItemMaker()
-        items = [makers[vid].item(env) for env in tails[vid].read(fl)]
+        items = [makers[vid].item(env) for env in tails[vid].read(reader)]
         if items:
             out.append((vid, items))
     return out

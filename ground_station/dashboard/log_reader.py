@@ -11,9 +11,10 @@ point where the log is complete instead of assuming seqs only grow.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import msgpack
 
@@ -23,14 +24,39 @@ from ground_station.flight_log import Flight, FlightLog
 _NO_FLIGHT_BACKLOG = 5000
 
 
-def open_reader(path: str | Path) -> FlightLog | None:
-    """A read-only :class:`FlightLog` on ``path`` usable from any one thread at a time; None if absent."""
+T = TypeVar("T")
+
+
+@dataclass
+class LogReader:
+    """A read-only connection to a flight log and the :class:`FlightLog` queries over it.
+
+    The dashboard calls it from worker threads (``asyncio.to_thread``), one call at a
+    time; :meth:`locked` and :meth:`close` share a lock so closing a viewer's reader
+    never races a read still running for it.
+    """
+
+    conn: sqlite3.Connection
+    log: FlightLog
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def locked(self, fn: Callable[..., T], *args: Any) -> T:
+        with self.lock:
+            return fn(*args)
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
+
+
+def open_reader(path: str | Path) -> LogReader | None:
+    """A read-only reader of the flight log at ``path``; None if there is none yet."""
     path = Path(path)
     if not path.exists():
         return None
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
                            timeout=10.0, check_same_thread=False)
-    return FlightLog(conn, path)
+    return LogReader(conn, FlightLog(conn, path))
 
 
 def flight_dict(f: Flight) -> dict[str, Any]:
@@ -40,23 +66,23 @@ def flight_dict(f: Flight) -> dict[str, Any]:
             "start_t_ns": f.start_t_ns, "end_t_ns": f.end_t_ns, "info": json_safe(f.info)}
 
 
-def vehicle_ids(fl: FlightLog) -> list[str]:
-    return [r[0] for r in fl._conn.execute(
+def vehicle_ids(reader: LogReader) -> list[str]:
+    return [r[0] for r in reader.conn.execute(
         "SELECT vehicle_id FROM vehicles UNION SELECT DISTINCT vehicle_id FROM flights ORDER BY 1")]
 
 
-def latest_flight_start(fl: FlightLog, vehicle_id: str) -> int:
+def latest_flight_start(reader: LogReader, vehicle_id: str) -> int:
     """Seq the live view starts from: the latest flight's start, else a bounded backlog."""
-    flights = fl.flights(vehicle_id)
+    flights = reader.log.flights(vehicle_id)
     if flights:
         return flights[-1].start_seq
-    row = fl._conn.execute("SELECT MAX(seq) FROM messages WHERE vehicle_id = ?", (vehicle_id,)).fetchone()
+    row = reader.conn.execute("SELECT MAX(seq) FROM messages WHERE vehicle_id = ?", (vehicle_id,)).fetchone()
     return max(0, int(row[0] or 0) - _NO_FLIGHT_BACKLOG + 1)
 
 
-def map_png(fl: FlightLog, vehicle_id: str, seq: int) -> bytes | None:
+def map_png(reader: LogReader, vehicle_id: str, seq: int) -> bytes | None:
     """The PNG of a stored ``map`` message, or None."""
-    for env in fl.messages(vehicle_id, from_seq=seq, to_seq=seq, msg_type="map"):
+    for env in reader.log.messages(vehicle_id, from_seq=seq, to_seq=seq, msg_type="map"):
         payload = env.get("payload")
         png = payload.get("png") if isinstance(payload, dict) else None
         return png if isinstance(png, bytes) else None
@@ -71,9 +97,9 @@ class Tail:
     low: int                                     # every stored seq <= low has been delivered
     delivered_above: set[int] = field(default_factory=set)
 
-    def read(self, fl: FlightLog) -> list[dict[str, Any]]:
+    def read(self, reader: LogReader) -> list[dict[str, Any]]:
         """Envelopes stored since the last call (including late holes), in seq order."""
-        conn = fl._conn
+        conn = reader.conn
         conn.execute("BEGIN")   # one snapshot: the cursor and the messages agree
         try:
             row = conn.execute("SELECT contiguous_seq FROM vehicles WHERE vehicle_id = ?",
