@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from onboard.telemetry.messages import agent_step_payload
 
@@ -57,8 +57,13 @@ def state_at(i: int, steps: int) -> dict[str, Any]:
             "lat": float("nan"), "lon": float("nan")}
 
 
-def scripted_flight(pub: Any, *, steps: int = 240, period_s: float = 0.05, stop: threading.Event | None = None) -> int:
-    """Publish the script on ``pub``; returns how many steps were flown (fewer if ``stop`` was set)."""
+def scripted_flight(pub: Any, *, steps: int = 240, period_s: float = 0.05, stop: threading.Event | None = None,
+                    before_step: Callable[[int], None] | None = None) -> int:
+    """Publish the script on ``pub``; returns how many steps were flown (fewer if ``stop`` was set).
+
+    ``before_step(i)`` is called before step ``i`` (a test uses it to hold the flight
+    until the browser has seen its start, so growth is observable however slow the machine).
+    """
     pub.flight_start({"mission": "demo: find the kiosk"})
     pub.event("mission_start", {"goal": GOAL})
     anchors: list[dict[str, Any]] = []
@@ -67,6 +72,8 @@ def scripted_flight(pub: Any, *, steps: int = 240, period_s: float = 0.05, stop:
     for i in range(steps):
         if stop is not None and stop.is_set():
             break
+        if before_step is not None:
+            before_step(i)
         pub.publish("state", state_at(i, steps))
         e, n, yaw = waypoint(i, steps)
         if i % 12 == 0:

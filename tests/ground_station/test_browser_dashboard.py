@@ -41,6 +41,7 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists(),
 
 STEPS = 160
 PERIOD_S = 0.05
+HOLD_AT = 40
 
 
 def _wait(pred: Callable[[], Any], timeout: float, what: str) -> Any:
@@ -89,8 +90,14 @@ def test_dashboard_shows_a_live_flight_and_replays_it(tmp_path: Path, browser: A
         ground = threading.Thread(target=station.run, kwargs={"duration_s": 120.0}, daemon=True)
         ground.start()
         assert station.started.wait(10)
-        flight = threading.Thread(target=scripted_flight, args=(pub,),
-                                  kwargs={"steps": STEPS, "period_s": PERIOD_S, "stop": stop}, daemon=True)
+        seen_start = threading.Event()
+
+        def hold(i: int) -> None:
+            if i == HOLD_AT:    # wait until the browser has drawn the start: growth is then observable
+                seen_start.wait(30)
+
+        flight = threading.Thread(target=scripted_flight, args=(pub,), daemon=True,
+                                  kwargs={"steps": STEPS, "period_s": PERIOD_S, "stop": stop, "before_step": hold})
         try:
             with DashboardServer.from_config(gcfg, tmp_path) as dash:
                 browser.get(dash.url)
@@ -100,10 +107,12 @@ def test_dashboard_shows_a_live_flight_and_replays_it(tmp_path: Path, browser: A
                 def points() -> int:
                     return int(browser.find_element(By.ID, "trajectory").get_attribute("data-points") or 0)
 
-                first = _wait(lambda: points() >= 5 and points(), 20, "a trajectory on the map")
-                _wait(lambda: points() > first + 10, 20, "the trajectory to grow")
-                _wait(lambda: "anchor_created" in browser.find_element(By.ID, "events").text, 10, "an event")
-                _wait(lambda: "pattern_stuck" in browser.find_element(By.ID, "events").text, 20,
+                first = _wait(lambda: points() >= 5 and points(), 30, "a trajectory on the map")
+                assert first <= HOLD_AT
+                seen_start.set()
+                _wait(lambda: points() > first + 10, 30, "the trajectory to grow")
+                _wait(lambda: "anchor_created" in browser.find_element(By.ID, "events").text, 20, "an event")
+                _wait(lambda: "pattern_stuck" in browser.find_element(By.ID, "events").text, 30,
                       "the mid-flight event")
                 agent = browser.find_element(By.ID, "agent-table").text
                 assert GOAL in agent and ("forward" in agent or "turn_left" in agent)
@@ -119,23 +128,26 @@ def test_dashboard_shows_a_live_flight_and_replays_it(tmp_path: Path, browser: A
 
                 flight.join(30)
                 assert not flight.is_alive()
-                _wait(lambda: "mission_end" in browser.find_element(By.ID, "events").text, 15, "the end of the flight")
-                live_points = points()
-                assert live_points == STEPS
+                _wait(lambda: "mission_end" in browser.find_element(By.ID, "events").text, 30, "the end of the flight")
+                _wait(lambda: points() == STEPS, 10, f"all {STEPS} states on the map (has {points()})")
 
                 # Replay the flight from the flight log: the whole path, then the start of it.
-                source = Select(browser.find_element(By.ID, "source"))
-                _wait(lambda: len(source.options) > 1 and "(open)" not in source.options[1].text, 15,
-                      "the flight in the flight list")
-                source.select_by_index(1)
+                # The list is rebuilt when flights change: read and pick in one script, no stale elements.
+                flight_option = "const o = document.getElementById('source').options; " \
+                                "return o.length > 1 && !o[1].text.includes('(open)') ? o[1].value : null;"
+                value = _wait(lambda: browser.execute_script(flight_option), 15, "the ended flight in the flight list")
+                assert value == "aerie-1/1"
+                Select(browser.find_element(By.ID, "source")).select_by_value(value)
                 _wait(lambda: browser.find_element(By.TAG_NAME, "body").get_attribute("data-source") != "live"
                       and points() == STEPS, 15, "the replayed flight")
                 assert browser.find_element(By.ID, "replay").is_displayed()
                 browser.execute_script("const s = document.getElementById('scrub'); s.value = 100;"
                                        "s.dispatchEvent(new Event('input'));")
                 _wait(lambda: 0 < points() < STEPS // 4, 10, "the replay scrubbed to its start")
+                assert "flight #1" in browser.find_element(By.ID, "flight-info").text
         finally:
             stop.set()
+            seen_start.set()
             if flight.is_alive():
                 flight.join(30)
             station.stop()

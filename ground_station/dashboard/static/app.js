@@ -290,6 +290,8 @@ async function loadFlights() {
     opts.push(new Option(`${f.vehicle_id} #${f.start_seq} · ${when}${mission}${f.end_seq ? "" : " (open)"}`,
                          `${f.vehicle_id}/${f.start_seq}`));
   }
+  const same = opts.length === sel.options.length && opts.every((o, i) => o.value === sel.options[i].value && o.text === sel.options[i].text);
+  if (same) return;   // rebuilding would close a list the user has open
   sel.replaceChildren(...opts);
   sel.value = [...sel.options].some((o) => o.value === keep) ? keep : "live";
 }
