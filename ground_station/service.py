@@ -19,6 +19,8 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ground_station.dashboard.server import DashboardServer
     from ground_station.post_flight import PostFlightWatcher
     from ground_station.settings import GroundConfig
@@ -75,11 +77,11 @@ def show_main(argv: list[str]) -> int:
     return 0
 
 
-def _start_dashboard(cfg: "GroundConfig", base_dir: object, prog: str) -> "DashboardServer | None":
+def _start_dashboard(cfg: "GroundConfig", base_dir: "Path", prog: str) -> "DashboardServer | None":
     """Start the dashboard and print its URL; a taken port is reported, not fatal to ingest."""
     from ground_station.dashboard.server import DashboardError, DashboardServer
 
-    server = DashboardServer.from_config(cfg, base_dir)   # type: ignore[arg-type]
+    server = DashboardServer.from_config(cfg, base_dir)
     try:
         url = server.start()
     except DashboardError as exc:
@@ -116,12 +118,12 @@ def dashboard_main(argv: list[str]) -> int:
     return 0
 
 
-def _watcher(cfg: "GroundConfig", base_dir: object) -> "PostFlightWatcher":
+def _watcher(cfg: "GroundConfig", base_dir: "Path") -> "PostFlightWatcher":
     from ground_station.post_flight import PostFlightWatcher
     from ground_station.settings import resolve
 
-    return PostFlightWatcher(resolve(base_dir, cfg.db_path), resolve(base_dir, cfg.post_flight_dir),  # type: ignore[arg-type]
-                             resolve(base_dir, cfg.post_flight_memory),  # type: ignore[arg-type]
+    return PostFlightWatcher(resolve(base_dir, cfg.db_path), resolve(base_dir, cfg.post_flight_dir),
+                             resolve(base_dir, cfg.post_flight_memory),
                              success_radius_m=cfg.post_flight_success_radius_m)
 
 

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from onboard.telemetry.messages import agent_step_payload
+from onboard.telemetry.messages import agent_step_payload, map_payload
 
 GOAL = "the red kiosk at the north end of the square"
 
@@ -57,6 +57,19 @@ def state_at(i: int, steps: int) -> dict[str, Any]:
             "lat": float("nan"), "lon": float("nan")}
 
 
+def map_png(path: list[tuple[float, float]], size: int = 160) -> bytes:
+    """A small top-down PNG of the path so far (stands in for the agent's semantic map)."""
+    import cv2
+    import numpy as np
+
+    img = np.full((size, size, 3), (40, 33, 26), np.uint8)
+    pts = np.array([[int(size / 2 + (e - 60) * 0.7), int(size - 10 - n * 0.7)] for e, n in path], np.int32)
+    if len(pts) > 1:
+        cv2.polylines(img, [pts], False, (255, 179, 79), 2)
+    ok, buf = cv2.imencode(".png", img)
+    return bytes(buf) if ok else b""
+
+
 def scripted_flight(pub: Any, *, steps: int = 240, period_s: float = 0.05, stop: threading.Event | None = None,
                     before_step: Callable[[int], None] | None = None) -> int:
     """Publish the script on ``pub``; returns how many steps were flown (fewer if ``stop`` was set).
@@ -67,6 +80,7 @@ def scripted_flight(pub: Any, *, steps: int = 240, period_s: float = 0.05, stop:
     pub.flight_start({"mission": "demo: find the kiosk"})
     pub.event("mission_start", {"goal": GOAL})
     anchors: list[dict[str, Any]] = []
+    path: list[tuple[float, float]] = []
     places: list[dict[str, Any]] = []
     flown = 0
     for i in range(steps):
@@ -76,6 +90,9 @@ def scripted_flight(pub: Any, *, steps: int = 240, period_s: float = 0.05, stop:
             before_step(i)
         pub.publish("state", state_at(i, steps))
         e, n, yaw = waypoint(i, steps)
+        path.append((e, n))
+        if i % 40 == 20:
+            pub.publish("map", map_payload(map_png(path), step=i // 4))
         if i % 12 == 0:
             aid = len(anchors)
             anchors.append({"anchor_id": aid, "x": round(e, 1), "y": round(n, 1), "place_id": len(places) or None,

@@ -63,7 +63,7 @@ def browser(tmp_path: Path):
     opts.binary_location = str(CHROMIUM)
     for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", "--window-size=1400,900", f"--user-data-dir={tmp_path / 'chromium'}"):
+                "--disable-dev-shm-usage", "--window-size=1600,1000", f"--user-data-dir={tmp_path / 'chromium'}"):
         opts.add_argument(arg)
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
     try:
@@ -120,6 +120,8 @@ def test_dashboard_shows_a_live_flight_and_replays_it(tmp_path: Path, browser: A
                 assert "battery" in browser.find_element(By.ID, "battery-text").text
                 assert "OFFBOARD" in browser.find_element(By.ID, "vehicle-table").text
                 assert browser.find_elements(By.CSS_SELECTOR, "#anchors circle")
+                _wait(lambda: browser.execute_script("return document.getElementById('map-snapshot').naturalWidth"),
+                      10, "the semantic map snapshot (a PNG served from the flight log)")
                 shot = tmp_path / "dashboard.png"
                 browser.save_screenshot(str(shot))
                 assert shot.stat().st_size > 10_000

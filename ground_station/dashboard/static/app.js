@@ -220,8 +220,14 @@ function renderAgent(d) {
   if (s.reflect_reason) rows.push(["reflection", s.reflect_reason, "reason"]);
   if (s.refined_action) rows.push(["refined action", s.refined_action]);
   if (d.plan && Array.isArray(d.plan.steps)) rows.push(["plan", d.plan.steps.map(fmt).join(" → "), "reason"]);
-  if (d.map) rows.push(["map", `snapshot at seq ${d.map.seq}`]);
   kvTable($("agent-table"), rows);
+  // The latest semantic map PNG (served from the flight log; fetched only when it changes).
+  const link = $("map-link");
+  if (d.map) {
+    const src = `/api/map/${encodeURIComponent(d.map.vehicle_id)}/${d.map.seq}.png`;
+    if (link.getAttribute("href") !== src) { link.href = src; $("map-snapshot").src = src; }
+    link.classList.remove("hidden");
+  } else link.classList.add("hidden");
 }
 
 function renderDetections(d) {
