@@ -5,7 +5,8 @@ Routes:
 * ``GET /`` the page (``static/index.html`` with ``app.js`` and ``style.css``; no CDN).
 * ``GET /api/vehicles``: the vehicles in the flight log with their counters.
 * ``GET /api/flights``: every flight (vehicle, start/end seq and time, flight_start info).
-* ``GET /api/flights/{vehicle_id}/{start_seq}``: all items of one flight, for replay.
+* ``GET /api/flights/{vehicle_id}/{start_seq}``: all items of one flight, for replay, and its
+  deterministic post-flight analysis (:mod:`ground_station.post_flight`; null without agent steps).
 * ``GET /api/live``: SSE; an ``items`` event per batch of new messages of each vehicle's
   latest flight (the first batch is that flight so far), comments as keep-alive.
 * ``GET /api/map/{vehicle_id}/{seq}.png``: the PNG of a stored ``map`` message.
@@ -35,9 +36,10 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ground_station.dashboard.items import ItemMaker
+from ground_station.dashboard.items import ItemMaker, json_safe
 from ground_station.dashboard.log_reader import (LogReader, Tail, flight_dict, latest_flight_start, map_png,
                                                  open_reader, vehicle_ids)
+from ground_station.post_flight import FlightAnalysis, analyse
 
 STATIC_DIR = Path(__file__).with_name("static")
 # Items per SSE event: a long flight's first batch is split so the page can draw as it arrives.
@@ -66,6 +68,20 @@ class DashboardContext:
             if self._world is None:
                 self._world = self.load_world() if self.load_world else {"origin": None, "buildings": []}
             return self._world
+
+
+def analysis_dict(a: FlightAnalysis | None) -> dict[str, Any] | None:
+    """What the replay view shows of a flight's post-flight analysis."""
+    if a is None:
+        return None
+    k = a.key
+    return json_safe({"status": a.status, "steps": a.steps, "task_instruction": a.task_instruction,
+                      "key_step": {"seq": k.step.seq, "step": k.step.step, "action": k.step.action,
+                                   "reason": k.step.reason, "current_state": k.step.current_state,
+                                   "distance_before_m": k.distance_before_m, "distance_after_m": k.distance_after_m,
+                                   "increase_m": k.increase_m},
+                      "reflect_reason": a.decision.reflect_reason, "refined_action": a.decision.refined_action,
+                      "reflection_note": a.plan.reflection_note})
 
 
 def _json(data: Any) -> JSONResponse:
@@ -105,8 +121,9 @@ def create_app(ctx: DashboardContext) -> Starlette:
             if not match:
                 return None
             maker = ItemMaker()
-            return {"flight": flight_dict(match[0]),
-                    "items": [maker.item(m) for m in r.log.flight_messages(match[0])]}
+            messages = list(r.log.flight_messages(match[0]))
+            return {"flight": flight_dict(match[0]), "items": [maker.item(m) for m in messages],
+                    "analysis": analysis_dict(analyse(messages, vehicle_id=vid, start_seq=start))}
         data = await asyncio.to_thread(_read, read, None)
         return _json(data) if data is not None else JSONResponse({"error": "no such flight"}, status_code=404)
 

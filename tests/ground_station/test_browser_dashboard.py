@@ -143,6 +143,11 @@ def test_dashboard_shows_a_live_flight_and_replays_it(tmp_path: Path, browser: A
                 _wait(lambda: browser.find_element(By.TAG_NAME, "body").get_attribute("data-source") != "live"
                       and points() == STEPS, 15, "the replayed flight")
                 assert browser.find_element(By.ID, "replay").is_displayed()
+                # The deterministic post-flight analysis of the replayed flight, its key step on the map.
+                analysis = browser.find_element(By.ID, "analysis-table").text
+                assert "key step" in analysis and "failure" in analysis, analysis
+                assert "key step" in browser.find_element(By.ID, "key-step").text
+                browser.save_screenshot(str(tmp_path / "dashboard-replay.png"))
                 browser.execute_script("const s = document.getElementById('scrub'); s.value = 100;"
                                        "s.dispatchEvent(new Event('input'));")
                 _wait(lambda: 0 < points() < STEPS // 4, 10, "the replay scrubbed to its start")

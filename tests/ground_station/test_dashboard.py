@@ -151,6 +151,7 @@ def test_routes_serve_live_items_flights_replay_and_maps(link: Any) -> None:
     assert [(f["start_seq"], f["end_seq"], f["info"]["mission"]) for f in flights] == [(1, end, "t"),
                                                                                           (end + 1, None, "second")]
     status, body = _get(url + "api/flights/v1/1")
+    assert json.loads(body)["analysis"] is None          # no agent steps in this flight
     replay = json.loads(body)["items"]
     assert [i["type"] for i in replay] == ["flight_start"] + ["state"] * 5 + ["event", "map", "flight_end"]
     assert replay[-2]["payload"]["png"] == {"bytes": 15}

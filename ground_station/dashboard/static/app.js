@@ -10,6 +10,7 @@ const W = 800, H = 600;
 const store = { live: {}, vehicle: null, source: "live", replay: null, buildings: [], worldOrigin: null, flights: [] };
 const M_PER_DEG = 6371008.8 * Math.PI / 180;
 let renderQueued = false;
+let mapProjection = null;   // [east, north] -> SVG x, y of the map as last drawn
 
 function liveOf(vid) {
   if (!store.live[vid]) store.live[vid] = { items: [], seqs: new Set(), start: 0 };
@@ -109,6 +110,7 @@ function render() {
   renderDetections(d);
   renderGraph(d);
   renderEvents(d, t0);
+  renderAnalysis();
   const info = d.start ? `flight #${d.start.seq}` + (d.start.payload && d.start.payload.mission ? ` · ${d.start.payload.mission}` : "")
     + (d.end ? " · ended" : (store.source === "live" ? " · in progress" : "")) : "";
   $("flight-info").textContent = info;
@@ -132,6 +134,7 @@ function renderMap(d) {
   const span = Math.max(maxE - minE, (maxN - minN) * W / H, 40) * 1.15;
   const s = W / span;
   const sx = (e) => W / 2 + (e - cx) * s, sy = (n) => H / 2 - (n - cy) * s;
+  mapProjection = ([e, n]) => [sx(e), sy(n)];
   $("world").setAttribute("transform", `translate(${W / 2} ${H / 2}) scale(${s} ${-s}) translate(${-cx} ${-cy})`);
   // Footprints are in the world's frame; the map is in the vehicle's (around its home).
   const hp = d.state && d.state.payload ? d.state.payload : {};
@@ -274,6 +277,25 @@ function renderEvents(d, t0) {
   $("events").replaceChildren(...list);
 }
 
+// The replayed flight's post-flight analysis, and its key step marked on the map.
+function renderAnalysis() {
+  const a = store.source !== "live" && store.replay ? store.replay.analysis : null;
+  $("analysis-panel").classList.toggle("hidden", !a);
+  const mark = $("key-step");
+  if (!a) { mark.replaceChildren(); return; }
+  const k = a.key_step;
+  kvTable($("analysis-table"), [
+    ["outcome", a.status, a.status === "success" ? "good" : "bad"], ["agent steps", a.steps],
+    ["key step", `${k.step}: ${k.action}` + (k.increase_m > 0 ? ` (+${k.increase_m.toFixed(0)} m)` : "")],
+    ["its state", k.current_state], ["reflection", a.reflect_reason, "reason"], ["refined action", a.refined_action],
+    ["plan note", a.reflection_note, "reason"]]);
+  let pos = null;
+  for (const it of store.replay.items) { if (it.seq > k.seq) break; if (it.type === "state" && it.pos) pos = it.pos; }
+  const xy = pos && mapProjection ? mapProjection(pos) : null;
+  mark.replaceChildren(...(xy ? [svg("circle", { cx: xy[0], cy: xy[1], r: 8, fill: "none", stroke: "#ff6b6b", "stroke-width": 2 }),
+                                 svg("text", { x: xy[0] + 10, y: xy[1] + 4, fill: "#ff6b6b", "font-size": 12 }, `key step ${k.step}`)] : []));
+}
+
 // ---- vehicles, flights, replay ------------------------------------------------------------------
 
 function updateVehicleSelect() {
@@ -311,7 +333,7 @@ async function selectSource(value) {
   const data = await r.json();
   const items = data.items;
   const t0 = items.length ? items[0].t_ns : 0, t1 = items.length ? items[items.length - 1].t_ns : 0;
-  store.replay = { items, t0, t1, t: t1, timer: null };
+  store.replay = { items, t0, t1, t: t1, timer: null, analysis: data.analysis };
   const scrub = $("scrub");
   scrub.max = 1000; scrub.value = 1000;
   $("replay").classList.remove("hidden");
