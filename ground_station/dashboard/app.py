@@ -141,6 +141,7 @@ def create_app(ctx: DashboardContext) -> Starlette:
 
     return Starlette(routes=[
         Route("/", index),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/api/vehicles", vehicles),
         Route("/api/flights", flights),
         Route("/api/flights/{vehicle_id}/{start_seq:int}", flight),

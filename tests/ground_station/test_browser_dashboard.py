@@ -65,6 +65,7 @@ def browser(tmp_path: Path):
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-dev-shm-usage", "--window-size=1600,1000", f"--user-data-dir={tmp_path / 'chromium'}"):
         opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "SEVERE"})
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
     try:
         driver.set_page_load_timeout(30)
@@ -151,6 +152,8 @@ def test_dashboard_shows_a_live_flight_and_replays_it(tmp_path: Path, browser: A
                 browser.execute_script("const s = document.getElementById('scrub'); s.value = 100;"
                                        "s.dispatchEvent(new Event('input'));")
                 _wait(lambda: 0 < points() < STEPS // 4, 10, "the replay scrubbed to its start")
+                errors = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+                assert not errors, f"the page logged errors: {errors}"
                 assert "flight #1" in browser.find_element(By.ID, "flight-info").text
         finally:
             stop.set()
