@@ -242,6 +242,8 @@ async def test_dashboard_follows_the_simulated_vehicle(tmp_path: Path, browser: 
                     assert max(n for _, n in path) > 25 and max(e for e, _ in path) > 6
                     await asyncio.to_thread(browser.save_screenshot, str(tmp_path / "dashboard-sim.png"))
                     assert (tmp_path / "dashboard-sim.png").stat().st_size > 10_000
+                    errors = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+                    assert not errors, f"the page logged errors: {errors}"
             finally:
                 station.stop()
                 ground.join(10)
