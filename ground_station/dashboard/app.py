@@ -117,12 +117,17 @@ def create_app(ctx: DashboardContext) -> Starlette:
         vid, start = request.path_params["vehicle_id"], request.path_params["start_seq"]
 
         def read(r: LogReader) -> Any:
-            match = [f for f in r.log.flights(vid) if f.start_seq == start]
-            if not match:
+            flights = r.log.flights(vid)
+            idx = next((i for i, f in enumerate(flights) if f.start_seq == start), None)
+            if idx is None:
                 return None
+            f = flights[idx]
+            # A flight whose end never arrived stops where the next one starts.
+            end = f.end_seq if f.end_seq is not None else (flights[idx + 1].start_seq - 1 if idx + 1 < len(flights)
+                                                             else None)
             maker = ItemMaker()
-            messages = list(r.log.flight_messages(match[0]))
-            return {"flight": flight_dict(match[0]), "items": [maker.item(m) for m in messages],
+            messages = list(r.log.messages(vid, from_seq=f.start_seq, to_seq=end))
+            return {"flight": flight_dict(f), "items": [maker.item(m) for m in messages],
                     "analysis": analysis_dict(analyse(messages, vehicle_id=vid, start_seq=start))}
         data = await asyncio.to_thread(_read, read, None)
         return _json(data) if data is not None else JSONResponse({"error": "no such flight"}, status_code=404)

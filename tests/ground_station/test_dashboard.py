@@ -156,6 +156,12 @@ def test_routes_serve_live_items_flights_replay_and_maps(link: Any) -> None:
     assert [i["type"] for i in replay] == ["flight_start"] + ["state"] * 5 + ["event", "map", "flight_end"]
     assert replay[-2]["payload"]["png"] == {"bytes": 15}
     assert _get(url + "api/flights/v1/999")[0] == 404
+    # The second flight never ended; a third starts: the second's replay stops before it.
+    pub.flight_start({"mission": "third"})
+    third = pub.publish("state", {"north_m": 1.0, "east_m": 1.0})
+    _sse_items(url, lambda its: any(i["seq"] == third for i in its))
+    second = json.loads(_get(url + f"api/flights/v1/{end + 1}")[1])["items"]
+    assert [i["type"] for i in second] == ["flight_start", "state"]
     assert json.loads(_get(url + "api/vehicles")[1])["v1"]["events"] == 1
     assert json.loads(_get(url + "api/world")[1]) == {"origin": None, "buildings": []}
 
