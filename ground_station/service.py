@@ -2,6 +2,12 @@
 
 `aerie ground sync --config FILE --vehicle ID BUNDLE`: deliver a memory export bundle to a vehicle.
 `aerie ground show --config FILE`: what the flight log holds (cursors, flights, rejected frames) as JSON.
+`aerie ground dashboard --config FILE`: serve the web dashboard on the flight log without ingesting.
+`aerie ground analyse --config FILE`: write the post-flight lesson bundles of ended flights that have none.
+
+`aerie ground` also serves the dashboard (unless `dashboard_enabled: false`) and prints its URL
+on stderr (stdout stays the final JSON counters), and analyses each flight once it has ended
+(unless `post_flight_enabled: false`).
 """
 
 from __future__ import annotations
@@ -10,6 +16,14 @@ import argparse
 import json
 import signal
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ground_station.dashboard.server import DashboardServer
+    from ground_station.post_flight import PostFlightWatcher
+    from ground_station.settings import GroundConfig
 
 
 def sync_main(argv: list[str]) -> int:
@@ -63,11 +77,90 @@ def show_main(argv: list[str]) -> int:
     return 0
 
 
+def _start_dashboard(cfg: "GroundConfig", base_dir: "Path", prog: str) -> "DashboardServer | None":
+    """Start the dashboard and print its URL; a taken port is reported, not fatal to ingest."""
+    from ground_station.dashboard.server import DashboardError, DashboardServer
+
+    server = DashboardServer.from_config(cfg, base_dir)
+    try:
+        url = server.start()
+    except DashboardError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return None
+    print(f"{prog}: dashboard at {url}", file=sys.stderr, flush=True)
+    return server
+
+
+def dashboard_main(argv: list[str]) -> int:
+    import threading
+
+    from ground_station.settings import load_ground_config
+    from onboard.typed_config import ConfigError
+
+    parser = argparse.ArgumentParser(prog="aerie ground dashboard",
+                                     description="Serve the web dashboard on the flight log (no ingest)")
+    parser.add_argument("--config", required=True, help="ground-station YAML file")
+    parser.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
+    args = parser.parse_args(argv)
+    try:
+        cfg, base_dir = load_ground_config(args.config)
+    except ConfigError as exc:
+        print(f"aerie ground dashboard: {exc}", file=sys.stderr)
+        return 1
+    server = _start_dashboard(cfg, base_dir, "aerie ground dashboard")
+    if server is None:
+        return 1
+    done = threading.Event()
+    signal.signal(signal.SIGINT, lambda s, f: done.set())
+    signal.signal(signal.SIGTERM, lambda s, f: done.set())
+    done.wait(args.duration)
+    server.stop()
+    return 0
+
+
+def _watcher(cfg: "GroundConfig", base_dir: "Path") -> "PostFlightWatcher":
+    from ground_station.post_flight import PostFlightWatcher
+    from ground_station.settings import resolve
+
+    return PostFlightWatcher(resolve(base_dir, cfg.db_path), resolve(base_dir, cfg.post_flight_dir),
+                             resolve(base_dir, cfg.post_flight_memory),
+                             success_radius_m=cfg.post_flight_success_radius_m)
+
+
+def analyse_main(argv: list[str]) -> int:
+    from ground_station.settings import load_ground_config
+    from onboard.typed_config import ConfigError
+
+    parser = argparse.ArgumentParser(prog="aerie ground analyse",
+                                     description="Write post-flight lesson bundles for ended flights")
+    parser.add_argument("--config", required=True, help="ground-station YAML file")
+    args = parser.parse_args(argv)
+    try:
+        cfg, base_dir = load_ground_config(args.config)
+    except ConfigError as exc:
+        print(f"aerie ground analyse: {exc}", file=sys.stderr)
+        return 1
+    watcher = _watcher(cfg, base_dir)
+    if not watcher.db_path.exists():
+        print(f"aerie ground analyse: {watcher.db_path}: no flight log yet", file=sys.stderr)
+        return 1
+    try:
+        written = watcher.poll()
+    finally:
+        watcher.stop()
+    print(json.dumps({"bundles": [str(p) for p in written]}))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "sync":
         return sync_main(argv[1:])
     if argv and argv[0] == "show":
         return show_main(argv[1:])
+    if argv and argv[0] == "dashboard":
+        return dashboard_main(argv[1:])
+    if argv and argv[0] == "analyse":
+        return analyse_main(argv[1:])
     from ground_station.ingest import GroundStation, IngestError
     from ground_station.settings import load_ground_config
     from onboard.log_setup import LoggingConfig, configure_logging
@@ -85,6 +178,8 @@ def main(argv: list[str]) -> int:
         print(f"aerie ground: {exc}", file=sys.stderr)
         return 1
     station = GroundStation(cfg, base_dir=base_dir)
+    dashboard = _start_dashboard(cfg, base_dir, "aerie ground") if cfg.dashboard_enabled else None
+    watcher = _watcher(cfg, base_dir).start() if cfg.post_flight_enabled else None
 
     def _stop(signum: int, frame: object) -> None:
         station.stop()
@@ -96,6 +191,11 @@ def main(argv: list[str]) -> int:
     except IngestError as exc:
         print(f"aerie ground: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if dashboard is not None:
+            dashboard.stop()
+        if watcher is not None:
+            watcher.stop()
     print(json.dumps({"counters": counters}, sort_keys=True))
     return 0
 

@@ -59,6 +59,28 @@ class GroundConfig:
     sync_timeout_s: float = 30.0
     # ... and how many times to try (importing is idempotent, so a retry is safe).
     sync_attempts: int = 3
+    # Serve the live web dashboard (map, vehicle, agent, detections, events, flight replay)
+    # while the ground station runs; `aerie ground dashboard` serves it without ingesting.
+    dashboard_enabled: bool = True
+    # Address the dashboard listens on; keep it on loopback unless a proxy guards it.
+    dashboard_host: str = "127.0.0.1"
+    # Its TCP port (0 picks a free one; the URL is printed at start).
+    dashboard_port: int = 8765
+    # Seconds between the dashboard's reads of new messages from the flight log.
+    dashboard_poll_interval_s: float = 0.25
+    # Draw the simulated world's building footprints (sim.world) within this many metres of
+    # the local origin; 0 disables (the first load of the world takes about 35 s).
+    dashboard_buildings_radius_m: float = 0.0
+    # After each flight ends, derive its lessons deterministically (no model) from its agent
+    # steps and write them as a memory bundle for `aerie ground sync` (ground_station.post_flight).
+    post_flight_enabled: bool = True
+    # Directory of those bundles, one per flight: <vehicle_id>-<start_seq>.bundle.
+    post_flight_dir: str = "post_flight"
+    # The ground station's own memory file the lessons are added to before export.
+    post_flight_memory: str = "ground_memory.sqlite"
+    # A flight whose flight_end does not say whether it succeeded succeeded if its last
+    # distance estimate to the target is within this many metres.
+    post_flight_success_radius_m: float = 20.0
 
 
 def load_ground_config(path: str | Path) -> tuple[GroundConfig, Path]:

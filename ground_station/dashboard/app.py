@@ -1,0 +1,219 @@
+"""The dashboard's ASGI app: the page, JSON for flights and replay, and a Server-Sent Events live feed.
+
+Routes:
+
+* ``GET /`` the page (``static/index.html`` with ``app.js`` and ``style.css``; no CDN).
+* ``GET /api/vehicles``: the vehicles in the flight log with their counters.
+* ``GET /api/flights``: every flight (vehicle, start/end seq and time, flight_start info).
+* ``GET /api/flights/{vehicle_id}/{start_seq}``: all items of one flight, for replay, and its
+  deterministic post-flight analysis (:mod:`ground_station.post_flight`; null without agent steps).
+* ``GET /api/live``: SSE; an ``items`` event per batch of new messages of each vehicle's
+  latest flight (the first batch is that flight so far), comments as keep-alive.
+* ``GET /api/map/{vehicle_id}/{seq}.png``: the PNG of a stored ``map`` message.
+* ``GET /api/world``: ``{origin: [lat, lon] | null, buildings: [[[east, north], ...], ...]}``, the
+  footprints near the world's origin if configured; the page shifts them into the vehicle's
+  frame with the home lat/lon of its state messages.
+
+Payload shapes the page understands beyond the envelope types (all optional):
+``agent_step`` may carry ``goal``, ``reflect_reason``, ``refined_action`` and
+``anchor_graph: {anchors: [{anchor_id, x, y, place_id, neighbours}], places:
+[{place_id, place_type, anchors}]}``; ``detections`` is ``{detections: [{label, score,
+bearing_deg, range_m, north, east}]}`` or a bare list; ``plan`` may carry ``goal`` and ``steps``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ground_station.dashboard.items import ItemMaker, json_safe
+from ground_station.dashboard.log_reader import (LogReader, Tail, flight_dict, latest_flight_start, map_png,
+                                                 open_reader, vehicle_ids)
+from ground_station.post_flight import FlightAnalysis, analyse
+
+STATIC_DIR = Path(__file__).with_name("static")
+# Items per SSE event: a long flight's first batch is split so the page can draw as it arrives.
+_ITEMS_PER_EVENT = 2000
+_KEEPALIVE_S = 10.0
+
+Buildings = list[list[list[float]]]
+# The world as served: {"origin": [lat, lon] | None, "buildings": Buildings}.
+WorldData = dict[str, Any]
+
+
+@dataclass
+class DashboardContext:
+    """What the routes need; one per app, so two dashboards in one process share nothing."""
+
+    db_path: Path
+    poll_interval_s: float = 0.25
+    # Returns the world (origin and footprints); called once, in a worker thread, on the first /api/world.
+    load_world: Callable[[], WorldData] | None = None
+    stopping: threading.Event = field(default_factory=threading.Event)
+    _world: WorldData | None = None
+    _world_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def world(self) -> WorldData:
+        with self._world_lock:
+            if self._world is None:
+                self._world = self.load_world() if self.load_world else {"origin": None, "buildings": []}
+            return self._world
+
+
+def analysis_dict(a: FlightAnalysis | None) -> dict[str, Any] | None:
+    """What the replay view shows of a flight's post-flight analysis."""
+    if a is None:
+        return None
+    k = a.key
+    return json_safe({"status": a.status, "steps": a.steps, "task_instruction": a.task_instruction,
+                      "key_step": {"seq": k.step.seq, "step": k.step.step, "action": k.step.action,
+                                   "reason": k.step.reason, "current_state": k.step.current_state,
+                                   "distance_before_m": k.distance_before_m, "distance_after_m": k.distance_after_m,
+                                   "increase_m": k.increase_m},
+                      "reflect_reason": a.decision.reflect_reason, "refined_action": a.decision.refined_action,
+                      "reflection_note": a.plan.reflection_note})
+
+
+def _json(data: Any) -> JSONResponse:
+    return JSONResponse(data, headers={"Cache-Control": "no-store"})
+
+
+def _sse(event: str, data: Any) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, allow_nan=False, separators=(',', ':'))}\n\n"
+
+
+def create_app(ctx: DashboardContext) -> Starlette:
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-store"})
+
+    def _read(fn: Callable[[LogReader], Any], default: Any) -> Any:
+        reader = open_reader(ctx.db_path)
+        if reader is None:
+            return default
+        try:
+            return fn(reader)
+        finally:
+            reader.close()
+
+    async def vehicles(request: Request) -> Response:
+        def read(r: LogReader) -> Any:
+            return {vid: {k: v for k, v in s.items() if k != "flights"} for vid, s in r.log.summary().items()}
+        return _json(await asyncio.to_thread(_read, read, {}))
+
+    async def flights(request: Request) -> Response:
+        return _json(await asyncio.to_thread(_read, lambda r: [flight_dict(f) for f in r.log.flights()], []))
+
+    async def flight(request: Request) -> Response:
+        vid, start = request.path_params["vehicle_id"], request.path_params["start_seq"]
+
+        def read(r: LogReader) -> Any:
+            flights = r.log.flights(vid)
+            idx = next((i for i, f in enumerate(flights) if f.start_seq == start), None)
+            if idx is None:
+                return None
+            f = flights[idx]
+            # A flight whose end never arrived stops where the next one starts.
+            end = f.end_seq if f.end_seq is not None else (flights[idx + 1].start_seq - 1 if idx + 1 < len(flights)
+                                                             else None)
+            maker = ItemMaker()
+            messages = list(r.log.messages(vid, from_seq=f.start_seq, to_seq=end))
+            return {"flight": flight_dict(f), "items": [maker.item(m) for m in messages],
+                    "analysis": analysis_dict(analyse(messages, vehicle_id=vid, start_seq=start))}
+        data = await asyncio.to_thread(_read, read, None)
+        return _json(data) if data is not None else JSONResponse({"error": "no such flight"}, status_code=404)
+
+    async def map_image(request: Request) -> Response:
+        vid, seq = request.path_params["vehicle_id"], request.path_params["seq"]
+        png = await asyncio.to_thread(_read, lambda r: map_png(r, vid, seq), None)
+        return Response(png, media_type="image/png") if png else Response(status_code=404)
+
+    async def world(request: Request) -> Response:
+        return _json(await asyncio.to_thread(ctx.world))
+
+    async def live(request: Request) -> Response:
+        return StreamingResponse(_live_stream(ctx, request), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    return Starlette(routes=[
+        Route("/", index),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
+        Route("/api/vehicles", vehicles),
+        Route("/api/flights", flights),
+        Route("/api/flights/{vehicle_id}/{start_seq:int}", flight),
+        Route("/api/map/{vehicle_id}/{seq:int}.png", map_image),
+        Route("/api/world", world),
+        Route("/api/live", live),
+        Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
+    ])
+
+
+async def _live_stream(ctx: DashboardContext, request: Request) -> AsyncIterator[str]:
+    """New messages of every vehicle's latest flight, as they reach the flight log."""
+    reader: LogReader | None = None
+    tails: dict[str, Tail] = {}
+    makers: dict[str, ItemMaker] = {}
+    loop = asyncio.get_running_loop()
+    last_sent = loop.time()
+    yield "retry: 1000\n\n"
+    try:
+        while not ctx.stopping.is_set():
+            if reader is None:
+                reader = await asyncio.to_thread(open_reader, ctx.db_path)
+            if reader is not None:
+                batches = await asyncio.to_thread(reader.locked, _poll, reader, tails, makers)
+                for vid, items in batches:
+                    for i in range(0, len(items), _ITEMS_PER_EVENT):
+                        yield _sse("items", {"vehicle_id": vid, "items": items[i:i + _ITEMS_PER_EVENT]})
+                        last_sent = loop.time()
+            if loop.time() - last_sent >= _KEEPALIVE_S:
+                yield ": keep-alive\n\n"
+                last_sent = loop.time()
+            if await request.is_disconnected():
+                break
+            await asyncio.sleep(ctx.poll_interval_s)
+    finally:
+        if reader is not None:
+            reader.close()   # waits for a read still running in its worker thread
+
+
+def _poll(reader: LogReader, tails: dict[str, Tail],
+          makers: dict[str, ItemMaker]) -> list[tuple[str, list[dict[str, Any]]]]:
+    out = []
+    for vid in vehicle_ids(reader):
+        if vid not in tails:
+            tails[vid] = Tail(vid, latest_flight_start(reader, vid) - 1)
+            makers[vid] = ItemMaker()
+        items = [makers[vid].item(env) for env in tails[vid].read(reader)]
+        if items:
+            out.append((vid, items))
+    return out
+
+
+def world_buildings(radius_m: float) -> Callable[[], WorldData]:
+    """A loader of the simulated world's origin and its footprints within ``radius_m`` of it (sim.world)."""
+    def load() -> WorldData:
+        import numpy as np
+
+        from sim.world.cache import load_world
+
+        world = load_world()
+        city = getattr(world, "city", world)
+        out: Buildings = []
+        for b in city.buildings:
+            ring = np.asarray(b.footprint, dtype=float)
+            if len(ring) >= 3 and float(np.min(np.hypot(ring[:, 0], ring[:, 1]))) <= radius_m:
+                out.append([[round(float(e), 1), round(float(n), 1)] for e, n in ring])
+        origin = world.origin
+        return {"origin": [float(origin.lat), float(origin.lon)], "buildings": out}
+    return load
+

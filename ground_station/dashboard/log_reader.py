@@ -1,0 +1,124 @@
+"""Read-only access to the flight log for the dashboard: flight lists, whole flights, and a live tail.
+
+The dashboard never talks to the ingest thread: it reads the same SQLite file
+(WAL lets readers run beside the writer), so it works the same inside
+``aerie ground`` and from ``aerie ground dashboard`` on a copied log, and a slow
+browser can never hold up ingest. Messages may be stored out of seq order
+(replay fills holes later), so the tail remembers what it delivered above the
+point where the log is complete instead of assuming seqs only grow.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+import msgpack
+
+from ground_station.flight_log import Flight, FlightLog
+
+# A vehicle without any flight_start yet shows at most this many of its latest messages.
+_NO_FLIGHT_BACKLOG = 5000
+
+
+T = TypeVar("T")
+
+
+@dataclass
+class LogReader:
+    """A read-only connection to a flight log and the :class:`FlightLog` queries over it.
+
+    The dashboard calls it from worker threads (``asyncio.to_thread``), one call at a
+    time; :meth:`locked` and :meth:`close` share a lock so closing a viewer's reader
+    never races a read still running for it.
+    """
+
+    conn: sqlite3.Connection
+    log: FlightLog
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def locked(self, fn: Callable[..., T], *args: Any) -> T:
+        with self.lock:
+            return fn(*args)
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
+
+
+def open_reader(path: str | Path) -> LogReader | None:
+    """A read-only reader of the flight log at ``path``; None if there is none yet."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
+                           timeout=10.0, check_same_thread=False)
+    return LogReader(conn, FlightLog(conn, path))
+
+
+def flight_dict(f: Flight) -> dict[str, Any]:
+    from ground_station.dashboard.items import json_safe
+
+    return {"vehicle_id": f.vehicle_id, "start_seq": f.start_seq, "end_seq": f.end_seq,
+            "start_t_ns": f.start_t_ns, "end_t_ns": f.end_t_ns, "info": json_safe(f.info)}
+
+
+def vehicle_ids(reader: LogReader) -> list[str]:
+    return [r[0] for r in reader.conn.execute(
+        "SELECT vehicle_id FROM vehicles UNION SELECT DISTINCT vehicle_id FROM flights ORDER BY 1")]
+
+
+def latest_flight_start(reader: LogReader, vehicle_id: str) -> int:
+    """Seq the live view starts from: the latest flight's start, else a bounded backlog."""
+    flights = reader.log.flights(vehicle_id)
+    if flights:
+        return flights[-1].start_seq
+    row = reader.conn.execute("SELECT MAX(seq) FROM messages WHERE vehicle_id = ?", (vehicle_id,)).fetchone()
+    return max(0, int(row[0] or 0) - _NO_FLIGHT_BACKLOG + 1)
+
+
+def map_png(reader: LogReader, vehicle_id: str, seq: int) -> bytes | None:
+    """The PNG of a stored ``map`` message, or None."""
+    for env in reader.log.messages(vehicle_id, from_seq=seq, to_seq=seq, msg_type="map"):
+        payload = env.get("payload")
+        png = payload.get("png") if isinstance(payload, dict) else None
+        return png if isinstance(png, bytes) else None
+    return None
+
+
+@dataclass
+class Tail:
+    """What one viewer has been sent of one vehicle's messages."""
+
+    vehicle_id: str
+    low: int                                     # every stored seq <= low has been delivered
+    delivered_above: set[int] = field(default_factory=set)
+
+    def read(self, reader: LogReader) -> list[dict[str, Any]]:
+        """Envelopes stored since the last call (including late holes), in seq order."""
+        conn = reader.conn
+        conn.execute("BEGIN")   # one snapshot: the cursor and the messages agree
+        try:
+            row = conn.execute("SELECT contiguous_seq FROM vehicles WHERE vehicle_id = ?",
+                               (self.vehicle_id,)).fetchone()
+            contiguous = int(row[0]) if row else 0
+            rows = conn.execute("SELECT seq, frame FROM messages WHERE vehicle_id = ? AND seq > ? ORDER BY seq",
+                                (self.vehicle_id, self.low)).fetchall()
+        finally:
+            conn.execute("COMMIT")
+        out = []
+        for seq, frame in rows:
+            if seq in self.delivered_above:
+                continue
+            self.delivered_above.add(seq)
+            out.append(msgpack.unpackb(frame, raw=False))
+        # Everything stored up to the log's complete point was in this snapshot; holes that the
+        # vehicle can no longer fill are skipped by that cursor, so the query range stays small.
+        self.low = max(self.low, contiguous)
+        while self.low + 1 in self.delivered_above:
+            self.low += 1
+        self.delivered_above = {s for s in self.delivered_above if s > self.low}
+        return out

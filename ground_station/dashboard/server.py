@@ -1,0 +1,84 @@
+"""Run the dashboard app with uvicorn in a background thread of the ground station.
+
+The socket is bound here, before the thread starts, so a taken port is
+reported to the caller at once and port 0 yields the real port for the URL.
+Uvicorn does not install signal handlers off the main thread, so the ground
+station's own SIGINT/SIGTERM handling stays in charge and calls :meth:`stop`.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from pathlib import Path
+
+from ground_station.dashboard.app import DashboardContext, create_app, world_buildings
+from ground_station.settings import GroundConfig, resolve
+
+log = logging.getLogger("aerie.ground.dashboard")
+
+
+class DashboardError(RuntimeError):
+    """The dashboard could not listen on its address."""
+
+
+class DashboardServer:
+    def __init__(self, ctx: DashboardContext, *, host: str = "127.0.0.1", port: int = 8765) -> None:
+        self.ctx = ctx
+        self.host = host
+        self.port = port
+        self.url = ""
+        self._server: object | None = None
+        self._thread: threading.Thread | None = None
+        self._sock: socket.socket | None = None
+
+    @classmethod
+    def from_config(cls, cfg: GroundConfig, base_dir: str | Path) -> "DashboardServer":
+        radius = cfg.dashboard_buildings_radius_m
+        ctx = DashboardContext(db_path=resolve(base_dir, cfg.db_path), poll_interval_s=cfg.dashboard_poll_interval_s,
+                               load_world=world_buildings(radius) if radius > 0 else None)
+        return cls(ctx, host=cfg.dashboard_host, port=cfg.dashboard_port)
+
+    def start(self) -> str:
+        """Bind, start serving in a thread and return the URL."""
+        import uvicorn
+
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self.port))
+            sock.listen(64)
+        except OSError as exc:
+            sock.close()
+            raise DashboardError(f"dashboard cannot listen on {self.host}:{self.port} ({exc.strerror})") from exc
+        self._sock = sock
+        port = sock.getsockname()[1]
+        host = f"[{self.host}]" if family == socket.AF_INET6 else self.host
+        self.url = f"http://{host}:{port}/"
+        config = uvicorn.Config(create_app(self.ctx), log_level="warning", access_log=False, lifespan="off",
+                                timeout_graceful_shutdown=2, ws="none")
+        server = uvicorn.Server(config)
+        self._server = server
+        self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="dashboard",
+                                        daemon=True)
+        self._thread.start()
+        log.info("dashboard serving", extra={"fields": {"url": self.url}})
+        return self.url
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.ctx.stopping.set()
+        if self._server is not None:
+            self._server.should_exit = True   # type: ignore[attr-defined]
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self._sock is not None:
+            self._sock.close()
+
+    def __enter__(self) -> "DashboardServer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

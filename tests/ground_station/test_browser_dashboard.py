@@ -1,0 +1,251 @@
+"""The dashboard in headless Chromium during a flight: the trajectory grows, events appear, replay works.
+
+Two flights, each published by a real :class:`TelemetryPublisher` and ingested by a
+real :class:`GroundStation` on loopback:
+
+* the scripted one of :mod:`ground_station.dashboard.demo` (states, agent steps with an
+  anchor graph, detections, events; positions from the script), then replayed from the
+  flight log; its screenshot is copied to ``$AERIE_DASHBOARD_SCREENSHOT`` if set (that is
+  how ``docs/dashboard.png`` is made);
+* the simulated vehicle flying ``aerie flight-check`` through the bridge: SimVehicleProcess
+  (MAVLink) -> FlightBridge (MAVSDK) -> ``state_payload(bridge.state)`` and bridge events
+  (about a minute, most of it the flight itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from ground_station.dashboard.demo import GOAL, scripted_flight
+from ground_station.dashboard.server import DashboardServer
+from ground_station.ingest import GroundStation
+from ground_station.settings import GroundConfig, VehicleLinkConfig
+from onboard.telemetry.messages import bridge_event_listener, state_payload
+from onboard.telemetry.publisher import TelemetryPublisher
+from onboard.telemetry.settings import TelemetryConfig
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(),
+                                reason="needs /usr/bin/chromium (apt-get install -y chromium chromium-driver)")
+
+STEPS = 160
+PERIOD_S = 0.05
+HOLD_AT = 40
+
+
+def _wait(pred: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def browser(tmp_path: Path):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = str(CHROMIUM)
+    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", "--window-size=1600,1000", f"--user-data-dir={tmp_path / 'chromium'}"):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "SEVERE"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
+    try:
+        driver.set_page_load_timeout(30)
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_dashboard_shows_a_live_flight_and_replays_it(tmp_path: Path, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    tcfg = TelemetryConfig(pub_endpoint="tcp://127.0.0.1:0", replay_endpoint="tcp://127.0.0.1:0",
+                           journal_path=str(tmp_path / "journal.sqlite"), state_rate_hz=0.0, map_min_interval_s=0.0,
+                           curve=False)
+    stop = threading.Event()
+    with TelemetryPublisher(tcfg, "aerie-1") as pub:
+        gcfg = dataclasses.replace(GroundConfig(), db_path=str(tmp_path / "fl.sqlite"), curve=False,
+                                   vehicles=[VehicleLinkConfig("aerie-1", pub.pub_endpoint, pub.replay_endpoint)],
+                                   status_interval_s=0.2, ack_interval_s=0.1, stats_interval_s=0.0,
+                                   dashboard_port=0, dashboard_poll_interval_s=0.1)
+        station = GroundStation(gcfg)
+        ground = threading.Thread(target=station.run, kwargs={"duration_s": 120.0}, daemon=True)
+        ground.start()
+        assert station.started.wait(10)
+        seen_start = threading.Event()
+
+        def hold(i: int) -> None:
+            if i == HOLD_AT:    # wait until the browser has drawn the start: growth is then observable
+                seen_start.wait(30)
+
+        flight = threading.Thread(target=scripted_flight, args=(pub,), daemon=True,
+                                  kwargs={"steps": STEPS, "period_s": PERIOD_S, "stop": stop, "before_step": hold})
+        try:
+            with DashboardServer.from_config(gcfg, tmp_path) as dash:
+                browser.get(dash.url)
+                _wait(lambda: browser.find_element(By.ID, "link").text == "live", 15, "the live feed")
+                flight.start()
+
+                def points() -> int:
+                    return int(browser.find_element(By.ID, "trajectory").get_attribute("data-points") or 0)
+
+                first = _wait(lambda: points() >= 5 and points(), 30, "a trajectory on the map")
+                assert first <= HOLD_AT
+                seen_start.set()
+                _wait(lambda: points() > first + 10, 30, "the trajectory to grow")
+                _wait(lambda: "anchor_created" in browser.find_element(By.ID, "events").text, 20, "an event")
+                _wait(lambda: "pattern_stuck" in browser.find_element(By.ID, "events").text, 30,
+                      "the mid-flight event")
+                agent = browser.find_element(By.ID, "agent-table").text
+                assert GOAL in agent and ("forward" in agent or "turn_left" in agent)
+                assert "kiosk" in browser.find_element(By.ID, "detections").text
+                assert "battery" in browser.find_element(By.ID, "battery-text").text
+                assert "OFFBOARD" in browser.find_element(By.ID, "vehicle-table").text
+                assert browser.find_elements(By.CSS_SELECTOR, "#anchors circle")
+                _wait(lambda: browser.execute_script("return document.getElementById('map-snapshot').naturalWidth"),
+                      10, "the semantic map snapshot (a PNG served from the flight log)")
+                shot = tmp_path / "dashboard.png"
+                browser.save_screenshot(str(shot))
+                assert shot.stat().st_size > 10_000
+                if os.environ.get("AERIE_DASHBOARD_SCREENSHOT"):
+                    shutil.copyfile(shot, os.environ["AERIE_DASHBOARD_SCREENSHOT"])
+
+                flight.join(30)
+                assert not flight.is_alive()
+                _wait(lambda: "mission_end" in browser.find_element(By.ID, "events").text, 30, "the end of the flight")
+                _wait(lambda: points() == STEPS, 10, f"all {STEPS} states on the map (has {points()})")
+
+                # Replay the flight from the flight log: the whole path, then the start of it.
+                # The list is rebuilt when flights change: read and pick in one script, no stale elements.
+                flight_option = "const o = document.getElementById('source').options; " \
+                                "return o.length > 1 && !o[1].text.includes('(open)') ? o[1].value : null;"
+                value = _wait(lambda: browser.execute_script(flight_option), 15, "the ended flight in the flight list")
+                assert value == "aerie-1/1"
+                Select(browser.find_element(By.ID, "source")).select_by_value(value)
+                _wait(lambda: browser.find_element(By.TAG_NAME, "body").get_attribute("data-source") != "live"
+                      and points() == STEPS, 15, "the replayed flight")
+                assert browser.find_element(By.ID, "replay").is_displayed()
+                # The deterministic post-flight analysis of the replayed flight, its key step on the map.
+                analysis = browser.find_element(By.ID, "analysis-table").text
+                assert "key step" in analysis and "failure" in analysis, analysis
+                assert "key step" in browser.find_element(By.ID, "key-step").text
+                browser.save_screenshot(str(tmp_path / "dashboard-replay.png"))
+                browser.execute_script("const s = document.getElementById('scrub'); s.value = 100;"
+                                       "s.dispatchEvent(new Event('input'));")
+                _wait(lambda: 0 < points() < STEPS // 4, 10, "the replay scrubbed to its start")
+                errors = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+                assert not errors, f"the page logged errors: {errors}"
+                assert "flight #1" in browser.find_element(By.ID, "flight-info").text
+        finally:
+            stop.set()
+            seen_start.set()
+            if flight.is_alive():
+                flight.join(30)
+            station.stop()
+            ground.join(10)
+    assert not ground.is_alive()
+
+
+# As in tests/firmware_bridge: faster climbs and descents keep the flight short.
+FAST = {"MPC_TKO_SPEED": 4.0, "MPC_LAND_SPEED": 3.0, "MPC_Z_V_AUTO_DN": 3.0, "COM_LOW_BAT_ACT": 0}
+
+
+def _points(driver: Any) -> list[tuple[float, float]]:
+    text = driver.find_element("id", "trajectory").get_attribute("points") or ""
+    return [tuple(map(float, p.split(","))) for p in text.split()]  # type: ignore[misc]
+
+
+async def _until(pred: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = await asyncio.to_thread(pred)
+        if value:
+            return value
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def test_dashboard_follows_the_simulated_vehicle(tmp_path: Path, browser: Any) -> None:
+    from firmware_bridge.bridge import FlightBridge
+    from firmware_bridge.flight_check import run_flight_check
+    from firmware_bridge.settings import BridgeConfig, LinkConfig, StreamerConfig
+    from sim.vehicle import SimVehicleProcess
+
+    tcfg = TelemetryConfig(pub_endpoint="tcp://127.0.0.1:0", replay_endpoint="tcp://127.0.0.1:0",
+                           journal_path=str(tmp_path / "journal.sqlite"), state_rate_hz=0.0, map_min_interval_s=0.0,
+                           curve=False)
+    sim = SimVehicleProcess(seed=7, params=FAST, prearm_delay_s=0.5)
+    sim.start()
+    try:
+        with TelemetryPublisher(tcfg, "aerie-1") as pub:
+            gcfg = dataclasses.replace(GroundConfig(), db_path=str(tmp_path / "fl.sqlite"), curve=False,
+                                       vehicles=[VehicleLinkConfig("aerie-1", pub.pub_endpoint, pub.replay_endpoint)],
+                                       status_interval_s=0.2, ack_interval_s=0.1, stats_interval_s=0.0,
+                                       dashboard_port=0, dashboard_poll_interval_s=0.1)
+            station = GroundStation(gcfg)
+            ground = threading.Thread(target=station.run, kwargs={"duration_s": 240.0}, daemon=True)
+            ground.start()
+            assert station.started.wait(10)
+            bcfg = BridgeConfig(link=LinkConfig(url=sim.mavsdk_url, connect_timeout_s=10, health_timeout_s=20),
+                                streamer=StreamerConfig(rate_hz=20.0, intent_timeout_s=1.0))
+            try:
+                with DashboardServer.from_config(gcfg, tmp_path) as dash:
+                    await asyncio.to_thread(browser.get, dash.url)
+                    await _until(lambda: browser.find_element("id", "link").text == "live", 15, "the live feed")
+                    async with await FlightBridge.connect(bcfg) as bridge:
+                        bridge.events.add_listener(bridge_event_listener(pub.event))
+                        pub.flight_start({"mission": "flight-check"})
+
+                        async def feed() -> None:
+                            while True:
+                                pub.publish("state", state_payload(bridge.state))
+                                await asyncio.sleep(0.2)
+
+                        feeder = asyncio.create_task(feed())
+                        try:
+                            check = asyncio.create_task(run_flight_check(
+                                bridge, altitude_m=6.0, square_m=8.0, say=lambda line: pub.event("flight_check", line)))
+                            await _until(lambda: "arm+takeoff" in browser.find_element("id", "events").text, 60,
+                                         "the takeoff event")
+                            await _until(lambda: "OFFBOARD" in browser.find_element("id", "vehicle-table").text, 30,
+                                         "offboard mode on the dashboard")
+                            before = len(await asyncio.to_thread(_points, browser))
+                            await _until(lambda: len(_points(browser)) > before + 10, 20, "the trajectory to grow")
+                            await check
+                            await asyncio.sleep(0.5)
+                        finally:
+                            feeder.cancel()
+                    pub.flight_end({"reason": "landed"})
+                    await _until(lambda: "land+disarm" in browser.find_element("id", "events").text, 20,
+                                 "the landing event")
+                    path = await asyncio.to_thread(_points, browser)
+                    # The square (8 m) and the goto 30 m north are in the drawn path (east, north).
+                    assert max(n for _, n in path) > 25 and max(e for e, _ in path) > 6
+                    await asyncio.to_thread(browser.save_screenshot, str(tmp_path / "dashboard-sim.png"))
+                    assert (tmp_path / "dashboard-sim.png").stat().st_size > 10_000
+                    errors = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+                    assert not errors, f"the page logged errors: {errors}"
+            finally:
+                station.stop()
+                ground.join(10)
+    finally:
+        sim.stop()

@@ -1,0 +1,210 @@
+"""The dashboard's server side: items, the flight-log tail, the HTTP/SSE routes and `aerie ground` wiring."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ground_station import service
+from ground_station.dashboard.app import DashboardContext
+from ground_station.dashboard.items import ItemMaker, json_safe, local_position
+from ground_station.dashboard.log_reader import Tail, open_reader
+from ground_station.dashboard.server import DashboardServer
+from ground_station.flight_log import FlightLog
+from ground_station.ingest import GroundStation
+from ground_station.settings import GroundConfig, VehicleLinkConfig
+from onboard.telemetry.envelope import decode, encode
+from onboard.telemetry.messages import map_payload
+from onboard.telemetry.publisher import TelemetryPublisher
+from onboard.telemetry.settings import TelemetryConfig
+
+
+def _env(seq: int, msg_type: str = "state", payload: object = None, vid: str = "u"):
+    frame = encode(vid, seq, msg_type, payload if payload is not None else {"seq": seq}, t_ns=seq)
+    return decode(frame, max_bytes=1 << 20), frame
+
+
+def _get(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, b""
+
+
+def test_items_are_json_safe_and_carry_local_positions() -> None:
+    assert json_safe({"a": float("nan"), "b": b"\x89PNG", "c": (1, float("inf")), 3: True}) == \
+        {"a": None, "b": {"bytes": 4}, "c": [1, None], "3": True}
+    assert local_position({"north_m": 3.0, "east_m": -4.0}, None) == [-4.0, 3.0]
+    # Without a local position, lat/lon around the origin (one millidegree north ~ 111 m).
+    e, n = local_position({"north_m": float("nan"), "lat": 60.001, "lon": 24.0}, (60.0, 24.0))
+    assert e == 0.0 and math.isclose(n, 111.19, abs_tol=0.1)
+    maker = ItemMaker()
+    first = maker.item({"seq": 1, "t_ns": 1, "type": "state", "vehicle_id": "u", "payload": {"lat": 60.0, "lon": 24.0}})
+    later = maker.item({"seq": 2, "t_ns": 2, "type": "state", "vehicle_id": "u", "payload": {"lat": 60.0, "lon": 24.002}})
+    assert first["pos"] == [0.0, 0.0] and math.isclose(later["pos"][0], 111.19 * 2 * math.cos(math.radians(60)), abs_tol=0.1)
+    json.dumps([first, later], allow_nan=False)
+
+
+def test_tail_delivers_late_holes_once_and_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "fl.sqlite"
+    with FlightLog.open(path) as writer:
+        writer.store([_env(1, "flight_start", {}), _env(2), _env(5)])
+        writer.advance("u", seen=5)
+        reader = open_reader(path)
+        assert reader is not None
+        tail = Tail("u", 0)
+        assert [m["seq"] for m in tail.read(reader)] == [1, 2, 5]
+        assert tail.read(reader) == []
+        writer.store([_env(4), _env(3), _env(6)])    # the replayed hole and a new message
+        writer.advance("u", seen=6)
+        assert [m["seq"] for m in tail.read(reader)] == [3, 4, 6]
+        assert tail.low == 6 and tail.delivered_above == set()
+        # A hole the vehicle can no longer fill is skipped by the log's cursor, not re-read forever.
+        writer.store([_env(9)])
+        writer.advance("u", seen=9, first_available=9)
+        assert [m["seq"] for m in tail.read(reader)] == [9]
+        assert tail.low == 9
+        reader.close()
+    assert open_reader(tmp_path / "absent.sqlite") is None
+
+
+@pytest.fixture
+def link(tmp_path: Path):
+    """A publisher and a ground station (with dashboard on a free port) on loopback, no CURVE."""
+    tcfg = TelemetryConfig(pub_endpoint="tcp://127.0.0.1:0", replay_endpoint="tcp://127.0.0.1:0",
+                           journal_path=str(tmp_path / "journal.sqlite"), state_rate_hz=0.0, map_min_interval_s=0.0,
+                           curve=False)
+    with TelemetryPublisher(tcfg, "v1") as pub:
+        gcfg = dataclasses.replace(GroundConfig(), db_path=str(tmp_path / "fl.sqlite"), curve=False,
+                                   vehicles=[VehicleLinkConfig("v1", pub.pub_endpoint, pub.replay_endpoint)],
+                                   status_interval_s=0.2, ack_interval_s=0.1, stats_interval_s=0.0,
+                                   dashboard_port=0, dashboard_poll_interval_s=0.05)
+        station = GroundStation(gcfg)
+        thread = threading.Thread(target=station.run, kwargs={"duration_s": 60.0}, daemon=True)
+        thread.start()
+        assert station.started.wait(10)
+        dash = DashboardServer.from_config(gcfg, tmp_path)
+        dash.start()
+        try:
+            yield pub, dash
+        finally:
+            dash.stop()
+            station.stop()
+            thread.join(10)
+            assert not thread.is_alive()
+
+
+def _sse_items(url: str, want: Any, timeout: float = 15.0) -> list[dict[str, Any]]:
+    """Read the live stream until ``want(items)`` holds; returns the items seen."""
+    items: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    with urllib.request.urlopen(url + "api/live", timeout=timeout) as r:
+        event = None
+        while time.monotonic() < deadline:
+            line = r.readline().decode().rstrip("\n")
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: ") and event == "items":
+                items.extend(json.loads(line[6:])["items"])
+                if want(items):
+                    return items
+    raise AssertionError(f"live stream did not deliver the expected items: {[i['type'] for i in items]}")
+
+
+def test_routes_serve_live_items_flights_replay_and_maps(link: Any) -> None:
+    pub, dash = link
+    url = dash.url
+    status, body = _get(url)
+    assert status == 200 and b"Aerie ground station" in body
+    assert _get(url + "static/app.js")[0] == 200
+    pub.flight_start({"mission": "t"})
+    for i in range(5):
+        pub.publish("state", {"north_m": float(i), "east_m": 2.0 * i, "battery_percent": 90.0, "yaw_deg": float("nan")})
+    pub.event("anchor_created", {"anchor_id": 0})
+    map_seq = pub.publish("map", map_payload(b"\x89PNG-not-really", step=1))
+    items = _sse_items(url, lambda its: any(i["type"] == "map" for i in its))
+    states = [i for i in items if i["type"] == "state"]
+    assert [s["pos"] for s in states] == [[2.0 * i, float(i)] for i in range(5)]
+    assert states[0]["payload"]["yaw_deg"] is None
+    assert [i["seq"] for i in items] == sorted(i["seq"] for i in items)
+    assert _get(url + f"api/map/v1/{map_seq}.png") == (200, b"\x89PNG-not-really")
+    assert _get(url + "api/map/v1/1.png")[0] == 404
+    end = pub.flight_end({"reason": "landed"})
+    pub.flight_start({"mission": "second"})
+    pub.publish("state", {"north_m": 0.0, "east_m": 0.0})
+    # A new stream starts at the latest flight.
+    items = _sse_items(url, lambda its: any(i["type"] == "state" for i in its))
+    assert items[0]["type"] == "flight_start" and items[0]["payload"] == {"mission": "second"}
+    status, body = _get(url + "api/flights")
+    flights = json.loads(body)
+    assert [(f["start_seq"], f["end_seq"], f["info"]["mission"]) for f in flights] == [(1, end, "t"),
+                                                                                          (end + 1, None, "second")]
+    status, body = _get(url + "api/flights/v1/1")
+    assert json.loads(body)["analysis"] is None          # no agent steps in this flight
+    replay = json.loads(body)["items"]
+    assert [i["type"] for i in replay] == ["flight_start"] + ["state"] * 5 + ["event", "map", "flight_end"]
+    assert replay[-2]["payload"]["png"] == {"bytes": 15}
+    assert _get(url + "api/flights/v1/999")[0] == 404
+    # The second flight never ended; a third starts: the second's replay stops before it.
+    pub.flight_start({"mission": "third"})
+    third = pub.publish("state", {"north_m": 1.0, "east_m": 1.0})
+    _sse_items(url, lambda its: any(i["seq"] == third for i in its))
+    second = json.loads(_get(url + f"api/flights/v1/{end + 1}")[1])["items"]
+    assert [i["type"] for i in second] == ["flight_start", "state"]
+    assert json.loads(_get(url + "api/vehicles")[1])["v1"]["events"] == 1
+    assert json.loads(_get(url + "api/world")[1]) == {"origin": None, "buildings": []}
+
+
+def test_world_footprints_come_from_the_loader_once(tmp_path: Path) -> None:
+    calls = []
+    world = {"origin": [60.0, 24.0], "buildings": [[[0.0, 0.0], [10.0, 0.0], [10.0, 10.0]]]}
+
+    def load() -> dict:
+        calls.append(1)
+        return world
+
+    with DashboardServer(DashboardContext(db_path=tmp_path / "none.sqlite", load_world=load), port=0) as dash:
+        for _ in range(2):
+            assert json.loads(_get(dash.url + "api/world")[1]) == world
+        assert json.loads(_get(dash.url + "api/flights")[1]) == []    # no flight log yet
+    assert calls == [1]
+
+
+def _ground_yaml(tmp_path: Path, port: int) -> Path:
+    path = tmp_path / "ground.yaml"
+    path.write_text(f"db_path: log.sqlite\ncurve: false\ndashboard_port: {port}\nvehicles:\n  - vehicle_id: a\n"
+                    "    pub_endpoint: tcp://127.0.0.1:1\n    replay_endpoint: tcp://127.0.0.1:2\n")
+    return path
+
+
+def test_aerie_ground_starts_the_dashboard_and_prints_its_url(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    path = _ground_yaml(tmp_path, 0)
+    assert service.main(["--config", str(path), "--duration", "0.5", "--log-level", "WARNING"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["counters"] == {"a": {}}
+    assert "aerie ground: dashboard at http://127.0.0.1:" in err
+    assert service.main(["dashboard", "--config", str(path), "--duration", "0.3"]) == 0
+    assert "aerie ground dashboard: dashboard at http://127.0.0.1:" in capsys.readouterr().err
+
+
+def test_a_taken_port_is_reported_and_ingest_still_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        path = _ground_yaml(tmp_path, taken.getsockname()[1])
+        assert service.main(["--config", str(path), "--duration", "0.3", "--log-level", "WARNING"]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out)["counters"] == {"a": {}} and "dashboard cannot listen" in err
+        assert service.main(["dashboard", "--config", str(path), "--duration", "0.1"]) == 1

@@ -1,0 +1,129 @@
+"""The deterministic post-flight analyser: key timestep, the three reflections, the bundle for sync."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ground_station import service
+from ground_station.flight_log import FlightLog
+from ground_station.post_flight import PostFlightWatcher, analyse, bundle_name
+from onboard.memory.bundle import import_bundle, read_bundle
+from onboard.memory.records import (NAVIGATE_EXPERIENCE, STRATEGIC_PLAN, TASK_EXPERIENCE, NavigateExperience,
+                                    SearchLocateExperience)
+from onboard.telemetry.envelope import decode, encode
+from onboard.telemetry.messages import agent_step_payload
+
+DISTANCES = [100.0, 90.0, 120.0, 80.0, 60.0, 70.0, 15.0]
+ACTIONS = ["forward", "turn_left", "forward", "forward", "turn_right", "forward", "stop"]
+
+
+def flight(start: int = 1, *, end: dict | None = None, strategy: str | None = None,
+           distances: list[float] = DISTANCES) -> list[dict]:
+    msgs = [{"seq": start, "type": "flight_start", "payload": {"mission": "find the kiosk"}},
+            {"seq": start + 1, "type": "plan", "payload": {"goal": "kiosk", "steps": ["street", "square"]}}]
+    for i, d in enumerate(distances):
+        extra = {"goal": "the red kiosk"} | ({"strategy": strategy} if strategy else {})
+        msgs.append({"seq": start + 2 + 2 * i, "type": "state", "payload": {"north_m": float(i)}})
+        msgs.append({"seq": start + 3 + 2 * i, "type": "agent_step", "payload": agent_step_payload(
+            step=i, current_state=f"over block {i}", action=ACTIONS[i], reason=f"reason {i}", pose={"x": i},
+            distance_estimate_m=d, **extra)})
+    msgs.append({"seq": start + 2 + 2 * len(distances), "type": "flight_end", "payload": end or {}})
+    return msgs
+
+
+def test_key_step_is_the_decision_before_the_largest_increase() -> None:
+    a = analyse(flight(), vehicle_id="v", start_seq=1)
+    assert a is not None and a.status == "success"          # last distance 15 m <= 20 m
+    assert (a.key.step.step, a.key.distance_before_m, a.key.distance_after_m) == (1, 90.0, 120.0)
+    d = a.decision
+    assert isinstance(d, NavigateExperience)
+    assert (d.current_state, d.navigation_goal, d.is_success) == ("over block 1", "the red kiosk", "success")
+    assert "'turn_left' (reason 1)" in d.reflect_reason and "+30 m" in d.reflect_reason
+    # The flight's best decision: 120 -> 80 after step 2 ('forward').
+    assert json.loads(d.refined_action) == {"at_step": 1, "avoid": "turn_left", "prefer": "forward"}
+    assert a.plan.task_instruction == "find the kiosk" and a.plan.status == "success"
+    assert json.loads(a.plan.master_plan) == {"goal": "kiosk", "steps": ["street", "square"]}
+    assert a.plan.plan_refined == a.plan.master_plan
+    assert a.task.task_goal == "the red kiosk (Strategy: navigate)"
+    assert analyse(flight(), vehicle_id="v", start_seq=1) == a           # deterministic
+
+
+def test_failure_reflection_and_search_records() -> None:
+    a = analyse(flight(end={"success": False}, strategy="search"), vehicle_id="v", start_seq=1)
+    assert a is not None and a.status == "failure"
+    assert isinstance(a.decision, SearchLocateExperience) and a.decision.is_success == "failure"
+    assert a.decision.reflect_reason.startswith("Failure:")
+    refined = json.loads(a.plan.plan_refined)
+    assert refined["avoid"] == [{"at_step": 1, "avoid": "turn_left", "prefer": "forward"}]
+    assert "key step was 1" in a.plan.reflection_note
+    far = analyse(flight(distances=[50.0, 40.0, 30.0]), vehicle_id="v")
+    assert far is not None and far.status == "failure" and far.key.step.step == 2 and far.key.increase_m == 0
+    assert analyse([{"seq": 1, "type": "state", "payload": {}}]) is None
+
+
+def _store(fl: FlightLog, msgs: list[dict], vid: str = "aerie-1") -> None:
+    items = []
+    for m in msgs:
+        frame = encode(vid, m["seq"], m["type"], m["payload"], t_ns=m["seq"])
+        items.append((decode(frame, max_bytes=1 << 20), frame))
+    fl.store(items)
+
+
+def test_watcher_writes_one_bundle_per_ended_flight_ready_for_sync(tmp_path: Path) -> None:
+    from onboard.memory.embedder import MiniLMEmbedder
+    from onboard.memory.experience_store import ExperienceStore
+
+    db = tmp_path / "fl.sqlite"
+    with FlightLog.open(db) as fl:
+        _store(fl, flight(1))
+        _store(fl, flight(100)[:-1])                          # still in the air
+    watcher = PostFlightWatcher(db, tmp_path / "out", tmp_path / "ground_memory.sqlite")
+    try:
+        [path] = watcher.poll()
+        assert path.name == bundle_name("aerie-1", 1)
+        assert watcher.poll() == []                          # analysed once
+    finally:
+        watcher.stop()
+    doc = read_bundle(path)
+    exps = doc["experiences"]
+    assert doc["vehicle_id"] == "aerie-1"
+    assert [e["collection"] for e in exps] == [STRATEGIC_PLAN, TASK_EXPERIENCE, NAVIGATE_EXPERIENCE]
+    assert exps[1]["parent_uid"] == exps[0]["uid"] and exps[2]["parent_uid"] == exps[1]["uid"]
+    with ExperienceStore.open(tmp_path / "vehicle.sqlite", MiniLMEmbedder.load()) as vehicle:
+        report = import_bundle(vehicle, path)
+        assert (report.added, report.already_present) == (3, 0)
+        hit = vehicle.retrieve_navigate("over block 1", k=1)[0]
+        assert hit.record.refined_action == exps[2]["fields"]["refined_action"]
+
+
+def test_aerie_ground_analyse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FlightLog.open(tmp_path / "log.sqlite") as fl:
+        _store(fl, flight(1, end={"status": "failure"}))
+    cfg = tmp_path / "ground.yaml"
+    cfg.write_text("db_path: log.sqlite\ncurve: false\n")
+    assert service.main(["analyse", "--config", str(cfg)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == {"bundles": [str(tmp_path / "post_flight" / "aerie-1-1.bundle")]}
+    assert service.main(["analyse", "--config", str(cfg)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"bundles": []}
+    assert (tmp_path / "ground_memory.sqlite").exists()
+
+
+def test_watcher_thread_analyses_a_flight_that_ends_while_it_runs(tmp_path: Path) -> None:
+    import time
+
+    db = tmp_path / "fl.sqlite"
+    with FlightLog.open(db) as fl:
+        msgs = flight(1)
+        _store(fl, msgs[:-1])
+        watcher = PostFlightWatcher(db, tmp_path / "out", tmp_path / "mem.sqlite", interval_s=0.05).start()
+        try:
+            time.sleep(0.3)
+            assert watcher.written == []                     # not ended yet
+            _store(fl, msgs[-1:])
+        finally:
+            watcher.stop()                                   # the final pass still sees the end
+    assert [p.name for p in watcher.written] == ["aerie-1-1.bundle"]
