@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("onboard.inference.models_cli", "List, verify, prepare, quantize models; build TensorRT engines"),
     "world": ("sim.world.cli", "Build and render the Helsinki world"),
     "fly": ("onboard.supervisor", "Run the onboard supervisor"),
-    "ground": ("ground_station.service", "Run the ground station"),
+    "ground": ("ground_station.service", "Run the ground station (ingest, dashboard, post-flight); also show|sync|dashboard|analyse"),
     "keys": ("onboard.telemetry.keys", "Generate CurveZMQ key files"),
     "demo": ("aerie.demo", "Fly a full simulated mission on the embedded defaults"),
     "config": ("onboard.config", "Print or check the configuration"),

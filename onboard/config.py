@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from firmware_bridge.settings import BridgeConfig, LinkConfig, SafetyConfig, StreamerConfig
+from onboard.agent.settings import AgentConfig
 from onboard.inference.settings import InferenceConfig
 from onboard.log_setup import LoggingConfig
 from onboard.memory.settings import MemoryConfig
@@ -35,6 +36,7 @@ class AerieConfig:
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
+    agent: AgentConfig = field(default_factory=AgentConfig)
     inference: InferenceConfig = field(default_factory=InferenceConfig)
 
     @property

@@ -122,6 +122,13 @@ def _sse_items(url: str, want: Any, timeout: float = 15.0) -> list[dict[str, Any
     raise AssertionError(f"live stream did not deliver the expected items: {[i['type'] for i in items]}")
 
 
+def _max_seq(url: str) -> int:
+    flights = json.loads(_get(url + "api/flights")[1])
+    if len(flights) < 2:
+        return -1
+    return max(i["seq"] for i in json.loads(_get(url + f"api/flights/v1/{flights[-1]['start_seq']}")[1])["items"])
+
+
 def test_routes_serve_live_items_flights_replay_and_maps(link: Any) -> None:
     pub, dash = link
     url = dash.url
@@ -142,8 +149,12 @@ def test_routes_serve_live_items_flights_replay_and_maps(link: Any) -> None:
     assert _get(url + "api/map/v1/1.png")[0] == 404
     end = pub.flight_end({"reason": "landed"})
     pub.flight_start({"mission": "second"})
-    pub.publish("state", {"north_m": 0.0, "east_m": 0.0})
-    # A new stream starts at the latest flight.
+    second_state = pub.publish("state", {"north_m": 0.0, "east_m": 0.0})
+    # Once the second flight is in the log, a new stream starts at it (the latest flight).
+    deadline = time.monotonic() + 10.0
+    while _max_seq(url) < second_state:
+        assert time.monotonic() < deadline, "the second flight never reached the flight log"
+        time.sleep(0.05)
     items = _sse_items(url, lambda its: any(i["type"] == "state" for i in its))
     assert items[0]["type"] == "flight_start" and items[0]["payload"] == {"mission": "second"}
     status, body = _get(url + "api/flights")

@@ -52,7 +52,8 @@ def ground_cfg(tmp: Path, pubs: list[TelemetryPublisher], *, curve: bool, keys: 
                 for p in pubs]
     cfg = GroundConfig(db_path=str(tmp / "flight_log.sqlite"), vehicles=vehicles, curve=curve,
                        client_secret_key=str(keys["ground_secret"]) if keys else "", status_interval_s=0.2,
-                       ack_interval_s=0.1, replay_timeout_s=0.5, stats_interval_s=0.0)
+                       ack_interval_s=0.1, replay_timeout_s=0.5, stats_interval_s=0.0,
+                       dashboard_port=0, post_flight_enabled=False)  # no fixed port clashes between parallel runs
     return dataclasses.replace(cfg, **over)
 
 
