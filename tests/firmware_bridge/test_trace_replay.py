@@ -11,6 +11,7 @@ import asyncio
 import base64
 import gzip
 import json
+import os
 import socket
 import threading
 import time
@@ -22,7 +23,8 @@ from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.settings import BridgeConfig, LinkConfig
 
-TRACE = Path(__file__).resolve().parents[3] / "shared" / "px4-trace" / "px4_sih_raw.jsonl.gz"
+TRACE = Path(os.environ.get("AERIE_PX4_TRACE_DIR") or Path(__file__).resolve().parents[3] / "shared" / "px4-trace") \
+    / "px4_sih_raw.jsonl.gz"
 
 pytestmark = pytest.mark.skipif(not TRACE.exists(), reason=f"PX4 trace not found at {TRACE}")
 

@@ -10,6 +10,7 @@ import functools
 import gzip
 import json
 import math
+import os
 import socket
 import time
 from pathlib import Path
@@ -17,7 +18,15 @@ from pathlib import Path
 import pytest
 from pymavlink.dialects.v20 import development as mavlink2
 
-TRACE_DIR = Path("/work/shared/px4-trace")
+def _trace_dir() -> Path:
+    """The recorded PX4 session: $AERIE_PX4_TRACE_DIR, else ../shared beside the checkout."""
+    env = os.environ.get("AERIE_PX4_TRACE_DIR")
+    candidates = [Path(env)] if env else []
+    candidates += [Path(__file__).resolve().parents[3] / "shared" / "px4-trace", Path("/work/shared/px4-trace")]
+    return next((c for c in candidates if c.exists()), candidates[0])
+
+
+TRACE_DIR = _trace_dir()
 TRACE_FILE = TRACE_DIR / "px4_sih_session.jsonl.gz"
 needs_trace = pytest.mark.skipif(not TRACE_FILE.exists(), reason="PX4 reference trace not present")
 EVENTS_FILE = TRACE_DIR / "px4_sih_session_events.jsonl"
