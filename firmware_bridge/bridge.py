@@ -65,7 +65,7 @@ class FlightBridge:
         self._envelope: SafetyEnvelope | None = None
         self._envelope_home: tuple[float, float, float] | None = None
         self.failsafe_reason: str | None = None
-        self.hub.start(link.system, self._telemetry, self._mavlink_direct, link.sysid)
+        self.hub.start(self._telemetry, self._mavlink_direct, link.sysid)
         self.events.add_listener(lambda e: self.hub.invalidate_health() if e.kind == "link_lost" else None)
         self.monitor = FailsafeMonitor(
             state_of=lambda: self.hub.state,
@@ -80,7 +80,6 @@ class FlightBridge:
         self.commands = Commands(
             _LinkGuardedAction(self._action, self.monitor.link_ok),
             envelope_of=self.envelope,
-            state_of=lambda: self.hub.state,
             timeout_s=cfg.link.command_timeout_s,
         )
         self.streamer = SetpointStreamer(

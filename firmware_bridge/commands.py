@@ -18,7 +18,6 @@ from typing import Any
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.intents import GlobalTarget, PositionNed
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation
-from firmware_bridge.vehicle_state import VehicleState
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +64,10 @@ def result_from_mavsdk(exc: Exception) -> CommandResult:
 class Commands:
     """The command half of the bridge; every target passes the safety envelope first."""
 
-    def __init__(self, action: Any, envelope_of: Any, state_of: Any, timeout_s: float) -> None:
-        # ``envelope_of`` / ``state_of`` are callables so that a re-homed envelope
-        # and the newest telemetry snapshot are always the ones used.
+    def __init__(self, action: Any, envelope_of: Any, timeout_s: float) -> None:
+        # ``envelope_of`` is a callable so that a re-homed envelope is always the one used.
         self._action = action
         self._envelope_of = envelope_of
-        self._state_of = state_of
         self._timeout_s = timeout_s
 
     async def _call(self, name: str, coro: Any) -> None:
@@ -137,6 +134,3 @@ class Commands:
 
     async def return_to_launch(self) -> None:
         await self._call("return_to_launch", self._action.return_to_launch())
-
-    def state(self) -> VehicleState:
-        return self._state_of()

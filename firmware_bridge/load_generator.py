@@ -8,7 +8,6 @@ naive 20 Hz loop on the event loop starts to miss deadlines.
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 
@@ -92,10 +91,3 @@ def period_stats(times: list[float], gap_s: float = 0.5) -> dict[str, float]:
         "gaps": int((d > gap_s * 1000.0).sum()),
     }
 
-
-def burn(seconds: float) -> None:
-    """Hold the GIL in pure Python (the worst kind of load for other Python threads)."""
-    end = time.monotonic() + seconds
-    x = 0
-    while time.monotonic() < end:
-        x += 1

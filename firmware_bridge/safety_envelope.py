@@ -65,9 +65,6 @@ class SafetyEnvelope:
         if self._fence_ne and not point_in_polygon(0.0, 0.0, self._fence_ne):
             raise ValueError("home lies outside the configured geofence polygon")
 
-    def with_home(self, home: GeoPoint) -> "SafetyEnvelope":
-        return SafetyEnvelope(self.cfg, home)
-
     # -- horizontal fence --------------------------------------------------
     def inside_fence(self, north: float, east: float) -> bool:
         if math.hypot(north, east) > self.cfg.geofence.max_distance_from_home_m:

@@ -55,7 +55,7 @@ class TelemetryHub:
         return self._state
 
     # -- lifecycle -----------------------------------------------------------
-    def start(self, system: Any, telemetry: Any, mavlink_direct: Any, autopilot_sysid: int) -> None:
+    def start(self, telemetry: Any, mavlink_direct: Any, autopilot_sysid: int) -> None:
         """Start one task per stream on the running loop."""
         self._autopilot_sysid = autopilot_sysid
         t = telemetry

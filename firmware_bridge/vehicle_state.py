@@ -71,7 +71,3 @@ class VehicleState:
     @property
     def healthy(self) -> bool:
         return self.global_position_ok and self.home_position_ok and self.local_position_ok
-
-    @property
-    def has_position(self) -> bool:
-        return not (math.isnan(self.north_m) or math.isnan(self.rel_alt_m))
