@@ -19,6 +19,7 @@ from onboard.agent.settings import AgentConfig
 from onboard.inference.settings import InferenceConfig
 from onboard.log_setup import LoggingConfig
 from onboard.memory.settings import MemoryConfig
+from onboard.supervisor.settings import SupervisorConfig
 from onboard.telemetry.settings import TelemetryConfig
 from onboard.typed_config import ConfigError, build, to_dict
 
@@ -38,6 +39,7 @@ class AerieConfig:
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     agent: AgentConfig = field(default_factory=AgentConfig)
     inference: InferenceConfig = field(default_factory=InferenceConfig)
+    supervisor: SupervisorConfig = field(default_factory=SupervisorConfig)
 
     @property
     def bridge(self) -> BridgeConfig:

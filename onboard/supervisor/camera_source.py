@@ -1,0 +1,53 @@
+"""Camera frames for the detector: an OpenCV capture (device, file, RTSP, GStreamer) or the simulator's views.
+
+On a Jetson the camera is a CSI or USB device read through GStreamer
+(``nvarguscamerasrc ! ... ! appsink``), on a bench a video file or an RTSP
+stream; OpenCV's VideoCapture opens all of them, so one class serves. A
+source that cannot be opened or stops delivering raises `CameraError`; the
+supervisor's restarting worker then reopens it with back-off. In simulation
+the frames come with each observation (the observation server renders them),
+decoded by `decode_png`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class CameraError(RuntimeError):
+    """The camera cannot be opened or delivered no frame."""
+
+
+def decode_png(data: bytes) -> np.ndarray:
+    import cv2
+
+    img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if img is None:
+        raise CameraError("camera frame is not a decodable image")
+    return img
+
+
+class OpenCVCamera:
+    """`source`: a device index ("0"), a file, an rtsp:// URL, or a GStreamer pipeline (contains "!")."""
+
+    def __init__(self, source: str) -> None:
+        import cv2
+
+        self.source = source
+        if source.isdigit():
+            self._cap = cv2.VideoCapture(int(source))
+        elif "!" in source:
+            self._cap = cv2.VideoCapture(source, cv2.CAP_GSTREAMER)
+        else:
+            self._cap = cv2.VideoCapture(source)
+        if not self._cap.isOpened():
+            raise CameraError(f"camera {source!r} cannot be opened")
+
+    def read(self) -> np.ndarray:
+        ok, frame = self._cap.read()
+        if not ok or frame is None:
+            raise CameraError(f"camera {self.source!r} delivered no frame")
+        return frame
+
+    def close(self) -> None:
+        self._cap.release()

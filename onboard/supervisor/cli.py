@@ -1,0 +1,91 @@
+"""`aerie fly`: run the supervisor for one mission.
+
+    aerie fly --config config.yaml --instruction "Find the cafe 300 m east of the cathedral"
+    aerie fly --config config.yaml --mission mission.yaml [--json outcome.json]
+
+`--vehicle-url`, `--world` and `--data-dir` override the config's
+link.url, supervisor.world_endpoint and data_dir for one run (the demo and the
+tests use them; a vehicle's service uses the config alone). SIGTERM and
+Ctrl-C end the mission: the vehicle lands (or returns, `supervisor.on_terminate`).
+
+Exit status: 0 the agent declared arrival and the vehicle is down; 3 the mission
+ended without arrival (step budget, aborted) but the vehicle is down; 1 an error
+(config, link, a vehicle that could not land); 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="aerie fly", description="Fly one mission with the agent in the loop")
+    p.add_argument("--config", default=None, help="config file (default: built-in defaults = config.yaml)")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--mission", help="mission file (YAML/JSON: instruction, name, step_limit, geofence)")
+    g.add_argument("--instruction", help="the mission's instruction, in words")
+    p.add_argument("--name", default="mission", help="mission name with --instruction (results folder)")
+    p.add_argument("--step-limit", type=int, default=0, help="agent steps allowed (default: supervisor.step_limit)")
+    p.add_argument("--vehicle-url", default=None, help="override link.url")
+    p.add_argument("--world", default=None, help="override supervisor.world_endpoint")
+    p.add_argument("--data-dir", default=None, help="override data_dir")
+    p.add_argument("--json", default=None, help="write the flight outcome here")
+    p.add_argument("--quiet", action="store_true", help="no progress line per step")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    from onboard.config import load_config
+    from onboard.log_setup import configure_logging
+    from onboard.supervisor.mission import Mission, load_mission
+    from onboard.typed_config import ConfigError
+
+    try:
+        cfg = load_config(args.config)
+        mission = load_mission(args.mission) if args.mission else Mission(
+            instruction=args.instruction, name=args.name, step_limit=args.step_limit)
+    except (ConfigError, ValueError) as exc:
+        print(f"aerie fly: {exc}", file=sys.stderr)
+        return 1
+    if args.step_limit and args.mission:
+        mission = replace(mission, step_limit=args.step_limit)
+    if args.vehicle_url:
+        cfg = replace(cfg, link=replace(cfg.link, url=args.vehicle_url))
+    if args.world:
+        cfg = replace(cfg, supervisor=replace(cfg.supervisor, world_endpoint=args.world))
+    if args.data_dir:
+        cfg = replace(cfg, data_dir=args.data_dir)
+    configure_logging(cfg.logging)
+    return asyncio.run(_fly(cfg, mission, args))
+
+
+async def _fly(cfg, mission, args) -> int:
+    from onboard.supervisor.supervisor import Supervisor
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    progress = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
+    sup = Supervisor(cfg, mission, on_progress=progress)
+    try:
+        outcome = await sup.run(stop)
+    except Exception as exc:  # already logged with its traceback by the supervisor
+        print(f"aerie fly: mission failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        Path(args.json).write_text(json.dumps(outcome.to_json(), indent=1) + "\n")
+    print(f"flight {outcome.flight_id}: {outcome.reason}, agent success {outcome.agent_success}, "
+          f"{outcome.steps} moves, {outcome.flown_m:.0f} m flown, {outcome.seconds:.0f} s, vehicle {outcome.landed}; "
+          f"step p50 {outcome.step_ms_p50:.1f} ms; peak RSS {outcome.peak_rss_mb:.0f} MB; results {outcome.results_dir}",
+          flush=True)
+    if outcome.landed.startswith("could not"):
+        return 1
+    return 0 if outcome.reason == "arrived" else 3

@@ -1,0 +1,59 @@
+"""Typed settings of the onboard supervisor (the ``supervisor:`` section of config.yaml)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class SupervisorConfig:
+    # Where observations (waypoints on offer, landmarks, readable signs) come from. "world": the
+    # simulator's observation server (`sim/world/observation_server.py`) at world_endpoint. A real
+    # vehicle needs its own corridor map and landmark recogniser, which Aerie does not ship yet.
+    observation_source: Literal["world"] = "world"
+    # ZeroMQ REQ endpoint of the observation server.
+    world_endpoint: str = "tcp://127.0.0.1:7720"
+    # One observation request may take this long before it is retried on a fresh socket.
+    world_timeout_s: float = 5.0
+    # Camera frames for the detector: "" (none), "world" (views rendered by the observation
+    # server), or an OpenCV source: a device index ("0"), a video file, an rtsp:// URL, or a
+    # GStreamer pipeline (anything containing "!").
+    camera: str = ""
+    # Run the detector on a camera frame every this many agent steps (0 = never).
+    detect_every_steps: int = 1
+    # What the detector is asked to find.
+    detect_prompts: tuple[str, ...] = ("person",)
+    # Flight altitude above home while flying the mission, metres.
+    cruise_alt_m: float = 30.0
+    # Horizontal speed of each move, m/s.
+    speed_m_s: float = 10.0
+    # A move has arrived when the vehicle is this close to its waypoint, metres.
+    arrive_tolerance_m: float = 3.0
+    # A move that has not arrived after this long is given up (the agent sees where it is).
+    move_timeout_s: float = 90.0
+    # Take-off and landing deadlines, seconds.
+    takeoff_timeout_s: float = 60.0
+    land_timeout_s: float = 180.0
+    # What SIGTERM (or Ctrl-C) does while airborne: "land" where it is, or "rtl".
+    on_terminate: Literal["land", "rtl"] = "land"
+    # Step budget when the mission does not give one.
+    step_limit: int = 60
+    # While the autopilot link is lost the agent is paused; after this long without it the
+    # mission is abandoned (the autopilot's own link-loss failsafe flies the vehicle).
+    link_wait_s: float = 120.0
+    # A crashed worker (detector) is rebuilt after this back-off, doubling up to the maximum ...
+    restart_backoff_s: float = 0.5
+    restart_backoff_max_s: float = 10.0
+    # ... at most this many times per flight; then the mission goes on without it.
+    max_restarts: int = 5
+    # Serve `aerie status` on <data_dir>/supervisor.sock.
+    status_socket: bool = True
+    # Open the experience memory (plans retrieved for the mission's instruction).
+    use_memory: bool = True
+    # Accept lesson bundles from the ground station on telemetry.sync_endpoint.
+    accept_lessons: bool = True
+    # Per-flight results (trajectory.json, episode_summary.json, rgb_images/) under data_dir.
+    results_dir: str = "results"
+    # Keep each step's camera frame in rgb_images/.
+    save_images: bool = True

@@ -1,0 +1,441 @@
+"""The onboard supervisor: one process that flies one mission with the agent in the loop.
+
+`Supervisor.run` starts, in this order, the telemetry publisher (journal first,
+so nothing after it is lost), the experience memory and the lesson-sync
+socket, the planner model and the detector (when configured), the flight
+bridge, the state publisher, the status socket and the observation link; then
+takes off and repeats *observe -> agent step -> publish -> fly the move* until
+the agent declares arrival, the step budget is spent, a stop is requested
+(SIGTERM: land or RTL by config) or the vehicle cannot go on (bridge failsafe,
+link gone for good). It always tries to bring the vehicle down and to publish
+``flight_end``, and writes the flight's results folder.
+
+The agent's step runs in a worker thread (`asyncio.to_thread`), so a slow
+planner model never stalls the event loop that carries telemetry, the status
+socket and the bridge; the setpoint stream has its own thread anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import resource
+import statistics
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from onboard.config import AerieConfig
+from onboard.supervisor.flight_executor import FlightExecutor, MissionAborted
+from onboard.supervisor.mission import Mission
+from onboard.supervisor.restarting_worker import RestartingWorker
+from onboard.supervisor.world_link import WorldLink, WorldObservation
+
+log = logging.getLogger("aerie.supervisor")
+
+
+@dataclass
+class FlightOutcome:
+    """What one flight came to; `episode_summary.json` holds the same plus the agent's summary."""
+
+    flight_id: str
+    mission: str
+    agent_success: bool
+    reason: str                  # arrived | step_limit | terminated | aborted: ...
+    steps: int
+    flown_m: float
+    seconds: float
+    landed: str
+    results_dir: str
+    final_node: int | None
+    nodes: list[int] = field(default_factory=list)
+    step_ms: list[float] = field(default_factory=list)
+    paused_s: float = 0.0
+    peak_rss_mb: float = 0.0
+    telemetry_last_seq: int = -1
+
+    @property
+    def step_ms_p50(self) -> float:
+        return statistics.median(self.step_ms) if self.step_ms else float("nan")
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["step_ms_p50"] = round(self.step_ms_p50, 2) if self.step_ms else None
+        return d
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set of this process (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _flight_id() -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
+class Supervisor:
+    """`plan_model` and `world` may be given by a caller (tests inject a faulty model); otherwise from config."""
+
+    def __init__(self, cfg: AerieConfig, mission: Mission, *, plan_model: Any = None, world: WorldLink | None = None,
+                 on_progress: Callable[[str], None] | None = None, flight_id: str | None = None) -> None:
+        self.cfg = cfg
+        self.mission = mission
+        self.sup = cfg.supervisor
+        self.data_dir = Path(cfg.data_dir).expanduser()
+        self.flight_id = flight_id or _flight_id()
+        self.on_progress = on_progress or (lambda line: None)
+        self._plan_model = plan_model
+        self._owns_plan_model = plan_model is None
+        self._world = world
+        self.publisher: Any = None
+        self.store: Any = None
+        self.embedder: Any = None
+        self.sync_server: Any = None
+        self.detector: RestartingWorker | None = None
+        self.camera: RestartingWorker | None = None
+        self.bridge: Any = None
+        self.status: Any = None
+        self.agent: Any = None
+
+    # -- telemetry helpers -----------------------------------------------------------------
+    def publish(self, msg_type: str, payload: Any) -> None:
+        if self.publisher is not None:
+            self.publisher.publish(msg_type, payload)
+
+    def event(self, kind: str, detail: Any = None) -> None:
+        log.info("event %s %s", kind, detail if detail is not None else "")
+        if self.publisher is not None:
+            self.publisher.event(kind, detail)
+
+    # -- start-up ----------------------------------------------------------------------------
+    def _start_telemetry(self) -> None:
+        if not self.cfg.telemetry.enabled:
+            return
+        from onboard.telemetry.publisher import TelemetryPublisher
+
+        self.publisher = TelemetryPublisher(self.cfg.telemetry, self.cfg.vehicle_id, data_dir=self.data_dir).start()
+
+    def _open_memory(self) -> None:
+        if not self.sup.use_memory:
+            return
+        from onboard.memory.embedder import MiniLMEmbedder
+        from onboard.memory.experience_store import ExperienceStore
+        from onboard.telemetry.settings import resolve_path
+
+        self.embedder = MiniLMEmbedder.load()
+        path = resolve_path(self.data_dir, self.cfg.memory.path)
+        self.store = ExperienceStore.open(path, self.embedder, self.cfg.memory)
+        if self.sup.accept_lessons and self.publisher is not None:
+            from onboard.telemetry.memory_sync import MemorySyncServer
+
+            self.sync_server = MemorySyncServer(self.cfg.telemetry, data_dir=self.data_dir,
+                                                import_fn=self._import_lessons,
+                                                on_result=lambda r: self.event("lessons_imported", r)).start()
+
+    def _import_lessons(self, bundle: Path) -> Any:
+        """Runs on the sync thread: its own connection to the memory file (WAL, one writer at a time)."""
+        from onboard.memory.bundle import import_bundle
+        from onboard.memory.experience_store import ExperienceStore
+        from onboard.telemetry.settings import resolve_path
+
+        with ExperienceStore.open(resolve_path(self.data_dir, self.cfg.memory.path), self.embedder,
+                                  self.cfg.memory) as store:
+            return import_bundle(store, bundle, source="ground_station")
+
+    def _load_models(self) -> None:
+        if self.cfg.agent.planner == "llm" and self._plan_model is None:
+            from onboard.inference.planner_model import PlannerModel
+
+            self._plan_model = PlannerModel.from_config(self.cfg.inference)
+        if self.sup.camera and self.sup.detect_every_steps > 0:
+            from onboard.perception.camera_model import CameraIntrinsics
+            from onboard.perception.pipeline import build_pipeline
+
+            def make_pipeline() -> Any:
+                # The intrinsics are fixed per pipeline; frames of another size are resized by the caller.
+                return build_pipeline(self.cfg.inference, CameraIntrinsics.from_hfov(640, 480, 90.0))
+
+            self.detector = RestartingWorker("detector", make_pipeline, backoff_s=self.sup.restart_backoff_s,
+                                             backoff_max_s=self.sup.restart_backoff_max_s,
+                                             max_restarts=self.sup.max_restarts, on_event=self.event,
+                                             close=lambda p: p.close())
+            self.detector._ensure()  # load now: `aerie status` should report loaded models before take-off
+            if self.sup.camera != "world":
+                from onboard.supervisor.camera_source import OpenCVCamera
+
+                self.camera = RestartingWorker("camera", lambda: OpenCVCamera(self.sup.camera),
+                                               backoff_s=self.sup.restart_backoff_s,
+                                               backoff_max_s=self.sup.restart_backoff_max_s,
+                                               max_restarts=self.sup.max_restarts, on_event=self.event,
+                                               close=lambda c: c.close())
+
+    async def _connect_bridge(self) -> None:
+        from firmware_bridge.bridge import FlightBridge
+        from onboard.telemetry.messages import bridge_event_listener
+
+        bcfg = self.cfg.bridge
+        if self.mission.geofence is not None:
+            bcfg = replace(bcfg, safety=replace(bcfg.safety, geofence=self.mission.geofence))
+        self.bridge = await FlightBridge.connect(bcfg)
+        self.bridge.events.add_listener(bridge_event_listener(self.event))
+
+    async def _state_loop(self) -> None:
+        from onboard.telemetry.messages import state_payload
+
+        period = 1.0 / self.cfg.telemetry.state_rate_hz if self.cfg.telemetry.state_rate_hz > 0 else 0.1
+        while True:
+            if self.bridge is not None:
+                self.publish("state", state_payload(self.bridge.state))
+            await asyncio.sleep(period)
+
+    def _checks(self) -> dict[str, Callable[[], tuple[bool, str]]]:
+        def bridge() -> tuple[bool, str]:
+            if self.bridge is None:
+                return False, "not connected yet"
+            s = self.bridge.state
+            ok = self.bridge.monitor.link_ok.is_set()
+            return ok, (f"{self.bridge.link.url}: heartbeat {s.heartbeat_age_s():.1f} s ago, mode {s.flight_mode}"
+                        if ok else f"{self.bridge.link.url}: link lost")
+
+        def models() -> tuple[bool, str]:
+            parts, ok = [], True
+            if self.cfg.agent.planner == "llm":
+                ok &= self._plan_model is not None
+                parts.append(f"planner {self.cfg.inference.llm_model} {'loaded' if self._plan_model else 'missing'}")
+            else:
+                parts.append("geometric planner (no model)")
+            if self.detector is not None:
+                d_ok, detail = self.detector.healthy()
+                ok &= d_ok
+                parts.append(detail)
+            if self.embedder is not None:
+                parts.append("embedder loaded")
+            return ok, "; ".join(parts)
+
+        def memory() -> tuple[bool, str]:
+            if not self.sup.use_memory:
+                return True, "memory disabled by config"
+            if self.store is None:
+                return False, "memory not open"
+            return True, f"{self.store.path}: {self.store.count()} experiences"
+
+        return {"bridge": bridge, "models": models, "memory": memory}
+
+    # -- the step ------------------------------------------------------------------------------
+    async def _observe(self, node: int | None, heading: float) -> WorldObservation:
+        s = self.bridge.state
+        want_image = self.sup.camera == "world" and self.sup.detect_every_steps > 0
+        return await asyncio.to_thread(self._world.observe, s.lat, s.lon, heading, node=node, image=want_image)
+
+    async def _detect(self, step: int, obs: WorldObservation, heading: float, folder: Path) -> None:
+        if self.detector is None or step % self.sup.detect_every_steps:
+            return
+        import cv2
+
+        from onboard.perception.camera_model import CameraPose
+        from onboard.supervisor.camera_source import decode_png
+        from onboard.telemetry.messages import plain
+
+        if self.camera is not None:
+            frame = await self.camera.call(lambda cam: asyncio.to_thread(cam.read))
+        else:
+            frame = decode_png(obs.image_png) if obs.image_png else None
+        if frame is None:
+            return
+        if self.sup.save_images:
+            rgb = folder / "rgb_images"
+            rgb.mkdir(parents=True, exist_ok=True)
+            cv2.imwrite(str(rgb / f"rgb_timestep_{step:04d}.png"), frame)
+        if frame.shape[:2] != (480, 640):
+            frame = cv2.resize(frame, (640, 480))
+        s = self.bridge.state
+        from firmware_bridge.maneuvers import position_from_home
+
+        here = position_from_home(self.bridge, s)
+        pose = CameraPose(here.north_m, here.east_m, here.down_m, yaw_deg=heading, pitch_deg=-30.0)
+        out = await self.detector.call(lambda p: p.perceive_async(frame, pose, list(self.sup.detect_prompts)))
+        if out is None:
+            return
+        dets = []
+        for o in out.objects:
+            rng = o.range_m
+            north = east = None
+            if rng is not None and math.isfinite(rng):
+                north = here.north_m + rng * math.cos(math.radians(o.bearing_deg))
+                east = here.east_m + rng * math.sin(math.radians(o.bearing_deg))
+            dets.append({"label": o.label, "score": round(float(o.score), 3), "bearing_deg": round(o.bearing_deg, 1),
+                         "range_m": None if rng is None else round(float(rng), 1), "north": north, "east": east})
+        self.publish("detections", plain({"step": step, "detections": dets, "timings_ms": out.timings_ms}))
+
+    # -- the flight -------------------------------------------------------------------------------
+    async def run(self, stop: asyncio.Event | None = None) -> FlightOutcome:
+        stop = stop or asyncio.Event()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        folder = self.data_dir / self.sup.results_dir / f"{self.flight_id}_{self.mission.name}"
+        folder.mkdir(parents=True, exist_ok=True)
+        t0 = time.monotonic()
+        state_task: asyncio.Task | None = None
+        outcome = FlightOutcome(self.flight_id, self.mission.name, False, "not started", 0, 0.0, 0.0, "on ground",
+                                str(folder), None)
+        executor: FlightExecutor | None = None
+        try:
+            self._start_telemetry()
+            self._open_memory()
+            self._load_models()
+            if self._world is None:
+                self._world = WorldLink(self.sup.world_endpoint, self.sup.world_timeout_s)
+            await self._connect_bridge()
+            state_task = asyncio.create_task(self._state_loop())
+            if self.sup.status_socket:
+                from onboard.supervisor.status_server import StatusServer
+
+                self.status = await StatusServer(self.data_dir, self._checks()).start()
+            gazetteer = await asyncio.to_thread(self._world.gazetteer)
+            executor = FlightExecutor(self.bridge, self.sup, self.event)
+            await self._fly(executor, gazetteer, folder, outcome, stop)
+        except MissionAborted as exc:
+            outcome.reason = f"aborted: {exc}"
+            self.event("mission_aborted", {"reason": str(exc)})
+        except Exception as exc:
+            outcome.reason = f"error: {type(exc).__name__}: {exc}"
+            log.exception("mission failed")
+            self.event("mission_error", {"error": outcome.reason})
+            raise
+        finally:
+            try:
+                if executor is not None and self.bridge is not None:
+                    how = self.sup.on_terminate if outcome.reason == "terminated" else "land"
+                    try:
+                        outcome.landed = await executor.finish(how)
+                    except Exception as exc:  # the autopilot's own failsafes still hold; say so
+                        outcome.landed = f"could not land: {type(exc).__name__}: {exc}"
+                        log.error("%s", outcome.landed)
+                outcome.seconds = round(time.monotonic() - t0, 1)
+                outcome.paused_s = round(executor.paused_total_s, 1) if executor else 0.0
+                outcome.peak_rss_mb = round(peak_rss_mb(), 1)
+                self._write_results(folder, outcome)
+                if self.publisher is not None:
+                    self.publisher.flight_end({"flight_id": self.flight_id, "success": outcome.agent_success,
+                                               "reason": outcome.reason, "steps": outcome.steps,
+                                               "landed": outcome.landed, "flown_m": outcome.flown_m})
+                    outcome.telemetry_last_seq = self.publisher.last_seq
+                    self.publisher.flush(5.0)
+            finally:
+                if state_task is not None:
+                    state_task.cancel()
+                await self._close()
+        return outcome
+
+    async def _fly(self, executor: FlightExecutor, gazetteer: list[str], folder: Path, outcome: FlightOutcome,
+                   stop: asyncio.Event) -> None:
+        from firmware_bridge.maneuvers import position_from_home
+        from onboard.agent.agent import GraphAgent
+        from onboard.agent.step_report import plan_payload, step_payload
+
+        step_limit = self.mission.step_limit or self.sup.step_limit
+        heading, node = 0.0, None
+        obs = await self._observe(node, heading)
+        spacing = statistics.median([m.length for m in obs.moves]) if obs.moves else 50.0
+        self.agent = GraphAgent(self.cfg.agent, gazetteer, name=self.cfg.agent.planner, memory=self.cfg.memory,
+                                experience_store=self.store, plan_model=self._plan_model, step_spacing_m=spacing)
+        self.agent.reset(self.mission.instruction)
+        s = self.bridge.state
+        if self.publisher is not None:
+            self.publisher.flight_start({"flight_id": self.flight_id, "mission": self.mission.name,
+                                         "instruction": self.mission.instruction, "agent": self.cfg.agent.planner,
+                                         "home": [s.home_lat, s.home_lon], "step_limit": step_limit})
+        self.on_progress(f"taking off to {self.sup.cruise_alt_m:.0f} m")
+        await executor.take_off()
+        obs = await self._observe(obs.node, heading)
+        outcome.nodes.append(obs.node)
+        published_plan = None
+        last_pos = position_from_home(self.bridge)
+        for step in range(step_limit + 1):
+            if stop.is_set():
+                outcome.reason = "terminated"
+                return
+            await executor.wait_for_link()
+            await self._detect(step, obs, heading, folder)
+            t_step = time.perf_counter()
+            action = await asyncio.to_thread(self.agent.act, obs.for_agent(step, step_limit - step))
+            outcome.step_ms.append((time.perf_counter() - t_step) * 1000.0)
+            st = self.agent.state
+            if st.dynamic.plan is not None and st.dynamic.plan is not published_plan:
+                published_plan = st.dynamic.plan
+                self.publish("plan", plan_payload(st))
+            frame = st.dynamic.trajectory_history[-1]
+            self.publish("agent_step", step_payload(st, frame))
+            dist = frame.distance_to_target
+            self.on_progress(f"step {step:>3}  {frame.strategy:<8} "
+                             f"{'arrive' if action.kind == 'arrive' else f'-> waypoint {action.node}':<18} "
+                             f"target est. {'?' if dist is None else f'{dist:.0f} m':>7}  {action.reason[:70]}")
+            if action.kind == "arrive":
+                outcome.agent_success = bool(st.final.mission_success)
+                outcome.reason = "arrived"
+                outcome.final_node = obs.node
+                return
+            if step >= step_limit:
+                break
+            outcome.steps = step + 1
+            move = obs.move(action.node)
+            fly = asyncio.ensure_future(executor.fly_to(move.lat, move.lon))
+            halt = asyncio.ensure_future(stop.wait())
+            await asyncio.wait({fly, halt}, return_when=asyncio.FIRST_COMPLETED)
+            if not fly.done():
+                fly.cancel()
+                outcome.reason = "terminated"
+                return
+            halt.cancel()
+            result = fly.result()
+            if not result.arrived:
+                self.event("move_timeout", {"waypoint": move.node, "error_m": round(result.error_m, 1)})
+            here = position_from_home(self.bridge)
+            outcome.flown_m = round(outcome.flown_m + math.hypot(here.north_m - last_pos.north_m,
+                                                                 here.east_m - last_pos.east_m), 1)
+            last_pos = here
+            heading = move.bearing
+            obs = await self._observe(move.node, heading)
+            outcome.nodes.append(obs.node)
+            outcome.final_node = obs.node
+        outcome.reason = "step_limit"
+
+    def _write_results(self, folder: Path, outcome: FlightOutcome) -> None:
+        import json
+
+        if self.agent is not None and self.agent.state is not None:
+            self.agent.write_results(folder)
+            summary = json.loads((folder / "episode_summary.json").read_text())
+        else:
+            summary = {}
+        summary["flight"] = outcome.to_json()
+        (folder / "episode_summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n")
+
+    async def _close(self) -> None:
+        for name, fn in (("status", lambda: self.status and self.status.close()),):
+            try:
+                res = fn()
+                if asyncio.iscoroutine(res):
+                    await res
+            except Exception:
+                log.exception("closing %s", name)
+        if self.bridge is not None:
+            try:
+                await self.bridge.close()
+            except Exception:
+                log.exception("closing the bridge")
+        for name, obj, method in (("world link", self._world, "close"), ("detector", self.detector, "close"),
+                                  ("camera", self.camera, "close"), ("sync", self.sync_server, "close"),
+                                  ("memory", self.store, "close"), ("telemetry", self.publisher, "close")):
+            if obj is None:
+                continue
+            try:
+                getattr(obj, method)()
+            except Exception:
+                log.exception("closing %s", name)
+        if self._owns_plan_model and self._plan_model is not None:
+            try:
+                self._plan_model.close()
+            except Exception:
+                log.exception("closing the planner model")

@@ -1,0 +1,121 @@
+"""The supervisor's side of the simulated world's sensor feed (`sim/world/observation_server.py`).
+
+A REQ socket in the lazy-pirate pattern: a request that gets no answer within
+the timeout closes the socket and is retried once on a fresh one, and then
+fails with `WorldLinkError` naming the endpoint, so a dead simulator shows up
+as a clear error, never as a hang. Replies are validated field by field; a
+malformed one is an error too, not a crash further down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgpack
+import zmq
+
+from onboard.agent.observation import AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting
+
+
+class WorldLinkError(RuntimeError):
+    """The observation server did not answer, or answered nonsense."""
+
+
+@dataclass(frozen=True)
+class MoveOption:
+    node: int
+    bearing: float
+    length: float
+    lat: float
+    lon: float
+
+
+@dataclass(frozen=True)
+class WorldObservation:
+    """What the drone perceives at one waypoint, with the waypoints' positions for flying there."""
+
+    node: int
+    lat: float
+    lon: float
+    snap_m: float
+    moves: tuple[MoveOption, ...]
+    landmarks: tuple[LandmarkSighting, ...]
+    pois: tuple[PoiSighting, ...]
+    image_png: bytes | None = None
+
+    def for_agent(self, step: int, steps_left: int) -> AgentObservation:
+        return AgentObservation(step=step, steps_left=steps_left,
+                                moves=tuple(NeighbourMove(m.node, m.bearing, m.length) for m in self.moves),
+                                landmarks=self.landmarks, pois=self.pois)
+
+    def move(self, node: int) -> MoveOption:
+        for m in self.moves:
+            if m.node == node:
+                return m
+        raise KeyError(f"waypoint {node} is not on offer from waypoint {self.node}")
+
+
+def parse_observation(reply: object) -> WorldObservation:
+    if not isinstance(reply, dict):
+        raise WorldLinkError(f"observation reply is {type(reply).__name__}, not a map")
+    if not reply.get("ok", False):
+        raise WorldLinkError(f"observation server refused the request: {reply.get('error', 'no reason given')}")
+    try:
+        return WorldObservation(
+            node=int(reply["node"]), lat=float(reply["lat"]), lon=float(reply["lon"]),
+            snap_m=float(reply.get("snap_m", 0.0)),
+            moves=tuple(MoveOption(int(m["node"]), float(m["bearing"]), float(m["length"]), float(m["lat"]),
+                                   float(m["lon"])) for m in reply["moves"]),
+            landmarks=tuple(LandmarkSighting(str(s["name"]), float(s["bearing"]), float(s["distance"]))
+                            for s in reply.get("landmarks", ())),
+            pois=tuple(PoiSighting(str(p["name"]), float(p["bearing"]), float(p["distance"]))
+                       for p in reply.get("pois", ())),
+            image_png=bytes(reply["image_png"]) if reply.get("image_png") else None)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise WorldLinkError(f"malformed observation reply: {type(exc).__name__}: {exc}") from exc
+
+
+class WorldLink:
+    def __init__(self, endpoint: str, timeout_s: float = 5.0, *, context: zmq.Context | None = None) -> None:
+        self.endpoint = endpoint
+        self.timeout_s = timeout_s
+        self._ctx = context or zmq.Context.instance()
+        self._sock: zmq.Socket | None = None
+
+    def _socket(self) -> zmq.Socket:
+        if self._sock is None:
+            self._sock = self._ctx.socket(zmq.REQ)
+            self._sock.setsockopt(zmq.LINGER, 0)
+            self._sock.connect(self.endpoint)
+        return self._sock
+
+    def _ask(self, request: dict) -> object:
+        body = msgpack.packb(request, use_bin_type=True)
+        for _attempt in range(2):
+            sock = self._socket()
+            sock.send(body)
+            if sock.poll(int(self.timeout_s * 1000), zmq.POLLIN):
+                try:
+                    return msgpack.unpackb(sock.recv(), raw=False)
+                except (ValueError, msgpack.UnpackException) as exc:
+                    raise WorldLinkError(f"{self.endpoint}: undecodable reply ({exc})") from exc
+            sock.close(0)
+            self._sock = None
+        raise WorldLinkError(f"observation server {self.endpoint} did not answer within {self.timeout_s:.1f} s (twice)")
+
+    def observe(self, lat: float, lon: float, heading: float, *, node: int | None = None,
+                image: bool = False) -> WorldObservation:
+        return parse_observation(self._ask({"op": "observe", "lat": lat, "lon": lon, "heading": heading,
+                                            "node": node, "image": image}))
+
+    def gazetteer(self) -> list[str]:
+        """Names of the landmarks this vehicle can recognise (not where they are)."""
+        reply = self._ask({"op": "gazetteer"})
+        if not isinstance(reply, dict) or not reply.get("ok") or not isinstance(reply.get("names"), list):
+            raise WorldLinkError(f"malformed gazetteer reply from {self.endpoint}")
+        return [str(n) for n in reply["names"]]
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close(0)
+            self._sock = None

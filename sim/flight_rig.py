@@ -1,0 +1,105 @@
+"""A whole simulated flight set up for the supervisor: vehicle, world feed and config, on loopback.
+
+`start_rig(task_id)` starts the PX4-like MAVLink vehicle with its home on the
+task's start waypoint and the world observation server, and `rig.config(...)`
+points an `AerieConfig` at them (link URL, world endpoint, data dir, free
+telemetry ports). `rig.judge(outcome)` scores the flight against the world's
+ground truth exactly as the navigation benchmark does (success within one
+waypoint or 50 m of the goal, SPL on the flown waypoint path), which the
+supervisor itself can never know. The demo, the end-to-end tests and
+`aerie bench nav --fly`-style checks share it.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from onboard.config import AerieConfig
+from onboard.supervisor.mission import Mission
+from sim.benchmark import metrics
+from sim.benchmark.episode import is_success
+from sim.benchmark.tasks import ResolvedTask, load_tasks, resolve_all
+from sim.world.observation_server import WorldObservationServer
+from sim.world.world import World
+
+DEFAULT_TASKS = "bench/tasks/helsinki_public_100.json"
+# Faster climbs and descents than PX4's defaults keep simulated missions short; the flight
+# logic is the same.
+SIM_PARAMS = {"MPC_TKO_SPEED": 5.0, "MPC_LAND_SPEED": 3.0, "MPC_Z_V_AUTO_DN": 3.0}
+
+
+def free_tcp_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def load_task(task_id: str, world: World, tasks_path: str | Path = DEFAULT_TASKS) -> ResolvedTask:
+    city, tasks = load_tasks(tasks_path)
+    for rt in resolve_all(city, tasks, world):
+        if rt.id == task_id:
+            return rt
+    raise KeyError(f"no task {task_id!r} in {tasks_path}")
+
+
+@dataclass
+class SimRig:
+    world: World
+    task: ResolvedTask
+    vehicle: Any
+    server: WorldObservationServer
+
+    def mission(self, name: str | None = None) -> Mission:
+        return Mission(instruction=self.task.task.description, name=name or self.task.id,
+                       step_limit=self.task.step_limit)
+
+    def config(self, base: AerieConfig, data_dir: str | Path, *, curve: bool = False) -> AerieConfig:
+        """`base` pointed at this rig; telemetry on free loopback ports (CurveZMQ off unless asked)."""
+        tel = replace(base.telemetry, pub_endpoint=f"tcp://127.0.0.1:{free_tcp_port()}",
+                      replay_endpoint=f"tcp://127.0.0.1:{free_tcp_port()}",
+                      sync_endpoint=f"tcp://127.0.0.1:{free_tcp_port()}", curve=curve)
+        geofence = replace(base.safety.geofence, max_distance_from_home_m=2500.0)
+        return replace(base, data_dir=str(data_dir), link=replace(base.link, url=self.vehicle.mavsdk_url),
+                       safety=replace(base.safety, geofence=geofence), telemetry=tel,
+                       supervisor=replace(base.supervisor, world_endpoint=self.server.endpoint))
+
+    def judge(self, outcome: Any) -> dict[str, Any]:
+        """Ground-truth score of a `FlightOutcome` (success, SPL, steps) on this rig's task."""
+        g = self.world.graph
+        nodes = [n for n in outcome.nodes if n is not None]
+        path_m = sum(g.edge_length(a, b) for a, b in zip(nodes, nodes[1:]) if a != b and b in g.adj[a])
+        final = outcome.final_node if outcome.final_node is not None else (nodes[-1] if nodes else self.task.start_node)
+        success = bool(outcome.reason == "arrived" and is_success(self.world, self.task, final))
+        return {"task": self.task.id, "success": success, "steps": outcome.steps, "min_steps": self.task.min_steps,
+                "path_m": round(path_m, 1), "shortest_m": round(self.task.shortest_m, 1),
+                "spl": round(metrics.spl(success, self.task.shortest_m, path_m), 3), "seconds": outcome.seconds}
+
+    def close(self) -> None:
+        self.server.close()
+        self.vehicle.stop()
+
+    def __enter__(self) -> "SimRig":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def start_rig(task_id: str = "t019", *, world: World | None = None, noise: str = "prep", seed: int = 0,
+              tasks_path: str | Path = DEFAULT_TASKS) -> SimRig:
+    from sim.vehicle import SimVehicleProcess
+    from sim.world.cache import load_world
+
+    world = world or load_world(None)
+    rt = load_task(task_id, world, tasks_path)
+    lat, lon = (float(v) for v in world.graph.latlon[rt.start_node])
+    vehicle = SimVehicleProcess(home=(lat, lon, 10.0), seed=seed, params=dict(SIM_PARAMS), prearm_delay_s=0.5).start()
+    try:
+        server = WorldObservationServer(world, noise=noise, seed=seed).start()
+    except BaseException:
+        vehicle.stop()
+        raise
+    return SimRig(world, rt, vehicle, server)

@@ -1,0 +1,147 @@
+"""The simulated world's sensor feed for the supervisor: what the drone would perceive where it is.
+
+On a real drone the supervisor's observation comes from its own corridor map
+(waypoints on offer) and landmark / sign recognition on camera frames. In
+simulation a separate process plays that part, exactly as a simulator's camera
+plugin does for a real autopilot stack: the supervisor asks over ZeroMQ
+(REQ/REP, msgpack) with the position the *autopilot* reports, and this server
+answers from the Helsinki world with `OraclePerception` (the benchmark's
+perception model, with the same noise presets) plus, on request, the rendered
+oblique camera view as PNG. The supervisor never imports `sim/`.
+
+Request  ``{"op": "gazetteer"}`` -> ``{"ok": true, "names": [...]}`` (landmarks the drone can recognise), or
+         ``{"op": "observe", "lat", "lon", "heading", "node": int | None, "image": bool}``
+Reply    ``{"ok": true, "node", "lat", "lon", "snap_m", "moves": [{node, bearing, length, lat, lon}],
+            "landmarks": [{name, bearing, distance}], "pois": [...], "image_png": bytes | None}``
+or       ``{"ok": false, "error": "..."}`` for a malformed request (counted, never fatal).
+
+``node`` is the waypoint the supervisor flew to; it is used when the reported
+position is within `SNAP_TOLERANCE_M` of it, otherwise the nearest waypoint
+is, so a drone that did not get where it was sent observes where it is.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from dataclasses import dataclass, field
+
+import msgpack
+import numpy as np
+import zmq
+
+from sim.world.perception import OraclePerception
+from sim.world.world import World
+
+log = logging.getLogger("aerie.sim.world_server")
+
+SNAP_TOLERANCE_M = 25.0
+
+
+@dataclass
+class ServerCounters:
+    requests: int = 0
+    rejected: int = 0
+    images: int = 0
+    nodes: list[int] = field(default_factory=list)
+
+
+class WorldObservationServer:
+    """REP socket on a thread; `start()` binds and returns self, `endpoint` is where to connect."""
+
+    def __init__(self, world: World, *, endpoint: str = "tcp://127.0.0.1:*", noise: str = "prep",
+                 seed: int = 0, context: zmq.Context | None = None) -> None:
+        self.world = world
+        self.perception = OraclePerception(world, noise, seed)
+        self.counters = ServerCounters()
+        self._bind = endpoint
+        self._ctx = context or zmq.Context.instance()
+        self._sock: zmq.Socket | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._renderer = None
+        self.endpoint = ""
+
+    def start(self) -> "WorldObservationServer":
+        self._sock = self._ctx.socket(zmq.REP)
+        self._sock.setsockopt(zmq.LINGER, 0)
+        self._sock.bind(self._bind)
+        self.endpoint = self._sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        self._thread = threading.Thread(target=self._run, name="world-observation-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "WorldObservationServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _run(self) -> None:
+        sock = self._sock
+        poller = zmq.Poller()
+        poller.register(sock, zmq.POLLIN)
+        try:
+            while not self._stop.is_set():
+                if not poller.poll(100):
+                    continue
+                raw = sock.recv()
+                try:
+                    reply = self.handle(msgpack.unpackb(raw, raw=False))
+                except Exception as exc:  # malformed request: answer and count, never die
+                    self.counters.rejected += 1
+                    reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+                sock.send(msgpack.packb(reply, use_bin_type=True))
+        finally:
+            sock.close(0)
+
+    def handle(self, req: object) -> dict:
+        if isinstance(req, dict) and req.get("op") == "gazetteer":
+            return {"ok": True, "names": [lm.name for lm in self.world.landmarks]}
+        if not isinstance(req, dict) or req.get("op") != "observe":
+            raise ValueError("expected {'op': 'observe' | 'gazetteer', ...}")
+        lat, lon = float(req["lat"]), float(req["lon"])
+        if not (math.isfinite(lat) and math.isfinite(lon)):
+            raise ValueError("lat/lon must be finite")
+        heading = float(req.get("heading") or 0.0)
+        g = self.world.graph
+        x, y = self.world.origin.to_enu(lat, lon)
+        node = req.get("node")
+        if not (isinstance(node, int) and 0 <= node < g.n_nodes
+                and math.hypot(g.xy[node][0] - x, g.xy[node][1] - y) <= SNAP_TOLERANCE_M):
+            node = int(g.nearest_node(x, y))
+        self.counters.requests += 1
+        self.counters.nodes.append(node)
+        reply = {
+            "ok": True, "node": node, "lat": float(g.latlon[node][0]), "lon": float(g.latlon[node][1]),
+            "snap_m": round(float(math.hypot(g.xy[node][0] - x, g.xy[node][1] - y)), 2),
+            "moves": [{"node": int(n.node), "bearing": float(n.bearing), "length": float(n.distance),
+                       "lat": float(g.latlon[n.node][0]), "lon": float(g.latlon[n.node][1])} for n in g.neighbours(node)],
+            "landmarks": [{"name": s.name, "bearing": float(s.bearing), "distance": float(s.distance)}
+                          for s in self.perception.landmarks_at(node)],
+            "pois": [{"name": p.name, "bearing": float(p.bearing), "distance": float(p.distance)}
+                     for p in self.perception.pois_at(node)],
+            "image_png": None,
+        }
+        if req.get("image"):
+            reply["image_png"] = self._render(node, heading)
+        return reply
+
+    def _render(self, node: int, heading: float) -> bytes:
+        import cv2
+
+        from sim.world.render import ViewRenderer
+
+        if self._renderer is None:
+            self._renderer = ViewRenderer(self.world)
+        ok, png = cv2.imencode(".png", np.ascontiguousarray(self._renderer.oblique(node, heading)))
+        if not ok:
+            raise RuntimeError("PNG encoding failed")
+        self.counters.images += 1
+        return png.tobytes()
