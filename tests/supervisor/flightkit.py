@@ -1,0 +1,36 @@
+"""Shared set-up of supervisor flights in tests: the Helsinki world once, a rig per test, a ground station."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import yaml
+
+from ground_station.settings import GroundConfig, VehicleLinkConfig
+from onboard.config import AerieConfig
+from onboard.typed_config import to_dict
+from tests.telemetry.linkkit import GroundThread
+
+
+@functools.lru_cache(maxsize=1)
+def world():
+    from sim.world.cache import load_world
+
+    return load_world(None)
+
+
+def ground_for(cfg: AerieConfig, tmp: Path) -> GroundThread:
+    """A real ground station (ingest into its SQLite flight log) subscribed to this vehicle, no CURVE."""
+    t = cfg.telemetry
+    link = VehicleLinkConfig(vehicle_id=cfg.vehicle_id, pub_endpoint=t.pub_endpoint, replay_endpoint=t.replay_endpoint,
+                             server_public_key="", sync_endpoint=t.sync_endpoint)
+    g = GroundConfig(db_path=str(tmp / "flight_log.sqlite"), vehicles=[link], curve=False, client_secret_key="",
+                     status_interval_s=0.2, ack_interval_s=0.1, replay_timeout_s=0.5, stats_interval_s=0.0,
+                     dashboard_port=0, post_flight_enabled=False)
+    return GroundThread(g)
+
+
+def write_config(cfg: AerieConfig, path: Path) -> Path:
+    path.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False), encoding="utf-8")
+    return path
