@@ -96,7 +96,9 @@ def fix_of(world: World, node: int) -> Fix:
     return Fix(int(node), float(e), float(n))
 
 
-def observe(world: World, perception: OraclePerception, node: int, step: int, budget: int) -> tuple[AgentObservation, list]:
+def observe(world: World, perception: OraclePerception, node: int, step: int,
+            budget: int) -> tuple[AgentObservation, list]:
+    """The explorer's observation (moves and POIs read; no landmarks, exploring needs none) and raw sightings."""
     moves = tuple(NeighbourMove(m.node, float(m.bearing), float(m.distance)) for m in world.graph.neighbours(node))
     seen = perception.pois_at(node)
     pois = tuple(PoiSighting(p.name, float(p.bearing), float(p.distance)) for p in seen)

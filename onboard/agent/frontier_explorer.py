@@ -68,12 +68,12 @@ class FrontierExplorer:
         if not obs.moves:
             self.claim = None
             return AgentAction.arrive("no move on offer")
-        move, reason = self._adjacent_frontier(obs.moves, fix) or self._route_to_frontier(obs.moves, fix)
+        move, reason = self._adjacent_frontier(obs.moves) or self._route_to_frontier(obs.moves, fix)
         self._heading = move.bearing
         return AgentAction.move(move.node, reason)
 
     # --- choices ---------------------------------------------------------------------
-    def _adjacent_frontier(self, moves: tuple[NeighbourMove, ...], fix: Fix) -> tuple[NeighbourMove, str] | None:
+    def _adjacent_frontier(self, moves: tuple[NeighbourMove, ...]) -> tuple[NeighbourMove, str] | None:
         v, s = self.view, self.settings
         open_moves = [m for m in moves if not v.visited(m.node) and not self._blocked(m.node)]
         if not open_moves:
