@@ -44,6 +44,8 @@ bench: setup models
 	$(PY) -m aerie bench memory --json $(BENCH_DIR)/memory.json
 	$(PY) -m aerie bench perception --json $(BENCH_DIR)/perception.json
 	$(PY) -m aerie bench nav --suite standard --out $(BENCH_DIR)
+	$(PY) -m aerie bench explore --starts 20 --budget 40 --json $(BENCH_DIR)/explore.json
+	$(PY) -m aerie bench telemetry --json $(BENCH_DIR)/telemetry.json
 
 demo: setup
 	$(PY) -m aerie demo
