@@ -104,7 +104,7 @@ def render(secs: list[Section]) -> str:
     """Markdown: one heading and one table per section."""
     parts: list[str] = []
     for sec in secs:
-        parts.append(f"#### `{sec.name}`" if sec.name else "#### Top level")
+        parts.append(f"### `{sec.name}`" if sec.name else "### Top level")
         parts.append("")
         parts.append("| Key | Type | Default | Meaning |")
         parts.append("|---|---|---|---|")

@@ -52,7 +52,7 @@ def test_each_dataclass_is_one_section_under_its_own_heading() -> None:
     text = reference_markdown()
     names = [s.name for s in sections(AerieConfig())]
     assert names[0] == "" and {"safety", "safety.geofence", "memory", "memory.anchors"} <= set(names)
-    headings = re.findall(r"^#### `([^`]+)`$", text, flags=re.M)
+    headings = re.findall(r"^### `([^`]+)`$", text, flags=re.M)
     assert headings == names[1:]
     for sec in sections(AerieConfig()):
         assert all(k.key.rpartition(".")[0] == sec.name for k in sec.keys)
