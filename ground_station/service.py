@@ -4,6 +4,8 @@
 `aerie ground show --config FILE`: what the flight log holds (cursors, flights, rejected frames) as JSON.
 `aerie ground dashboard --config FILE`: serve the web dashboard on the flight log without ingesting.
 `aerie ground analyse --config FILE`: write the post-flight lesson bundles of ended flights that have none.
+`aerie ground export-rrd --config FILE VEHICLE_ID START_SEQ --out PATH`: one flight as a Rerun recording
+(VEHICLE_ID and START_SEQ as `show` lists them; exit 2 when there is no such flight).
 
 `aerie ground` also serves the dashboard (unless `dashboard_enabled: false`) and prints its URL
 on stderr (stdout stays the final JSON counters), and analyses each flight once it has ended
@@ -152,6 +154,35 @@ def analyse_main(argv: list[str]) -> int:
     return 0
 
 
+def export_rrd_main(argv: list[str]) -> int:
+    from ground_station.rerun_export import ExportError, FlightNotFound, export_flight
+    from ground_station.settings import load_ground_config, resolve
+    from onboard.typed_config import ConfigError
+
+    parser = argparse.ArgumentParser(prog="aerie ground export-rrd",
+                                     description="Export one flight to a Rerun recording (.rrd) for the Rerun viewer")
+    parser.add_argument("--config", required=True, help="ground-station YAML file")
+    parser.add_argument("vehicle_id", help="vehicle of the flight (as `aerie ground show` lists it)")
+    parser.add_argument("start_seq", type=int, help="seq of the flight's flight_start (its start_seq in `show`)")
+    parser.add_argument("--out", required=True, help="the .rrd file to write (open it with `rerun FILE`)")
+    args = parser.parse_args(argv)
+    try:
+        cfg, base_dir = load_ground_config(args.config)
+    except ConfigError as exc:
+        print(f"aerie ground export-rrd: {exc}", file=sys.stderr)
+        return 1
+    try:
+        summary = export_flight(resolve(base_dir, cfg.db_path), args.vehicle_id, args.start_seq, args.out)
+    except FlightNotFound as exc:
+        print(f"aerie ground export-rrd: {exc}", file=sys.stderr)
+        return 2
+    except ExportError as exc:
+        print(f"aerie ground export-rrd: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(summary.to_dict(), sort_keys=True))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "sync":
         return sync_main(argv[1:])
@@ -161,6 +192,8 @@ def main(argv: list[str]) -> int:
         return dashboard_main(argv[1:])
     if argv and argv[0] == "analyse":
         return analyse_main(argv[1:])
+    if argv and argv[0] == "export-rrd":
+        return export_rrd_main(argv[1:])
     from ground_station.ingest import GroundStation, IngestError
     from ground_station.settings import load_ground_config
     from onboard.log_setup import LoggingConfig, configure_logging

@@ -1,0 +1,35 @@
+"""Positions from home: the local NED path, the GPS-only path, and what counts as no position."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from firmware_bridge.vehicle_state import VehicleState
+from ground_station.home_frame import M_PER_DEG, enu_from_home
+from onboard.telemetry.messages import state_payload
+
+
+def test_local_position_is_taken_relative_to_home_in_the_same_frame() -> None:
+    state = state_payload(VehicleState(north_m=12.0, east_m=-4.0, down_m=-20.0,
+                                       home_north_m=2.0, home_east_m=1.0, home_down_m=-0.5))
+    assert enu_from_home(state) == pytest.approx((-5.0, 10.0, 19.5))
+
+
+def test_gps_only_states_are_projected_around_home_or_the_first_fix() -> None:
+    lat0, lon0 = 60.0, 25.0
+    north_deg, east_deg = 0.001, 0.002
+    state = state_payload(VehicleState(lat=lat0 + north_deg, lon=lon0 + east_deg, rel_alt_m=30.0,
+                                       home_lat=lat0, home_lon=lon0))
+    east, north, up = enu_from_home(state)
+    assert north == pytest.approx(north_deg * M_PER_DEG) and up == 30.0
+    assert east == pytest.approx(east_deg * M_PER_DEG * math.cos(math.radians(lat0)))
+    no_home = state_payload(VehicleState(lat=lat0 + north_deg, lon=lon0))
+    assert enu_from_home(no_home) is None
+    assert enu_from_home(no_home, first_fix=(lat0, lon0))[1] == pytest.approx(north)
+
+
+def test_unknown_positions_are_none() -> None:
+    assert enu_from_home(state_payload(VehicleState())) is None
+    assert enu_from_home({"north_m": True, "east_m": 1.0}) is None
