@@ -85,3 +85,7 @@ flash: flash-check-target setup
 
 rollback: flash-check-target setup
 	$(PY) -m deploy rollback $(FLASH_TARGET_ARGS)
+
+.PHONY: config-reference
+config-reference: setup
+	$(PY) -m onboard.config_reference --update README.md

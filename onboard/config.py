@@ -73,7 +73,13 @@ def dump_config(cfg: AerieConfig) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="aerie config", description="Check or print a configuration file")
     parser.add_argument("--config", default=None, help="config file (default: the shipped config.yaml)")
+    parser.add_argument("--reference", action="store_true", help="print the configuration reference (Markdown)")
     args = parser.parse_args(argv)
+    if args.reference:
+        from onboard.config_reference import reference_markdown
+
+        sys.stdout.write(reference_markdown())
+        return 0
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
