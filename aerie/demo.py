@@ -1,58 +1,223 @@
-"""`make demo`: fly a whole simulated mission on the embedded defaults.
+"""`make demo`: a whole simulated mission on the embedded defaults, flown twice, learning in between.
 
-Today's mission is the flight bridge's repertoire flown against the
-simulated PX4 over real UDP with real MAVSDK: take off, an offboard square
-and velocity leg, goto, land. The agent, the ground station and post-flight
-reflection join this demo as they land (issue #8 describes the final form).
+What runs, all on loopback:
+
+* the PX4-like MAVLink vehicle (its own process) with home on the task's start waypoint, and
+  the Helsinki world's observation feed (what the drone perceives where the autopilot says it is);
+* the ground station in this process: ingest into its SQLite flight log, the live dashboard
+  (URL printed), the post-flight analyser; CurveZMQ keys generated for the run;
+* the supervisor, `aerie fly` as a child process with a config derived from the shipped
+  defaults (only addresses, data directory and key files differ).
+
+Flight 1 flies the task; the ground station derives its lessons and delivers them to the
+vehicle's memory (the same REQ/REP sync as `aerie ground sync`); after a battery swap
+(a fresh simulated vehicle at the same spot) flight 2 flies the task again with the lesson in
+memory. A table compares the flights, scored against the world's ground truth, which the
+vehicle never sees. Exit status 1 when any part failed (a process, the landing, the lesson
+delivery, the lesson not retrieved on flight 2).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import json
+import subprocess
 import sys
+import threading
 import time
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+DEFAULT_TASK = "t019"
 
 
-async def _demo() -> int:
-    from firmware_bridge.bridge import FlightBridge
-    from firmware_bridge.errors import BridgeError
-    from firmware_bridge.flight_check import run_flight_check
-    from onboard.config import load_config
-    from sim.vehicle import SimVehicleProcess
+def _say(line: str) -> None:
+    print(line, flush=True)
 
-    cfg = load_config(None)
-    print("Aerie demo: starting the simulated PX4 vehicle (MAVLink over UDP loopback) ...")
-    sim = SimVehicleProcess(seed=1, prearm_delay_s=1.0)
-    sim.start()
+
+class DemoFailed(RuntimeError):
+    pass
+
+
+def _vehicle_config(rig: Any, out: Path, keys: dict[str, Path]) -> Any:
+    from onboard.config import AerieConfig
+    from onboard.log_setup import LoggingConfig
+
+    base = AerieConfig()
+    cfg = rig.config(base, out / "vehicle", curve=True)
+    tel = replace(cfg.telemetry, server_secret_key=str(keys["vehicle_secret"]),
+                  authorized_keys_dir=str(keys["authorized_dir"]))
+    return replace(cfg, telemetry=tel, logging=LoggingConfig(level="WARNING", file=str(out / "vehicle.log.jsonl")),
+                   supervisor=replace(cfg.supervisor, lessons_wait_s=90.0))
+
+
+def _ground_config(vcfg: Any, out: Path, keys: dict[str, Path]) -> Any:
+    from ground_station.settings import GroundConfig, VehicleLinkConfig
+
+    t = vcfg.telemetry
+    link = VehicleLinkConfig(vehicle_id=vcfg.vehicle_id, pub_endpoint=t.pub_endpoint,
+                             replay_endpoint=t.replay_endpoint, server_public_key=str(keys["vehicle_public"]),
+                             sync_endpoint=t.sync_endpoint)
+    return GroundConfig(db_path=str(out / "ground" / "flight_log.sqlite"), vehicles=[link], curve=True,
+                        client_secret_key=str(keys["ground_secret"]), dashboard_port=0, stats_interval_s=0.0,
+                        post_flight_dir=str(out / "ground" / "post_flight"),
+                        post_flight_memory=str(out / "ground" / "ground_memory.sqlite"), sync_timeout_s=10.0)
+
+
+def _write_yaml(obj: Any, path: Path) -> Path:
+    import yaml
+
+    from onboard.typed_config import to_dict
+
+    path.write_text(yaml.safe_dump(to_dict(obj), sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _deliver_lessons(gcfg: Any, out: Path, watcher: Any, flight: int, timeout_s: float = 60.0) -> dict[str, Any]:
+    """Wait for the post-flight bundle of the flight that just ended and push it to the vehicle."""
+    from ground_station.memory_sync import push_bundle
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and len(watcher.written) < flight:
+        time.sleep(0.2)
+    if len(watcher.written) < flight:
+        raise DemoFailed(f"no post-flight lessons for flight {flight} within {timeout_s:.0f} s")
+    bundle = watcher.written[flight - 1]
+    reply = push_bundle(bundle, gcfg.vehicles[0], gcfg, base_dir=out)
+    return {"bundle": str(bundle), **{k: v for k, v in reply.items() if k != "op"}}
+
+
+def _fly(n: int, config: Path, mission: Path, out: Path) -> dict[str, Any]:
+    """`aerie fly` as a child process; its progress lines are echoed as they come."""
+    outcome_file = out / f"flight{n}.json"
+    cmd = [sys.executable, "-m", "aerie", "fly", "--config", str(config), "--mission", str(mission),
+           "--json", str(outcome_file)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    for line in proc.stdout:
+        _say(f"  [flight {n}] {line.rstrip()}")
+    rc = proc.wait()
+    if rc not in (0, 3) or not outcome_file.exists():
+        raise DemoFailed(f"aerie fly (flight {n}) exited {rc}; its log is {out / 'vehicle.log.jsonl'}")
+    outcome = json.loads(outcome_file.read_text())
+    if outcome["landed"] not in ("landed", "on ground"):
+        raise DemoFailed(f"flight {n}: vehicle {outcome['landed']}")
+    return outcome
+
+
+def _retrieved_lessons(outcome: dict[str, Any]) -> list[str]:
+    summary = json.loads((Path(outcome["results_dir"]) / "episode_summary.json").read_text())
+    return [str(x) for x in summary.get("retrieved_lessons") or []]
+
+
+def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None) -> int:
+    from ground_station.dashboard.server import DashboardServer
+    from ground_station.ingest import GroundStation
+    from ground_station.post_flight import PostFlightWatcher
+    from onboard.supervisor.mission import Mission
+    from onboard.telemetry.curve_keys import generate_link_keys
+    from sim.flight_rig import start_rig
+    from sim.world.cache import load_world
+
+    t_start = time.monotonic()
+    out = (out or Path("results") / f"demo-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    _say(f"Aerie demo: results in {out}")
+    world = load_world(None)
+    rig = start_rig(task_id, world=world)
+    station = dashboard = watcher = None
+    ground_thread = None
     try:
-        bridge_cfg = cfg.bridge
-        from dataclasses import replace
+        _say(f"task {rig.task.id}: \"{rig.task.task.description}\"")
+        _say(f"  world: {world.city.name}, {world.graph.n_nodes} waypoints; shortest route {rig.task.shortest_m:.0f} m "
+             f"({rig.task.min_steps} moves), step budget {rig.task.step_limit}")
+        _say(f"simulated PX4 vehicle on {rig.vehicle.mavsdk_url}; world feed on {rig.server.endpoint}")
+        keys = generate_link_keys(out / "keys")
+        vcfg = _vehicle_config(rig, out, keys)
+        gcfg = _ground_config(vcfg, out, keys)
+        _write_yaml(gcfg, out / "ground.yaml")
+        mission = rig.mission()
+        mission_file = _write_yaml(Mission(mission.instruction, mission.name, mission.step_limit), out / "mission.yaml")
 
-        bridge_cfg = replace(bridge_cfg, link=replace(bridge_cfg.link, url=sim.mavsdk_url))
-        print(f"connecting with MAVSDK to {sim.mavsdk_url} ...")
-        started = time.monotonic()
-        async with await FlightBridge.connect(bridge_cfg) as bridge:
-            s = bridge.state
-            print(f"connected: home {s.home_lat:.6f}, {s.home_lon:.6f}; battery {s.battery_percent:.0f} %; mode {s.flight_mode}")
-            timings = await run_flight_check(bridge, altitude_m=10.0, square_m=10.0)
-            battery = bridge.state.battery_percent
-        total = time.monotonic() - started
-    except BridgeError as exc:
-        print(f"demo FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
+        (out / "ground").mkdir(exist_ok=True)
+        station = GroundStation(gcfg, base_dir=out)
+        ground_thread = threading.Thread(target=station.run, name="ground-station", daemon=True)
+        ground_thread.start()
+        if not station.started.wait(15):
+            raise DemoFailed("ground station did not start")
+        dashboard = DashboardServer.from_config(gcfg, out)
+        url = dashboard.start()
+        watcher = PostFlightWatcher(Path(gcfg.db_path), Path(gcfg.post_flight_dir), Path(gcfg.post_flight_memory),
+                                    interval_s=0.5).start()
+        _say(f"ground station: flight log {gcfg.db_path}")
+        _say(f"dashboard: {url}   <- open it in a browser to watch the flights live")
+
+        flights: list[dict[str, Any]] = []
+        deliveries: list[dict[str, Any]] = []
+        for n in (1, 2):
+            if n == 2:
+                _say("battery swap: a fresh simulated vehicle at the same take-off spot")
+                rig.restart_vehicle()
+                vcfg = replace(vcfg, link=replace(vcfg.link, url=rig.vehicle.mavsdk_url))
+            config = _write_yaml(vcfg, out / f"vehicle{n}.yaml")
+            _say(f"flight {n}: aerie fly --config {config.name} --mission {mission_file.name}   (dashboard: {url})")
+            result: dict[str, Any] = {}
+            errors: list[BaseException] = []
+
+            def deliver(n: int = n) -> None:  # the ground station's side, while the vehicle waits after landing
+                try:
+                    result.update(_deliver_lessons(gcfg, out, watcher, n, timeout_s=240.0))
+                except BaseException as exc:  # reported below
+                    errors.append(exc)
+
+            courier = threading.Thread(target=deliver, daemon=True)
+            courier.start()
+            outcome = _fly(n, config, mission_file, out)
+            courier.join(30.0)
+            if errors:
+                raise DemoFailed(f"lessons of flight {n}: {errors[0]}")
+            outcome["judged"] = rig.judge(SimpleNamespace(**outcome))
+            flights.append(outcome)
+            deliveries.append(result)
+            _say(f"post-flight reflection of flight {n}: bundle {Path(result.get('bundle', '?')).name} delivered to the "
+                 f"vehicle: {json.dumps({k: v for k, v in result.items() if k != 'bundle'})}")
+
+        retrieved = _retrieved_lessons(flights[1])
+        _say("")
+        _say("| flight | success | steps (min) | SPL | path m (shortest) | time s | lessons retrieved |")
+        _say("|---|---|---|---|---|---|---|")
+        for n, f in enumerate(flights, 1):
+            j = f["judged"]
+            _say(f"| {n} | {'yes' if j['success'] else 'no'} | {j['steps']} ({j['min_steps']}) | {j['spl']:.2f} | "
+                 f"{j['path_m']:.0f} ({j['shortest_m']:.0f}) | {f['seconds']:.0f} | {len(_retrieved_lessons(f))} |")
+        _say("")
+        if retrieved:
+            _say(f"flight 2 retrieved: {retrieved[0][:160]}")
+        _say(f"results: {out}  (per flight: vehicle/results/<flight>/trajectory.json, episode_summary.json, "
+             f"rgb_images/; ground/flight_log.sqlite; ground/post_flight/*.bundle)")
+        _say(f"demo took {time.monotonic() - t_start:.0f} s")
+        (out / "demo.json").write_text(json.dumps({"flights": flights, "lessons": deliveries}, indent=1) + "\n")
+        if not retrieved:
+            raise DemoFailed("flight 2 did not retrieve the lesson of flight 1")
+        return 0
+    except DemoFailed as exc:
+        print(f"demo FAILED: {exc}", file=sys.stderr)
         return 1
     finally:
-        sim.stop()
-    print()
-    print("| step | seconds |")
-    print("|---|---|")
-    for name, seconds in timings.items():
-        print(f"| {name} | {seconds:.1f} |")
-    print(f"| **total (incl. connect)** | **{total:.1f}** |")
-    print(f"\nmission flown; battery left {battery:.0f} %")
-    return 0
+        if watcher is not None:
+            watcher.stop()
+        if dashboard is not None:
+            dashboard.stop()
+        if station is not None:
+            station.stop()
+            ground_thread.join(10)
+        rig.close()
 
 
 def main(argv: list[str]) -> int:
-    argparse.ArgumentParser(prog="aerie demo", description=__doc__.splitlines()[0]).parse_args(argv)
-    return asyncio.run(_demo())
+    p = argparse.ArgumentParser(prog="aerie demo", description=__doc__.splitlines()[0])
+    p.add_argument("--task", default=DEFAULT_TASK, help="public Helsinki task id (default %(default)s)")
+    p.add_argument("--out", type=Path, default=None, help="results folder (default results/demo-<utc>)")
+    args = p.parse_args(argv)
+    return run_demo(args.task, args.out)

@@ -77,6 +77,20 @@ class SimRig:
                 "path_m": round(path_m, 1), "shortest_m": round(self.task.shortest_m, 1),
                 "spl": round(metrics.spl(success, self.task.shortest_m, path_m), 3), "seconds": outcome.seconds}
 
+    def restart_vehicle(self) -> None:
+        """A battery swap: the vehicle process is replaced by a fresh one at the task's start (new ports).
+
+        The world feed's perception noise starts over from its seed too, so a second flight
+        differs from the first only by what the vehicle remembers.
+        """
+        from sim.vehicle import SimVehicleProcess
+
+        self.server.reset_perception()
+        self.vehicle.stop()
+        lat, lon = (float(v) for v in self.world.graph.latlon[self.task.start_node])
+        self.vehicle = SimVehicleProcess(home=(lat, lon, 10.0), seed=self.task.start_node, params=dict(SIM_PARAMS),
+                                         prearm_delay_s=0.5).start()
+
     def close(self) -> None:
         self.server.close()
         self.vehicle.stop()

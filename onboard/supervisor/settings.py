@@ -53,6 +53,9 @@ class SupervisorConfig:
     use_memory: bool = True
     # Accept lesson bundles from the ground station on telemetry.sync_endpoint.
     accept_lessons: bool = True
+    # After landing, stay up this long for the ground station's lessons of this flight (served on
+    # telemetry.sync_endpoint; replays keep flowing meanwhile); 0 ends the process at once.
+    lessons_wait_s: float = 0.0
     # Per-flight results (trajectory.json, episode_summary.json, rgb_images/) under data_dir.
     results_dir: str = "results"
     # Keep each step's camera frame in rgb_images/.

@@ -55,6 +55,7 @@ class FlightOutcome:
     paused_s: float = 0.0
     peak_rss_mb: float = 0.0
     telemetry_last_seq: int = -1
+    lessons_imported: int = 0    # bundles imported while waiting after landing (supervisor.lessons_wait_s)
 
     @property
     def step_ms_p50(self) -> float:
@@ -322,6 +323,7 @@ class Supervisor:
                                                "landed": outcome.landed, "flown_m": outcome.flown_m})
                     outcome.telemetry_last_seq = self.publisher.last_seq
                     self.publisher.flush(5.0)
+                    outcome.lessons_imported = await self._wait_for_lessons()
             finally:
                 if state_task is not None:
                     state_task.cancel()
@@ -400,6 +402,21 @@ class Supervisor:
             outcome.nodes.append(obs.node)
             outcome.final_node = obs.node
         outcome.reason = "step_limit"
+
+    async def _wait_for_lessons(self) -> int:
+        """After landing: wait for the ground station to deliver this flight's lessons (or time out)."""
+        wait = self.sup.lessons_wait_s
+        if wait <= 0 or self.sync_server is None:
+            return 0
+        before = self.sync_server.counters["imported"]
+        self.on_progress(f"landed; waiting up to {wait:.0f} s for the ground station's lessons")
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and self.sync_server.counters["imported"] == before:
+            await asyncio.sleep(0.2)
+        got = self.sync_server.counters["imported"] - before
+        self.on_progress(f"lessons imported: {got} bundle(s); memory now holds {self.store.count()} experiences"
+                         if got else "no lessons arrived")
+        return got
 
     def _write_results(self, folder: Path, outcome: FlightOutcome) -> None:
         import json

@@ -53,6 +53,7 @@ class WorldObservationServer:
     def __init__(self, world: World, *, endpoint: str = "tcp://127.0.0.1:*", noise: str = "prep",
                  seed: int = 0, context: zmq.Context | None = None) -> None:
         self.world = world
+        self.noise, self.seed = noise, seed
         self.perception = OraclePerception(world, noise, seed)
         self.counters = ServerCounters()
         self._bind = endpoint
@@ -62,6 +63,10 @@ class WorldObservationServer:
         self._stop = threading.Event()
         self._renderer = None
         self.endpoint = ""
+
+    def reset_perception(self) -> None:
+        """Start the perception noise over from the seed: a second flight sees the world as the first did."""
+        self.perception = OraclePerception(self.world, self.noise, self.seed)
 
     def start(self) -> "WorldObservationServer":
         self._sock = self._ctx.socket(zmq.REP)
