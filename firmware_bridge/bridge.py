@@ -15,21 +15,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from dataclasses import replace
 from typing import Any
 
 from firmware_bridge.commands import CommandError, CommandResult, Commands
 from firmware_bridge.connection import HealthTimeout, Link, open_link
+from firmware_bridge.errors import BridgeError
 from firmware_bridge.events import EventFanout
 from firmware_bridge.failsafe_monitor import FailsafeMonitor
 from firmware_bridge.geo import GeoPoint
 from firmware_bridge.intents import Intent
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation, Verdict
-from firmware_bridge.settings import BridgeConfig
+from firmware_bridge.settings import BridgeConfig, GeofenceConfig
 from firmware_bridge.setpoint_streamer import SetpointStreamer
 from firmware_bridge.telemetry_hub import TelemetryHub
 from firmware_bridge.vehicle_state import VehicleState
 
 log = logging.getLogger(__name__)
+
+
+class FenceChangeRefused(BridgeError):
+    """A geofence change was asked for while the vehicle is in the air."""
 
 
 class _LinkGuardedAction:
@@ -149,6 +155,15 @@ class FlightBridge:
             self._envelope = SafetyEnvelope(self.cfg.safety, GeoPoint(*home))
             self._envelope_home = home
         return self._envelope
+
+    def set_geofence(self, fence: GeofenceConfig) -> None:
+        """A new mission's geofence; only on the ground, so no flight ever sees its fence move."""
+        if self.hub.state.in_air:
+            raise FenceChangeRefused("the geofence can only change on the ground")
+        self.cfg = replace(self.cfg, safety=replace(self.cfg.safety, geofence=fence))
+        self._envelope = None  # rebuilt from the new config on the next envelope() call
+        self.events.emit("geofence_set", {"max_distance_from_home_m": fence.max_distance_from_home_m,
+                                          "polygon_vertices": len(fence.polygon), "action": fence.action})
 
     # -- intents -----------------------------------------------------------------------
     def submit(self, intent: Intent) -> Verdict:

@@ -8,6 +8,12 @@ link.url, supervisor.world_endpoint and data_dir for one run (the demo and the
 tests use them; a vehicle's service uses the config alone). SIGTERM and
 Ctrl-C end the mission: the vehicle lands (or returns, `supervisor.on_terminate`).
 
+    aerie fly --config config.yaml --standby   # the service (systemd): fly mission files as they arrive
+
+`--standby` starts everything, tells systemd READY=1, feeds its watchdog and
+flies each mission file dropped into `supervisor.missions_dir` (see
+`onboard/supervisor/mission_queue.py`) until SIGTERM.
+
 Exit status: 0 the agent declared arrival and the vehicle is down; 3 the mission
 ended without arrival (step budget, aborted) but the vehicle is down; 1 an error
 (config, link, a vehicle that could not land); 2 bad arguments.
@@ -30,6 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--mission", help="mission file (YAML/JSON: instruction, name, step_limit, geofence)")
     g.add_argument("--instruction", help="the mission's instruction, in words")
+    g.add_argument("--standby", action="store_true",
+                   help="run as a service: connect, report healthy, fly mission files from supervisor.missions_dir")
     p.add_argument("--name", default="mission", help="mission name with --instruction (results folder)")
     p.add_argument("--step-limit", type=int, default=0, help="agent steps allowed (default: supervisor.step_limit)")
     p.add_argument("--vehicle-url", default=None, help="override link.url")
@@ -49,7 +57,7 @@ def main(argv: list[str]) -> int:
 
     try:
         cfg = load_config(args.config)
-        mission = load_mission(args.mission) if args.mission else Mission(
+        mission = None if args.standby else load_mission(args.mission) if args.mission else Mission(
             instruction=args.instruction, name=args.name, step_limit=args.step_limit)
     except (ConfigError, ValueError) as exc:
         print(f"aerie fly: {exc}", file=sys.stderr)
@@ -63,16 +71,78 @@ def main(argv: list[str]) -> int:
     if args.data_dir:
         cfg = replace(cfg, data_dir=args.data_dir)
     configure_logging(cfg.logging)
+    if args.standby:
+        return asyncio.run(_standby(cfg, args))
     return asyncio.run(_fly(cfg, mission, args))
+
+
+def _stop_on_signals() -> asyncio.Event:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+async def _watchdog(period_s: float) -> None:
+    from onboard.supervisor.sd_notify import notify
+
+    while True:
+        notify("WATCHDOG=1")
+        await asyncio.sleep(period_s)
+
+
+async def _standby(cfg, args) -> int:
+    """The service: start once, then fly queued missions until SIGTERM."""
+    from onboard.supervisor.mission_queue import MissionQueue
+    from onboard.supervisor.sd_notify import notify, watchdog_period_s
+    from onboard.supervisor.supervisor import Supervisor
+    from onboard.telemetry.settings import resolve_path
+
+    stop = _stop_on_signals()
+    progress = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
+    queue = MissionQueue(resolve_path(cfg.data_dir, cfg.supervisor.missions_dir))
+    sup = Supervisor(cfg, on_progress=progress)
+    period = watchdog_period_s()
+    dog = asyncio.create_task(_watchdog(period)) if period else None
+    try:
+        await sup.start()
+        notify("READY=1")
+        print(f"aerie fly: standing by; mission files go into {queue.dir}", flush=True)
+        while not stop.is_set():
+            item = queue.next()
+            if item is None:
+                try:
+                    await asyncio.wait_for(stop.wait(), cfg.supervisor.mission_poll_s)
+                except asyncio.TimeoutError:
+                    pass
+                continue
+            path, mission = item
+            notify(f"STATUS=flying {mission.name}")
+            try:
+                outcome = await sup.fly(mission, stop)
+            except Exception as exc:  # one bad mission (no world feed, a refused fence) is not the service's end
+                queue.finish(path, {"error": f"{type(exc).__name__}: {exc}"}, ok=False)
+                progress(f"mission {mission.name} failed: {type(exc).__name__}: {exc}")
+                continue
+            queue.finish(path, outcome.to_json(), ok=not outcome.landed.startswith("could not"))
+            progress(f"mission {mission.name}: {outcome.reason}; vehicle {outcome.landed}")
+            notify("STATUS=standing by")
+    except Exception as exc:
+        print(f"aerie fly: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        notify("STOPPING=1")
+        if dog is not None:
+            dog.cancel()
+        await sup.close()
+    return 0
 
 
 async def _fly(cfg, mission, args) -> int:
     from onboard.supervisor.supervisor import Supervisor
 
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    stop = _stop_on_signals()
     progress = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
     sup = Supervisor(cfg, mission, on_progress=progress)
     try:

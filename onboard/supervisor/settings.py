@@ -56,6 +56,11 @@ class SupervisorConfig:
     # After landing, stay up this long for the ground station's lessons of this flight (served on
     # telemetry.sync_endpoint; replays keep flowing meanwhile); 0 ends the process at once.
     lessons_wait_s: float = 0.0
+    # `aerie fly --standby` (the service): mission files dropped here are flown in name order;
+    # relative paths are under data_dir.
+    missions_dir: str = "missions"
+    # How often the standby supervisor looks for a new mission file, seconds.
+    mission_poll_s: float = 1.0
     # Per-flight results (trajectory.json, episode_summary.json, rgb_images/) under data_dir.
     results_dir: str = "results"
     # Keep each step's camera frame in rgb_images/.

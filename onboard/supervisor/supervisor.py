@@ -77,9 +77,12 @@ def _flight_id() -> str:
 
 
 class Supervisor:
-    """`plan_model` and `world` may be given by a caller (tests inject a faulty model); otherwise from config."""
+    """`start`, then `fly` one mission after another (`aerie fly --standby`), then `close`; or `run` for one.
 
-    def __init__(self, cfg: AerieConfig, mission: Mission, *, plan_model: Any = None, world: WorldLink | None = None,
+    `plan_model` and `world` may be given by a caller (tests inject a faulty model); otherwise from config.
+    """
+
+    def __init__(self, cfg: AerieConfig, mission: Mission | None = None, *, plan_model: Any = None, world: WorldLink | None = None,
                  on_progress: Callable[[str], None] | None = None, flight_id: str | None = None) -> None:
         self.cfg = cfg
         self.mission = mission
@@ -99,6 +102,8 @@ class Supervisor:
         self.bridge: Any = None
         self.status: Any = None
         self.agent: Any = None
+        self._state_task: asyncio.Task | None = None
+        self._gazetteer: list[str] = []
 
     # -- telemetry helpers -----------------------------------------------------------------
     def publish(self, msg_type: str, payload: Any) -> None:
@@ -176,10 +181,7 @@ class Supervisor:
         from firmware_bridge.bridge import FlightBridge
         from onboard.telemetry.messages import bridge_event_listener
 
-        bcfg = self.cfg.bridge
-        if self.mission.geofence is not None:
-            bcfg = replace(bcfg, safety=replace(bcfg.safety, geofence=self.mission.geofence))
-        self.bridge = await FlightBridge.connect(bcfg)
+        self.bridge = await FlightBridge.connect(self.cfg.bridge)
         self.bridge.events.add_listener(bridge_event_listener(self.event))
 
     async def _state_loop(self) -> None:
@@ -270,32 +272,53 @@ class Supervisor:
                          "range_m": None if rng is None else round(float(rng), 1), "north": north, "east": east})
         self.publish("detections", plain({"step": step, "detections": dets, "timings_ms": out.timings_ms}))
 
-    # -- the flight -------------------------------------------------------------------------------
-    async def run(self, stop: asyncio.Event | None = None) -> FlightOutcome:
-        stop = stop or asyncio.Event()
+    # -- lifecycle ----------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Everything a flight needs, in an order where nothing published is ever lost."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        folder = self.data_dir / self.sup.results_dir / f"{self.flight_id}_{self.mission.name}"
+        self._start_telemetry()
+        self._open_memory()
+        self._load_models()
+        if self._world is None:
+            self._world = WorldLink(self.sup.world_endpoint, self.sup.world_timeout_s)
+        await self._connect_bridge()
+        self._state_task = asyncio.create_task(self._state_loop())
+        if self.sup.status_socket:
+            from onboard.supervisor.status_server import StatusServer
+
+            self.status = await StatusServer(self.data_dir, self._checks()).start()
+
+    async def run(self, stop: asyncio.Event | None = None) -> FlightOutcome:
+        """Start, fly this supervisor's mission, close: `aerie fly --mission`."""
+        if self.mission is None:
+            raise ValueError("Supervisor.run needs the mission given at construction")
+        try:
+            await self.start()
+            return await self.fly(self.mission, stop, flight_id=self.flight_id)
+        finally:
+            await self.close()
+
+    async def fly(self, mission: Mission, stop: asyncio.Event | None = None, *,
+                  flight_id: str | None = None) -> FlightOutcome:
+        """One mission from take-off to landing; the vehicle is brought down whatever happens."""
+        stop = stop or asyncio.Event()
+        self.mission = mission
+        self.flight_id = flight_id or _flight_id()
+        if mission.geofence is not None:
+            self.bridge.set_geofence(mission.geofence)
+        elif self.bridge.cfg.safety.geofence != self.cfg.safety.geofence:
+            self.bridge.set_geofence(self.cfg.safety.geofence)  # a previous mission's fence ends with it
+        folder = self.data_dir / self.sup.results_dir / f"{self.flight_id}_{mission.name}"
         folder.mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
-        state_task: asyncio.Task | None = None
-        outcome = FlightOutcome(self.flight_id, self.mission.name, False, "not started", 0, 0.0, 0.0, "on ground",
+        outcome = FlightOutcome(self.flight_id, mission.name, False, "not started", 0, 0.0, 0.0, "on ground",
                                 str(folder), None)
-        executor: FlightExecutor | None = None
+        executor = FlightExecutor(self.bridge, self.sup, self.event)
+        self.agent = None
         try:
-            self._start_telemetry()
-            self._open_memory()
-            self._load_models()
-            if self._world is None:
-                self._world = WorldLink(self.sup.world_endpoint, self.sup.world_timeout_s)
-            await self._connect_bridge()
-            state_task = asyncio.create_task(self._state_loop())
-            if self.sup.status_socket:
-                from onboard.supervisor.status_server import StatusServer
-
-                self.status = await StatusServer(self.data_dir, self._checks()).start()
-            gazetteer = await asyncio.to_thread(self._world.gazetteer)
-            executor = FlightExecutor(self.bridge, self.sup, self.event)
-            await self._fly(executor, gazetteer, folder, outcome, stop)
+            if not self._gazetteer:  # asked per mission: a standby service comes up without the feed
+                self._gazetteer = await asyncio.to_thread(self._world.gazetteer)
+            await self._fly(executor, self._gazetteer, folder, outcome, stop)
         except MissionAborted as exc:
             outcome.reason = f"aborted: {exc}"
             self.event("mission_aborted", {"reason": str(exc)})
@@ -305,29 +328,23 @@ class Supervisor:
             self.event("mission_error", {"error": outcome.reason})
             raise
         finally:
+            how = self.sup.on_terminate if outcome.reason == "terminated" else "land"
             try:
-                if executor is not None and self.bridge is not None:
-                    how = self.sup.on_terminate if outcome.reason == "terminated" else "land"
-                    try:
-                        outcome.landed = await executor.finish(how)
-                    except Exception as exc:  # the autopilot's own failsafes still hold; say so
-                        outcome.landed = f"could not land: {type(exc).__name__}: {exc}"
-                        log.error("%s", outcome.landed)
-                outcome.seconds = round(time.monotonic() - t0, 1)
-                outcome.paused_s = round(executor.paused_total_s, 1) if executor else 0.0
-                outcome.peak_rss_mb = round(peak_rss_mb(), 1)
-                self._write_results(folder, outcome)
-                if self.publisher is not None:
-                    self.publisher.flight_end({"flight_id": self.flight_id, "success": outcome.agent_success,
-                                               "reason": outcome.reason, "steps": outcome.steps,
-                                               "landed": outcome.landed, "flown_m": outcome.flown_m})
-                    outcome.telemetry_last_seq = self.publisher.last_seq
-                    self.publisher.flush(5.0)
-                    outcome.lessons_imported = await self._wait_for_lessons()
-            finally:
-                if state_task is not None:
-                    state_task.cancel()
-                await self._close()
+                outcome.landed = await executor.finish(how)
+            except Exception as exc:  # the autopilot's own failsafes still hold; say so
+                outcome.landed = f"could not land: {type(exc).__name__}: {exc}"
+                log.error("%s", outcome.landed)
+            outcome.seconds = round(time.monotonic() - t0, 1)
+            outcome.paused_s = round(executor.paused_total_s, 1)
+            outcome.peak_rss_mb = round(peak_rss_mb(), 1)
+            self._write_results(folder, outcome)
+            if self.publisher is not None:
+                self.publisher.flight_end({"flight_id": self.flight_id, "success": outcome.agent_success,
+                                           "reason": outcome.reason, "steps": outcome.steps,
+                                           "landed": outcome.landed, "flown_m": outcome.flown_m})
+                outcome.telemetry_last_seq = self.publisher.last_seq
+                self.publisher.flush(5.0)
+                outcome.lessons_imported = await self._wait_for_lessons()
         return outcome
 
     async def _fly(self, executor: FlightExecutor, gazetteer: list[str], folder: Path, outcome: FlightOutcome,
@@ -429,7 +446,10 @@ class Supervisor:
         summary["flight"] = outcome.to_json()
         (folder / "episode_summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n")
 
-    async def _close(self) -> None:
+    async def close(self) -> None:
+        if self._state_task is not None:
+            self._state_task.cancel()
+            self._state_task = None
         for name, fn in (("status", lambda: self.status and self.status.close()),):
             try:
                 res = fn()
