@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench nav": ("sim.nav_bench", "Navigation benchmark on the Helsinki tasks"),
     "bench telemetry": ("onboard.telemetry.benchmark", "ZeroMQ telemetry throughput and latency"),
     "bench explore": ("sim.explore_bench", "Two-agent exploration coverage"),
+    "bench fly": ("sim.fly_bench", "The supervisor (aerie fly) on Helsinki tasks: step time, peak memory, SR/SPL"),
     "flight-check": ("firmware_bridge.flight_check", "Connect, arm, take off, offboard square, goto, land"),
     "sitl-check": ("firmware_bridge.flight_check", "The flight check against a real PX4 SITL"),
     "memory": ("onboard.memory.cli", "Inspect, search, export and import experience memory"),

@@ -3,6 +3,7 @@
     aerie world build [--rebuild]          parse the extract and cache the world
     aerie world info                       sizes, heights, network choice, visibility
     aerie world render --node 120 --heading 45 --mode oblique --out view.png
+    aerie world serve --task t019          the observation feed `aerie fly` asks (until Ctrl-C)
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--heading", type=float, default=0.0, help="degrees from north")
     r.add_argument("--mode", choices=["oblique", "top"], default="oblique")
     r.add_argument("--out", required=True)
+    sv = sub.add_parser("serve", help="serve the world's observation feed for `aerie fly` (PX4 SITL or the sim vehicle)")
+    sv.add_argument("--task", default="t019", help="public task whose start waypoint is printed as the home to use")
+    sv.add_argument("--endpoint", default="tcp://127.0.0.1:7720", help="bind here (= supervisor.world_endpoint)")
+    sv.add_argument("--perception", default="prep", help="noise preset of the feed (perfect, prep, poor)")
+    sv.add_argument("--seed", type=int, default=0)
     return p
 
 
@@ -54,6 +60,8 @@ def main(argv: list[str]) -> int:
         print(f"visibility at {world.cruise_alt:.0f} m, range {world.view_range:.0f} m: landmarks per node "
               f"mean {nv.mean():.1f}, none from {100 * (nv == 0).mean():.1f} % of nodes")
         return 0
+    if args.cmd == "serve":
+        return _serve(world, args)
     import cv2
 
     from sim.world.render import ViewRenderer
@@ -71,4 +79,28 @@ def main(argv: list[str]) -> int:
     img = rnd.oblique(node, args.heading) if args.mode == "oblique" else rnd.top_down(node, args.heading)
     cv2.imwrite(args.out, img)
     print(f"wrote {args.out} (node {node}, heading {args.heading:.0f})")
+    return 0
+
+
+def _serve(world, args) -> int:
+    import signal
+    import threading
+
+    from sim.flight_rig import load_task
+    from sim.world.observation_server import WorldObservationServer
+
+    rt = load_task(args.task, world)
+    lat, lon = (float(v) for v in world.graph.latlon[rt.start_node])
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with WorldObservationServer(world, endpoint=args.endpoint, noise=args.perception, seed=args.seed) as server:
+        print(f"world feed on {server.endpoint} ({args.perception} perception)")
+        print(f"task {rt.id}: take off at {lat:.7f}, {lon:.7f} (PX4: PX4_HOME_LAT={lat:.7f} PX4_HOME_LON={lon:.7f})")
+        print(f"mission: {rt.task.description}", flush=True)
+        try:
+            while not stop.wait(1.0):
+                pass
+        except KeyboardInterrupt:
+            pass
+        print(f"served {server.counters.requests} observations ({server.counters.rejected} malformed requests)")
     return 0

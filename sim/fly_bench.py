@@ -1,0 +1,99 @@
+"""`aerie bench fly`: the real supervisor (`aerie fly`, its own process) on Helsinki tasks, measured.
+
+Each task gets a fresh simulated vehicle at its start and the world feed; the
+supervisor runs with the shipped defaults plus the chosen planner and camera,
+so the figures are those of the process a vehicle would run: agent step time
+(p50 over all steps, and the first step, where the plan is made), peak resident
+memory of the supervisor process with whatever the configuration loads
+(`--planner llm --camera world` = SmolLM2 + the MiniLM embedder + the SSDLite
+detector), success and SPL against the world's ground truth.
+
+    aerie bench fly --tasks t019 --planner llm --camera world --json bench/results/DATE/fly_llm.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="aerie bench fly", description=__doc__.splitlines()[0])
+    p.add_argument("--tasks", default="t019", help="comma-separated public task ids (default %(default)s)")
+    p.add_argument("--planner", choices=("geometric", "llm"), default="geometric")
+    p.add_argument("--camera", default="", help="'' (none) or 'world' (rendered views -> detector)")
+    p.add_argument("--perception", default="prep", help="world feed noise preset (default %(default)s)")
+    p.add_argument("--json", default=None, help="write the results here")
+    return p
+
+
+def fly_one(task_id: str, planner: str, camera: str, noise: str, workdir: Path, world) -> dict:
+    import yaml
+
+    from onboard.config import AerieConfig
+    from onboard.typed_config import to_dict
+    from sim.flight_rig import start_rig
+
+    with start_rig(task_id, world=world, noise=noise) as rig:
+        base = AerieConfig()
+        base = replace(base, agent=replace(base.agent, planner=planner),
+                       supervisor=replace(base.supervisor, camera=camera, save_images=False))
+        cfg = rig.config(base, workdir / task_id)
+        config_file = workdir / f"{task_id}.yaml"
+        config_file.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
+        mission = workdir / f"{task_id}.mission.yaml"
+        m = rig.mission()
+        mission.write_text(yaml.safe_dump({"instruction": m.instruction, "name": m.name, "step_limit": m.step_limit}))
+        out = workdir / f"{task_id}.outcome.json"
+        t0 = time.monotonic()
+        proc = subprocess.run([sys.executable, "-m", "aerie", "fly", "--config", str(config_file), "--mission",
+                               str(mission), "--json", str(out), "--quiet"], capture_output=True, text=True)
+        wall = time.monotonic() - t0
+        if not out.exists():
+            raise RuntimeError(f"aerie fly on {task_id} exited {proc.returncode}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+        outcome = json.loads(out.read_text())
+        judged = rig.judge(SimpleNamespace(**outcome))
+    steps = outcome["step_ms"]
+    return {"task": task_id, **judged, "exit_code": proc.returncode, "wall_s": round(wall, 1),
+            "step_ms_p50": round(statistics.median(steps), 2) if steps else None,
+            "first_step_ms": round(steps[0], 1) if steps else None,
+            "later_steps_ms_p50": round(statistics.median(steps[1:]), 2) if len(steps) > 1 else None,
+            "peak_rss_mb": outcome["peak_rss_mb"], "landed": outcome["landed"], "reason": outcome["reason"]}
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    from sim.world.cache import load_world
+
+    world = load_world(None)
+    records = []
+    with tempfile.TemporaryDirectory(prefix="aerie-fly-bench-") as tmp:
+        for task_id in [t for t in args.tasks.split(",") if t]:
+            rec = fly_one(task_id, args.planner, args.camera, args.perception, Path(tmp), world)
+            records.append(rec)
+            print(json.dumps(rec), flush=True)
+    all_steps_p50 = [r["step_ms_p50"] for r in records if r["step_ms_p50"] is not None]
+    result = {
+        "planner": args.planner, "camera": args.camera or "none", "perception": args.perception,
+        "tasks": len(records), "sr": sum(r["success"] for r in records) / max(1, len(records)),
+        "spl": round(sum(r["spl"] for r in records) / max(1, len(records)), 3),
+        "step_ms_p50": round(statistics.median(all_steps_p50), 2) if all_steps_p50 else None,
+        "first_step_ms_max": max((r["first_step_ms"] or 0) for r in records) if records else None,
+        "peak_rss_mb_max": max(r["peak_rss_mb"] for r in records) if records else None,
+        "records": records,
+    }
+    print(f"supervisor on {len(records)} task(s), planner {args.planner}, camera {result['camera']}: "
+          f"SR {result['sr']:.0%}, SPL {result['spl']:.3f}, step p50 {result['step_ms_p50']} ms, "
+          f"first step (plan) up to {result['first_step_ms_max']} ms, peak RSS {result['peak_rss_mb_max']} MB")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    return 0 if all(r["landed"] in ("landed", "on ground") for r in records) else 1
