@@ -178,6 +178,7 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     import numpy as np
 
+    from onboard.memory.partition_vectors import load_faiss
     from onboard.memory.sqlite_vec_db import find_backend
 
     def log(msg: str) -> None:
@@ -191,7 +192,9 @@ def main(argv: list[str]) -> int:
     out: dict[str, Any] = {
         "k": K, "dim": DIM, "recall_target": RECALL_TARGET, "queries": args.queries,
         "sqlite": f"{backend.name} {'.'.join(map(str, backend.sqlite_version))}", "sqlite_vec": backend.vec_version,
-        "numpy": np.__version__, "python": platform.python_version(), "machine": platform.machine(),
+        "numpy": np.__version__, "faiss": getattr(load_faiss(), "__version__", None),
+        "store_prefilter": "faiss PQ<dim/2>x4fs + exact float32 rescoring" if load_faiss() else "none (exact numpy scan)",
+        "python": platform.python_version(), "machine": platform.machine(),
         "cpus": os.cpu_count(), "loadavg_at_start": list(os.getloadavg()), "sizes": {},
     }
     t0 = time.time()
