@@ -57,8 +57,10 @@ class VectorCache:
                 with load_guard():
                     parts = self._load(conn, collection)
                 self._parts[collection] = parts
-            chosen = [parts[outcome]] if outcome is not None and outcome in parts else (
-                [] if outcome is not None else list(parts.values()))
+            if outcome is None:
+                chosen = list(parts.values())
+            else:
+                chosen = [parts[outcome]] if outcome in parts else []
             ids: list[np.ndarray] = []
             sims: list[np.ndarray] = []
             for part in chosen:
