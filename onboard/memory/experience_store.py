@@ -315,9 +315,24 @@ class ExperienceStore:
         """
         k, threshold, vec = self._search_args(query, collection, k, outcome, threshold)
         hits = self._vectors.knn(self.conn, vec, collection, k, outcome,
-                                 candidates=max(k * self.cfg.prefilter_oversample, k),
+                                 candidates=self._candidates(k),
                                  exact_max_rows=self.cfg.exact_search_max_rows, load_guard=self._read_guard)
         return self._materialise(hits, threshold)
+
+    def warm(self, collections: Sequence[str] | None = None) -> None:
+        """Read ``collections`` into memory and train their PQ prefilters now (seconds at 100k rows).
+
+        Otherwise the first search of a collection pays for it; call this
+        before take-off so in-flight retrievals stay in the millisecond range.
+        """
+        for collection in list(COLLECTIONS) if collections is None else collections:
+            if collection not in COLLECTIONS:
+                raise ExperienceStoreError(f"unknown collection {collection!r} (known: {', '.join(COLLECTIONS)})")
+            self._vectors.warm(self.conn, collection, candidates=self._candidates(self.cfg.max_retrieval_results),
+                               exact_max_rows=self.cfg.exact_search_max_rows, load_guard=self._read_guard)
+
+    def _candidates(self, k: int) -> int:
+        return max(k * self.cfg.prefilter_oversample, k)
 
     def search_exact(self, query: str | np.ndarray, collection: str, *, k: int | None = None,
                      outcome: str | None = None, threshold: float | None = None) -> list[Retrieved]:

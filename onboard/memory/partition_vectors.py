@@ -122,6 +122,17 @@ class PartitionVectors:
         index.add(rows)
         self.pq = index
 
+    def prepare(self, candidates: int, exact_max_rows: int, faiss: Any | None) -> bool:
+        """Build or compact the PQ index if this partition's queries will use it; True if they will."""
+        use_pq = (faiss is not None and self.dim % 2 == 0 and self.alive > exact_max_rows
+                  and self.alive >= PQ_MIN_ROWS and candidates < self.alive)
+        if use_pq:
+            if self.pq is None:
+                self.build_pq(faiss)
+            elif self.dead > candidates:
+                self.compact()
+        return use_pq
+
     def knn(self, q: np.ndarray, k: int, candidates: int, exact_max_rows: int,
             faiss: Any | None) -> tuple[np.ndarray, np.ndarray]:
         """Best ``min(k, alive)`` rows as (experiences ids, exact cosine), best first.
@@ -132,13 +143,8 @@ class PartitionVectors:
         """
         if self.alive == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        use_pq = (faiss is not None and self.dim % 2 == 0 and self.alive > exact_max_rows
-                  and self.alive >= PQ_MIN_ROWS and candidates < self.alive)
+        use_pq = self.prepare(candidates, exact_max_rows, faiss)
         if use_pq:
-            if self.pq is None:
-                self.build_pq(faiss)
-            elif self.dead > candidates:
-                self.compact()
             _, found = self.pq.search(q[None, :], min(candidates + self.dead, self.size))
             pos = found[0]
             pos = pos[pos >= 0]

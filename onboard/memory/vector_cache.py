@@ -51,12 +51,7 @@ class VectorCache:
         shared connection is never loaded.
         """
         with self._lock:
-            self._sync(conn)
-            parts = self._parts.get(collection)
-            if parts is None:
-                with load_guard():
-                    parts = self._load(conn, collection)
-                self._parts[collection] = parts
+            parts = self._loaded(conn, collection, load_guard)
             if outcome is None:
                 chosen = list(parts.values())
             else:
@@ -72,6 +67,22 @@ class VectorCache:
         all_ids, all_sims = np.concatenate(ids), np.concatenate(sims)
         order = np.argsort(-all_sims, kind="stable")[:k]
         return [(int(all_ids[i]), float(all_sims[i])) for i in order]
+
+    def warm(self, conn: Any, collection: str, *, candidates: int, exact_max_rows: int,
+             load_guard: Callable[[], Any]) -> None:
+        """Load ``collection`` and build its PQ indexes now, so the first search does not pay for it."""
+        with self._lock:
+            for part in self._loaded(conn, collection, load_guard).values():
+                part.prepare(candidates, exact_max_rows, self.faiss)
+
+    def _loaded(self, conn: Any, collection: str, load_guard: Callable[[], Any]) -> dict[str, PartitionVectors]:
+        self._sync(conn)
+        parts = self._parts.get(collection)
+        if parts is None:
+            with load_guard():
+                parts = self._load(conn, collection)
+            self._parts[collection] = parts
+        return parts
 
     def added(self, rows: Iterable[NewRow]) -> None:
         """Apply committed inserts to the loaded collections (unloaded ones read them on load)."""

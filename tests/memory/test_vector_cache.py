@@ -104,7 +104,25 @@ def test_rolled_back_write_never_reaches_the_cache(tmp_path: Path, embedder, cfg
         # A real SQLite failure on the second row, after the first row was written in the same transaction.
         store.conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON experiences WHEN NEW.query_text = 'boom' "
                            "BEGIN SELECT RAISE(ABORT, 'refused'); END")
-        rows = [NavigateExperience("g", "success", "r", "{}", "fine"), NavigateExperience("g", "success", "r", "{}", "boom")]
+        rows = [NavigateExperience("g", "success", "r", "{}", text) for text in ("fine", "boom")]
         with pytest.raises(Exception, match="refused"):
             store.add_many(rows, embeddings=unit(rng, 2))
         assert store._vectors.loaded_rows(NAVIGATE_EXPERIENCE) == 10 == store.count(NAVIGATE_EXPERIENCE)
+
+
+def test_warm_builds_what_search_then_uses(tmp_path: Path, embedder) -> None:
+    pytest.importorskip("faiss")
+    rng = np.random.default_rng(16)
+    cfg = MemoryConfig(writer_timeout_s=0.5, exact_search_max_rows=0)
+    path = tmp_path / "m.sqlite"
+    with ExperienceStore.open(path, embedder, cfg) as store:
+        fill(store, unit(rng, 1700))
+    with ExperienceStore.open(path, embedder, cfg) as store:
+        assert store._vectors.loaded_rows(NAVIGATE_EXPERIENCE) is None
+        store.warm([NAVIGATE_EXPERIENCE])
+        parts = store._vectors._parts[NAVIGATE_EXPERIENCE]
+        assert store._vectors.loaded_rows(NAVIGATE_EXPERIENCE) == 1700
+        built = parts["success"].pq
+        assert built is not None and parts["failure"].pq is None  # 567 failures: too few to train PQ
+        store.search(unit(rng, 1)[0], NAVIGATE_EXPERIENCE, k=3)
+        assert store._vectors._parts[NAVIGATE_EXPERIENCE]["success"].pq is built
