@@ -32,7 +32,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -172,8 +172,12 @@ class ExperienceStore:
 
     # ------------------------------------------------------------------ transactions
     class _Tx:
-        def __init__(self, store: "ExperienceStore") -> None:
+        """``BEGIN IMMEDIATE`` .. ``COMMIT``; ``on_commit`` runs after a successful commit, still
+        under the thread lock, so the vector cache sees this process's writes in commit order."""
+
+        def __init__(self, store: "ExperienceStore", on_commit: Callable[[], None] | None) -> None:
             self.store = store
+            self.on_commit = on_commit
 
         def __enter__(self) -> Any:
             conn = self.store.conn
@@ -198,11 +202,17 @@ class ExperienceStore:
             conn = self.store.conn
             try:
                 conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+                if exc_type is None and self.on_commit is not None:
+                    try:
+                        self.on_commit()
+                    except BaseException:
+                        self.store._vectors.clear()  # committed but not cached: reload on next search
+                        raise
             finally:
                 self.store._tx_lock.release()
 
-    def _write(self) -> "ExperienceStore._Tx":
-        return ExperienceStore._Tx(self)
+    def _write(self, on_commit: Callable[[], None] | None = None) -> "ExperienceStore._Tx":
+        return ExperienceStore._Tx(self, on_commit)
 
     # ------------------------------------------------------------------ writing experiences
     def add(self, record: Record, *, parent_uid: str | None = None, source: str = "local",
@@ -228,7 +238,7 @@ class ExperienceStore:
         uids = []
         fresh: list[NewRow] = []
         now = time.time()
-        with self._write() as conn:
+        with self._write(on_commit=lambda: self._vectors.added(fresh)) as conn:
             for i, (record, spec, parent) in enumerate(zip(records, specs, parent_uids)):
                 fields_ = text_fields(record)
                 image = image_of(record)
@@ -261,7 +271,6 @@ class ExperienceStore:
                     "INSERT INTO collection_counts(collection, n) VALUES (?, 1) "
                     "ON CONFLICT(collection) DO UPDATE SET n = n + 1", (spec.name,),
                 )
-        self._vectors.added(fresh)
         return uids
 
     def _place_image(self, image: bytes | None, sha: str | None) -> tuple[bytes | None, str | None]:
@@ -292,15 +301,21 @@ class ExperienceStore:
 
     def delete(self, uid: str) -> bool:
         """Remove one experience (vec0's INSERT OR REPLACE is broken, so edits are delete + add)."""
-        with self._write() as conn:
+        gone: list[tuple[int, str, str]] = []
+
+        def forget() -> None:
+            for rowid, collection, outcome in gone:
+                self._vectors.removed(rowid, collection, outcome)
+
+        with self._write(on_commit=forget) as conn:
             row = conn.execute("SELECT id, collection, is_success FROM experiences WHERE uid = ?", (uid,)).fetchone()
             if row is None:
                 return False
+            gone.append(tuple(row))
             conn.execute("DELETE FROM experience_vec WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM experience_vec_i8 WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM experiences WHERE id = ?", (row[0],))
             conn.execute("UPDATE collection_counts SET n = n - 1 WHERE collection = ?", (row[1],))
-        self._vectors.removed(row[0], row[1], row[2])
         return True
 
     # ------------------------------------------------------------------ retrieval

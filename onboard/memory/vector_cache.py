@@ -50,8 +50,8 @@ class VectorCache:
         out while a collection is read, so a half-written transaction on the
         shared connection is never loaded.
         """
+        parts = self._loaded(conn, collection, load_guard)
         with self._lock:
-            parts = self._loaded(conn, collection, load_guard)
             if outcome is None:
                 chosen = list(parts.values())
             else:
@@ -71,18 +71,28 @@ class VectorCache:
     def warm(self, conn: Any, collection: str, *, candidates: int, exact_max_rows: int,
              load_guard: Callable[[], Any]) -> None:
         """Load ``collection`` and build its PQ indexes now, so the first search does not pay for it."""
+        parts = self._loaded(conn, collection, load_guard)
         with self._lock:
-            for part in self._loaded(conn, collection, load_guard).values():
+            for part in parts.values():
                 part.prepare(candidates, exact_max_rows, self.faiss)
 
     def _loaded(self, conn: Any, collection: str, load_guard: Callable[[], Any]) -> dict[str, PartitionVectors]:
-        self._sync(conn)
-        parts = self._parts.get(collection)
-        if parts is None:
-            with load_guard():
-                parts = self._load(conn, collection)
-            self._parts[collection] = parts
-        return parts
+        """The collection's partitions, read from SQLite if not held.
+
+        Lock order is the writers' (thread lock, then cache lock): writers
+        update the cache after commit while still holding the thread lock.
+        """
+        with self._lock:
+            self._sync(conn)
+            parts = self._parts.get(collection)
+        if parts is not None:
+            return parts
+        with load_guard(), self._lock:
+            self._sync(conn)
+            parts = self._parts.get(collection)
+            if parts is None:
+                parts = self._parts[collection] = self._load(conn, collection)
+            return parts
 
     def added(self, rows: Iterable[NewRow]) -> None:
         """Apply committed inserts to the loaded collections (unloaded ones read them on load)."""

@@ -126,3 +126,42 @@ def test_warm_builds_what_search_then_uses(tmp_path: Path, embedder) -> None:
         assert built is not None and parts["failure"].pq is None  # 567 failures: too few to train PQ
         store.search(unit(rng, 1)[0], NAVIGATE_EXPERIENCE, k=3)
         assert store._vectors._parts[NAVIGATE_EXPERIENCE]["success"].pq is built
+
+
+def test_threads_writing_and_searching_leave_the_cache_equal_to_the_file(tmp_path: Path, embedder) -> None:
+    import threading
+
+    rng = np.random.default_rng(17)
+    cfg = MemoryConfig(writer_timeout_s=5.0)
+    vecs = unit(rng, 240)
+    queries = unit(rng, 5)
+    errors: list[BaseException] = []
+    with ExperienceStore.open(tmp_path / "m.sqlite", embedder, cfg) as store:
+        def writer(w: int) -> None:
+            try:
+                for b in range(6):
+                    chunk = vecs[w * 120 + b * 20: w * 120 + (b + 1) * 20]
+                    new = fill(store, chunk, tag=f"w{w}b{b}-")
+                    assert store.delete(new[0])
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        def searcher() -> None:
+            try:
+                for _ in range(30):
+                    for q in queries:
+                        store.search(q, NAVIGATE_EXPERIENCE, k=5, threshold=-1)
+            except BaseException as exc:  # noqa: BLE001
+                errors.append(exc)
+
+        threads = [threading.Thread(target=writer, args=(w,)) for w in range(2)] + \
+            [threading.Thread(target=searcher) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors
+        assert store._vectors.loaded_rows(NAVIGATE_EXPERIENCE) == store.count(NAVIGATE_EXPERIENCE) == 240 - 12
+        for q in queries:
+            assert uids(store.search(q, NAVIGATE_EXPERIENCE, k=5, threshold=-1)) == \
+                uids(store.search_exact(q, NAVIGATE_EXPERIENCE, k=5, threshold=-1))
