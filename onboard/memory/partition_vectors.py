@@ -20,8 +20,9 @@ query asks for, the partition is compacted (codes re-added, codebooks kept).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -42,6 +43,23 @@ def load_faiss() -> Any | None:
     return faiss
 
 
+@contextmanager
+def one_faiss_thread(faiss: Any) -> Iterator[None]:
+    """Run faiss single-threaded in this thread (OpenMP's thread count is a per-thread setting).
+
+    On a small onboard CPU faiss's OpenMP threads and numpy's spinning
+    OpenBLAS threads oversubscribe the cores: training PQ right after a
+    matrix product took 13-16 s instead of 2 s on 2 cores, and a one-query
+    search gains nothing from a second thread.
+    """
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
+
+
 @dataclass
 class PartitionVectors:
     """Growable matrix of one partition's unit vectors, their SQLite row ids, and tombstones."""
@@ -52,6 +70,7 @@ class PartitionVectors:
     size: int = 0
     dead: int = 0
     pq: Any = None                               # faiss fast-scan index over positions [:size], or None
+    faiss_module: Any = None                     # the faiss that built ``pq``
     _where: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -82,7 +101,8 @@ class PartitionVectors:
         for j, rowid in enumerate(ids.tolist()):
             self._where[rowid] = self.size + j
         if self.pq is not None:
-            self.pq.add(np.ascontiguousarray(vectors, dtype=np.float32))
+            with one_faiss_thread(self.faiss_module):
+                self.pq.add(np.ascontiguousarray(vectors, dtype=np.float32))
         self.size = need
 
     def remove(self, rowid: int) -> bool:
@@ -107,7 +127,8 @@ class PartitionVectors:
         self.pq = None
         self.append(ids, vecs)
         if pq is not None:
-            pq.add(self.vectors[:self.size])
+            with one_faiss_thread(self.faiss_module):
+                pq.add(self.vectors[:self.size])
             self.pq = pq
 
     def build_pq(self, faiss: Any) -> None:
@@ -118,9 +139,10 @@ class PartitionVectors:
         step = max(1, self.size // PQ_TRAIN_ROWS)
         index = faiss.index_factory(self.dim, f"PQ{self.dim // 2}x4fs", faiss.METRIC_INNER_PRODUCT)
         index.pq.cp.niter = PQ_TRAIN_ITERATIONS
-        index.train(np.ascontiguousarray(rows[::step]))
-        index.add(rows)
-        self.pq = index
+        with one_faiss_thread(faiss):
+            index.train(np.ascontiguousarray(rows[::step]))
+            index.add(rows)
+        self.pq, self.faiss_module = index, faiss
 
     def prepare(self, candidates: int, exact_max_rows: int, faiss: Any | None) -> bool:
         """Build or compact the PQ index if this partition's queries will use it; True if they will."""
@@ -145,7 +167,8 @@ class PartitionVectors:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
         use_pq = self.prepare(candidates, exact_max_rows, faiss)
         if use_pq:
-            _, found = self.pq.search(q[None, :], min(candidates + self.dead, self.size))
+            with one_faiss_thread(faiss):
+                _, found = self.pq.search(q[None, :], min(candidates + self.dead, self.size))
             pos = found[0]
             pos = pos[pos >= 0]
             pos = pos[self.ids[pos] >= 0]

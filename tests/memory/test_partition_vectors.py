@@ -26,6 +26,7 @@ def test_pq_prefilter_recall_and_exact_similarities() -> None:
     ids = np.arange(100, 3100, dtype=np.int64)
     part = PartitionVectors(DIM)
     part.append(ids, x)
+    threads = faiss.omp_get_max_threads()
     recalls = []
     for q in unit(rng, 20):
         got, sims = part.knn(q, 10, candidates=600, exact_max_rows=0, faiss=faiss)
@@ -34,6 +35,7 @@ def test_pq_prefilter_recall_and_exact_similarities() -> None:
         assert np.allclose(sims, x[got - 100] @ q, atol=1e-6)  # returned scores are exact cosines
         assert list(sims) == sorted(sims, reverse=True)
     assert np.mean(recalls) >= 0.98
+    assert faiss.omp_get_max_threads() == threads  # single-threaded faiss calls restore the setting
 
 
 def test_small_partition_is_scanned_exactly() -> None:
