@@ -4,7 +4,8 @@ Random unit vectors are the hard case for quantised prefilters (no cluster
 structure, near neighbours barely closer than the rest), so recall@10 is
 measured against exact numpy search for every method rather than assumed.
 
-Per size N (default 10k and 100k), a real memory file is filled through
+Methods are timed round-robin, query by query, so a load spike from other
+processes hits all of them alike. Per size N (default 10k and 100k), a real memory file is filled through
 ``ExperienceStore.add_many`` with N experiences in the collection under test
 (a third of them failures) plus N/5 in another collection, then reopened, and
 the methods are:
@@ -15,8 +16,10 @@ the methods are:
 * ``exact``         ``ExperienceStore.search_exact``: sqlite-vec float32 KNN within the
                     collection (partition key), records read back the same way
 * ``exact_table``   sqlite-vec float32 KNN over the whole vec0 table (no partition key)
-* ``numpy``         brute-force inner product over the collection's matrix (numpy's BLAS threads)
 * ``faiss``         faiss IndexFlatIP over the collection (one thread), if installed
+* ``numpy``         brute-force inner product over the collection's matrix (numpy's BLAS
+                    threads), timed in a pass of its own after the others: OpenBLAS workers
+                    spin on a core after each product and slowed whichever method came next
 
 ``one_collection_<N>_*`` reports ``store``; ``cache_load_<N>_s`` is
 ``ExperienceStore.warm`` after opening (reading the collection from SQLite and
@@ -147,7 +150,6 @@ def bench_size(n: int, n_queries: int, oversample: int, seed: int, log: Callable
                 "exact": lambda q: [h.uid for h in store.search_exact(q, NAVIGATE_EXPERIENCE, k=K, threshold=-1.0)],
                 "exact_table": lambda q: [r[0] for r in store.conn.execute(
                     "SELECT rowid FROM experience_vec WHERE embedding MATCH ? AND k = ?", (q.tobytes(), K))],
-                "numpy": numpy_knn,
             }
             try:
                 import faiss
@@ -160,6 +162,9 @@ def bench_size(n: int, n_queries: int, oversample: int, seed: int, log: Callable
                 methods["faiss"] = lambda q: [uids[i] for i in index.search(q[None, :], K)[1][0]]
             truths = {name: (truth_table.tolist() if name == "exact_table" else truth_uids) for name in methods}
             m: dict[str, Any] = _run_interleaved(queries, truths, methods)
+            # numpy runs alone, after the others: its BLAS worker threads keep spinning on a core
+            # after each product, which doubled the next method's latency on a 2-core machine.
+            m["numpy"] = _run_interleaved(queries, {"numpy": truth_uids}, {"numpy": numpy_knn})["numpy"]
         m.setdefault("faiss", None)
         res["methods"] = m
         for name, r in m.items():
