@@ -6,12 +6,17 @@ success/failure and level filters are vec0 metadata columns *inside* the KNN
 query: a filtered query returns k rows when k rows match, instead of the
 "filter after k" shortfall an outer WHERE would give.
 
-Collections larger than ``exact_search_max_rows`` are searched in two
-stages: an int8 copy of the vectors (a second vec0 table, same partition and
-metadata columns) yields ``k * prefilter_oversample`` candidates, which are
-rescored exactly on the float32 copies kept in ``experiences.embedding``.
-vec0 point lookups read whole chunks, so the float32 copies live in a plain
-table for this.
+Searches run on an in-memory copy of the float32 vectors
+(:mod:`onboard.memory.vector_cache`), partitioned by collection and outcome
+like the vec0 table, loaded from SQLite on first use, updated by this
+store's writes after they commit and dropped when another connection
+commits (``PRAGMA data_version``). Partitions larger than
+``exact_search_max_rows`` are prefiltered by a 4-bit PQ scan (faiss, when
+installed) for ``k * prefilter_oversample`` candidates rescored exactly on
+float32; smaller ones are scanned exactly. Returned similarities are always
+the exact cosine. sqlite-vec's vec0 tables stay in step on every write: they
+are the durable, SQL-queryable index and :meth:`ExperienceStore.search_exact`
+(the reference the benchmark and tests compare against).
 
 Writes are single ``BEGIN IMMEDIATE`` transactions; the embedding is computed
 before the lock is taken so a slow model never holds other writers up. When
@@ -27,7 +32,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -54,6 +59,7 @@ from onboard.memory.records import (
 from onboard.memory.schema import OpenReport, SchemaError, WriterBusy, is_locked_error, open_memory_file
 from onboard.memory.settings import MemoryConfig
 from onboard.memory.sqlite_vec_db import SqliteBackend, find_backend
+from onboard.memory.vector_cache import NewRow, VectorCache
 from onboard.memory.vector_codes import int8_codes
 
 # sqlite-vec 0.1.9 refuses KNN with k above this.
@@ -103,6 +109,7 @@ class ExperienceStore:
         self.open_report = report
         self.image_dir = image_dir
         self._tx_lock = threading.Lock()
+        self._vectors = VectorCache(embedder.dim)
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -165,8 +172,12 @@ class ExperienceStore:
 
     # ------------------------------------------------------------------ transactions
     class _Tx:
-        def __init__(self, store: "ExperienceStore") -> None:
+        """``BEGIN IMMEDIATE`` .. ``COMMIT``; ``on_commit`` runs after a successful commit, still
+        under the thread lock, so the vector cache sees this process's writes in commit order."""
+
+        def __init__(self, store: "ExperienceStore", on_commit: Callable[[], None] | None) -> None:
             self.store = store
+            self.on_commit = on_commit
 
         def __enter__(self) -> Any:
             conn = self.store.conn
@@ -191,11 +202,17 @@ class ExperienceStore:
             conn = self.store.conn
             try:
                 conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+                if exc_type is None and self.on_commit is not None:
+                    try:
+                        self.on_commit()
+                    except BaseException:
+                        self.store._vectors.clear()  # committed but not cached: reload on next search
+                        raise
             finally:
                 self.store._tx_lock.release()
 
-    def _write(self) -> "ExperienceStore._Tx":
-        return ExperienceStore._Tx(self)
+    def _write(self, on_commit: Callable[[], None] | None = None) -> "ExperienceStore._Tx":
+        return ExperienceStore._Tx(self, on_commit)
 
     # ------------------------------------------------------------------ writing experiences
     def add(self, record: Record, *, parent_uid: str | None = None, source: str = "local",
@@ -219,8 +236,9 @@ class ExperienceStore:
             raise ExperienceStoreError(f"embeddings must have shape ({len(records)}, {self.embedder.dim})")
         codes = int8_codes(embeddings)
         uids = []
+        fresh: list[NewRow] = []
         now = time.time()
-        with self._write() as conn:
+        with self._write(on_commit=lambda: self._vectors.added(fresh)) as conn:
             for i, (record, spec, parent) in enumerate(zip(records, specs, parent_uids)):
                 fields_ = text_fields(record)
                 image = image_of(record)
@@ -248,6 +266,7 @@ class ExperienceStore:
                     "VALUES (?,?,?,?,vec_int8(?))",
                     (cur.lastrowid, spec.name, spec.level, outcome, codes[i].tobytes()),
                 )
+                fresh.append(NewRow(cur.lastrowid, spec.name, outcome, embeddings[i]))
                 conn.execute(
                     "INSERT INTO collection_counts(collection, n) VALUES (?, 1) "
                     "ON CONFLICT(collection) DO UPDATE SET n = n + 1", (spec.name,),
@@ -282,15 +301,22 @@ class ExperienceStore:
 
     def delete(self, uid: str) -> bool:
         """Remove one experience (vec0's INSERT OR REPLACE is broken, so edits are delete + add)."""
-        with self._write() as conn:
-            row = conn.execute("SELECT id, collection FROM experiences WHERE uid = ?", (uid,)).fetchone()
+        gone: list[tuple[int, str, str]] = []
+
+        def forget() -> None:
+            for rowid, collection, outcome in gone:
+                self._vectors.removed(rowid, collection, outcome)
+
+        with self._write(on_commit=forget) as conn:
+            row = conn.execute("SELECT id, collection, is_success FROM experiences WHERE uid = ?", (uid,)).fetchone()
             if row is None:
                 return False
+            gone.append(tuple(row))
             conn.execute("DELETE FROM experience_vec WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM experience_vec_i8 WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM experiences WHERE id = ?", (row[0],))
             conn.execute("UPDATE collection_counts SET n = n - 1 WHERE collection = ?", (row[1],))
-            return True
+        return True
 
     # ------------------------------------------------------------------ retrieval
     def search(self, query: str | np.ndarray, collection: str, *, k: int | None = None,
@@ -298,20 +324,39 @@ class ExperienceStore:
         """KNN within one collection, best first.
 
         ``k`` defaults to ``max_retrieval_results`` and ``threshold`` to
-        ``similarity_threshold``; ``outcome`` ('success' / 'failure') filters
-        inside the vec0 query, so up to k matching rows always come back.
+        ``similarity_threshold``; ``outcome`` ('success' / 'failure') selects
+        one partition, so up to k matching rows always come back. Runs on the
+        in-memory vectors (see the module docstring).
         """
-        if collection not in COLLECTIONS:
-            raise ExperienceStoreError(f"unknown collection {collection!r} (known: {', '.join(COLLECTIONS)})")
-        k = self.cfg.max_retrieval_results if k is None else k
-        if not 1 <= k <= VEC0_MAX_K:
-            raise ExperienceStoreError(f"k must be in 1..{VEC0_MAX_K}, got {k}")
-        threshold = self.cfg.similarity_threshold if threshold is None else threshold
-        vec = self._query_vector(query)
-        if outcome is not None and outcome not in ("success", "failure"):
-            raise RecordError(f"outcome must be 'success' or 'failure', got {outcome!r}")
-        if self.collection_size(collection) > self.cfg.exact_search_max_rows:
-            return self._materialise(self._prefiltered_knn(vec, collection, k, outcome), threshold)
+        k, threshold, vec = self._search_args(query, collection, k, outcome, threshold)
+        hits = self._vectors.knn(self.conn, vec, collection, k, outcome,
+                                 candidates=self._candidates(k),
+                                 exact_max_rows=self.cfg.exact_search_max_rows, load_guard=self._read_guard)
+        return self._materialise(hits, threshold)
+
+    def warm(self, collections: Sequence[str] | None = None) -> None:
+        """Read ``collections`` into memory and train their PQ prefilters now (seconds at 100k rows).
+
+        Otherwise the first search of a collection pays for it; call this
+        before take-off so in-flight retrievals stay in the millisecond range.
+        """
+        for collection in list(COLLECTIONS) if collections is None else collections:
+            if collection not in COLLECTIONS:
+                raise ExperienceStoreError(f"unknown collection {collection!r} (known: {', '.join(COLLECTIONS)})")
+            self._vectors.warm(self.conn, collection, candidates=self._candidates(self.cfg.max_retrieval_results),
+                               exact_max_rows=self.cfg.exact_search_max_rows, load_guard=self._read_guard)
+
+    def _candidates(self, k: int) -> int:
+        return max(k * self.cfg.prefilter_oversample, k)
+
+    def search_exact(self, query: str | np.ndarray, collection: str, *, k: int | None = None,
+                     outcome: str | None = None, threshold: float | None = None) -> list[Retrieved]:
+        """The same query as :meth:`search`, answered by sqlite-vec's exact float32 KNN.
+
+        Slow on large collections (a full vec0 scan); it is the reference that
+        :meth:`search` is checked and benchmarked against, and needs no cache.
+        """
+        k, threshold, vec = self._search_args(query, collection, k, outcome, threshold)
         sql = "SELECT rowid, distance FROM experience_vec WHERE embedding MATCH ? AND k = ? AND collection = ?"
         args: list[Any] = [vec.tobytes(), k, collection]
         if outcome is not None:
@@ -320,33 +365,38 @@ class ExperienceStore:
         hits = self.conn.execute(sql + " ORDER BY distance", args).fetchall()
         return self._materialise([(rowid, 1.0 - dist) for rowid, dist in hits], threshold)
 
+    def _search_args(self, query: str | np.ndarray, collection: str, k: int | None, outcome: str | None,
+                     threshold: float | None) -> tuple[int, float, np.ndarray]:
+        if collection not in COLLECTIONS:
+            raise ExperienceStoreError(f"unknown collection {collection!r} (known: {', '.join(COLLECTIONS)})")
+        k = self.cfg.max_retrieval_results if k is None else k
+        if not 1 <= k <= VEC0_MAX_K:
+            raise ExperienceStoreError(f"k must be in 1..{VEC0_MAX_K}, got {k}")
+        threshold = self.cfg.similarity_threshold if threshold is None else threshold
+        if outcome is not None and outcome not in ("success", "failure"):
+            raise RecordError(f"outcome must be 'success' or 'failure', got {outcome!r}")
+        return k, threshold, self._query_vector(query)
+
+    def _read_guard(self) -> "ExperienceStore._ReadGuard":
+        return ExperienceStore._ReadGuard(self)
+
+    class _ReadGuard:
+        """Holds this process's writers off while the vector cache reads a collection."""
+
+        def __init__(self, store: "ExperienceStore") -> None:
+            self.store = store
+
+        def __enter__(self) -> None:
+            if not self.store._tx_lock.acquire(timeout=self.store.cfg.writer_timeout_s):
+                raise WriterBusy(f"{self.store.path}: another thread held the memory file for more than "
+                                 f"{self.store.cfg.writer_timeout_s:g} s")
+
+        def __exit__(self, *exc: object) -> None:
+            self.store._tx_lock.release()
+
     def collection_size(self, collection: str) -> int:
         row = self.conn.execute("SELECT n FROM collection_counts WHERE collection = ?", (collection,)).fetchone()
         return row[0] if row else 0
-
-    def _prefiltered_knn(self, vec: np.ndarray, collection: str, k: int,
-                         outcome: str | None) -> list[tuple[int, float]]:
-        """int8 KNN for ``k * prefilter_oversample`` candidates, then exact cosine on their float32 copies.
-
-        The filters sit inside the vec0 query here too, so the candidates all
-        match and k results come back whenever k rows match.
-        """
-        want = min(max(k * self.cfg.prefilter_oversample, k), VEC0_MAX_K)
-        sql = ("SELECT rowid FROM experience_vec_i8 WHERE embedding MATCH vec_int8(?) AND k = ? "
-               "AND collection = ?")
-        args: list[Any] = [int8_codes(vec).tobytes(), want, collection]
-        if outcome is not None:
-            sql += " AND is_success = ?"
-            args.append(outcome)
-        cand = [r[0] for r in self.conn.execute(sql, args)]
-        if not cand:
-            return []
-        marks = ",".join("?" * len(cand))
-        rows = self.conn.execute(f"SELECT id, embedding FROM experiences WHERE id IN ({marks})", cand).fetchall()
-        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        sims = mat @ vec
-        order = np.argsort(-sims)[:k]
-        return [(rows[i][0], float(sims[i])) for i in order]
 
     def _query_vector(self, query: str | np.ndarray) -> np.ndarray:
         if isinstance(query, str):

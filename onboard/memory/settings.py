@@ -52,11 +52,13 @@ class MemoryConfig:
     # On a corrupted or foreign file: move it aside to `<name>.corrupt-<utc>` and start a
     # new file (true), or refuse to open it (false, the default: a person decides).
     move_aside_corrupt: bool = False
-    # Collections with more experiences than this are searched with an int8 prefilter
-    # (sqlite-vec) and exact float32 rescoring instead of an exact float32 scan.
+    # Partitions (collection x outcome) with more experiences than this are searched with a
+    # 4-bit PQ prefilter (faiss, if installed) and exact float32 rescoring of the candidates,
+    # instead of an exact scan of the in-memory float32 vectors.
     exact_search_max_rows: int = 5000
-    # Prefilter candidates per requested result, rescored exactly (recall vs speed).
-    prefilter_oversample: int = 4
+    # PQ candidates per requested result, rescored exactly (recall vs speed; 30 gives
+    # recall@10 >= 0.99 on 100k random 384-d vectors, the hard case).
+    prefilter_oversample: int = 30
     # Adaptive retrieval: tasks with fewer words than this are "simple" and skip retrieval.
     simple_task_max_words: int = 5
     # Tasks with fewer words than this (and not simple) are "medium": one level searched;

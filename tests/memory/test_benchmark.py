@@ -17,4 +17,8 @@ def test_benchmark_small_run_writes_json(tmp_path: Path, capsys) -> None:
         assert key in data
     methods = data["sizes"]["2000"]["methods"]
     assert methods["exact"]["recall_at_10"] == 1.0 and methods["numpy"]["recall_at_10"] == 1.0
+    # The headline figure is the store's own search path, not a side computation.
+    assert data["one_collection_2k_method"] == "store"
+    assert data["one_collection_2k_recall_at_10"] == methods["store"]["recall_at_10"]
+    assert data["cache_load_2k_s"] > 0
     assert data["one_collection_2k_recall_at_10"] >= 0.95

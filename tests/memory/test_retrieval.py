@@ -199,7 +199,7 @@ def test_same_content_is_stored_once(store: ExperienceStore) -> None:
     assert store.delete(store.add(exp)) and store.count() == 0
 
 
-def test_int8_prefilter_path_agrees_with_exact(tmp_path, embedder) -> None:
+def test_search_agrees_with_exact_sqlite_vec_knn(tmp_path, embedder) -> None:
     from onboard.memory.settings import MemoryConfig
 
     exps = [NavigateExperience(f"g{i}", "success" if i % 3 else "failure", lesson, "{}",
@@ -214,7 +214,7 @@ def test_int8_prefilter_path_agrees_with_exact(tmp_path, embedder) -> None:
         for _, _, paraphrase in SITUATIONS:
             q = state(paraphrase, TASK, "reach the delivery point")
             for outcome in (None, "failure"):
-                a = [h.uid for h in exact.search(q, NAVIGATE_EXPERIENCE, k=5, outcome=outcome, threshold=-1)]
+                a = [h.uid for h in exact.search_exact(q, NAVIGATE_EXPERIENCE, k=5, outcome=outcome, threshold=-1)]
                 b = [h.uid for h in pre.search(q, NAVIGATE_EXPERIENCE, k=5, outcome=outcome, threshold=-1)]
                 assert a == b
         assert len(pre.search("x", NAVIGATE_EXPERIENCE, k=7, outcome="failure", threshold=-1)) == 7
