@@ -133,6 +133,7 @@ class Supervisor:
         self.embedder = MiniLMEmbedder.load()
         path = resolve_path(self.data_dir, self.cfg.memory.path)
         self.store = ExperienceStore.open(path, self.embedder, self.cfg.memory)
+        self.store.warm()  # vectors in memory and prefilters trained now, not on the first in-flight retrieval
         if self.sup.accept_lessons and self.publisher is not None:
             from onboard.telemetry.memory_sync import MemorySyncServer
 
