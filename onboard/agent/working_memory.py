@@ -13,6 +13,14 @@ Because landmarks are fixed in the world, their fused positions *are* the
 memory of past estimates: when no landmark is visible the target is still
 known, and its bearing from the drone follows from dead reckoning alone;
 when a landmark reappears its new fixes re-evaluate the estimate.
+
+Past flights can seed two priors (see `onboard.agent.experience_prior`):
+remembered landmark positions, used for a landmark only until it is seen
+live, and a goal position, where a very similar past task read the goal's
+name. The goal prior is the target until the goal's name is read, until the
+live estimate (from live fixes only, every relation usable) lands further
+than `prior_conflict_m` from it, or until the drone reaches it without
+reading the name; a dropped prior never comes back.
 """
 
 from __future__ import annotations
@@ -82,6 +90,10 @@ class WorkingMemory:
         self.fixes: dict[str, LandmarkFixes] = {}
         self.goal_fix: np.ndarray | None = None  # the goal itself, once its name was read
         self.history: list[tuple[int, np.ndarray]] = []  # (step, estimate) whenever it changed
+        self.prior: np.ndarray | None = None  # goal position remembered from a past flight (own frame)
+        self.prior_conflict_m = float("inf")
+        self.prior_dropped = ""  # why the prior was dropped ("" while it stands or if there was none)
+        self.remembered: dict[str, np.ndarray] = {}  # landmark positions from past flights (own frame)
         self._fused: dict[str, tuple[np.ndarray, float]] = {}  # cache of `landmark`, per landmark
         self._estimate: tuple[TargetEstimate | None] | None = None  # cache of `estimate`
 
@@ -94,6 +106,11 @@ class WorkingMemory:
             del f.points[:-self.keep], f.ranges[:-self.keep]
             self._fused.pop(s.name, None)
             self._estimate = None
+        if landmarks and self.prior is not None:
+            live = self._compute_estimate(live_only=True)
+            if live is not None and live.complete and np.hypot(*(live.xy - self.prior)) > self.prior_conflict_m:
+                self.drop_prior(f"live landmark fixes put the goal {np.hypot(*(live.xy - self.prior)):.0f} m "
+                                f"from the remembered position")
         est = self.estimate()
         if est is not None and (not self.history or np.hypot(*(self.history[-1][1] - est.xy)) > 1.0):
             self.history.append((step, est.xy))
@@ -102,11 +119,32 @@ class WorkingMemory:
         """The goal's name was read: its position is known directly (overrides the description)."""
         self.goal_fix = position + offset(bearing, distance)
 
-    def landmark(self, name: str) -> tuple[np.ndarray, float] | None:
-        if name in self._fused:
+    def set_priors(self, goal_xy: np.ndarray | None, landmarks: dict[str, np.ndarray],
+                   conflict_m: float) -> None:
+        """Seed the memory from past flights (own frame); live sightings override both."""
+        self.prior = None if goal_xy is None else np.asarray(goal_xy, dtype=float)
+        self.prior_conflict_m = conflict_m
+        self.remembered = {n: np.asarray(xy, dtype=float) for n, xy in landmarks.items()}
+        self._fused = {n: v for n, v in self._fused.items() if n in self.fixes}
+        self._estimate = None
+
+    def drop_prior(self, why: str) -> None:
+        if self.prior is not None:
+            self.prior, self.prior_dropped = None, why
+
+    def reached_prior_in_vain(self, position: np.ndarray, radius_m: float) -> None:
+        """At the remembered goal position without having read the name: the memory was wrong here."""
+        if self.prior is not None and self.goal_fix is None and np.hypot(*(position - self.prior)) <= radius_m:
+            self.drop_prior("reached the remembered goal position without reading the name")
+
+    def landmark(self, name: str, live_only: bool = False) -> tuple[np.ndarray, float] | None:
+        if name in self._fused and (not live_only or name in self.fixes):
             return self._fused[name]
         f = self.fixes.get(name)
         if not f or not f.points:
+            if not live_only and name in self.remembered:
+                self._fused[name] = (self.remembered[name], 0.0)
+                return self._fused[name]
             return None
         self._fused[name] = robust_position(f.points, self.outlier_mads, self.outlier_floor_m)
         return self._fused[name]
@@ -121,8 +159,8 @@ class WorkingMemory:
             self._estimate = (self._compute_estimate(),)
         return self._estimate[0]
 
-    def _compute_estimate(self) -> TargetEstimate | None:
-        known = {n: lp for n in self.goal.landmarks if (lp := self.landmark(n)) is not None}
+    def _compute_estimate(self, live_only: bool = False) -> TargetEstimate | None:
+        known = {n: lp for n in self.goal.landmarks if (lp := self.landmark(n, live_only)) is not None}
         points: list[np.ndarray] = []
         rays: list[tuple[np.ndarray, np.ndarray]] = []
         used: list[str] = []
@@ -161,8 +199,10 @@ class WorkingMemory:
                               usable == len(self.goal.relations), spread)
 
     def target(self) -> np.ndarray | None:
-        """Where to go: the goal itself once read, else the description's estimate."""
+        """Where to go: the goal itself once read, else a standing prior, else the description's estimate."""
         if self.goal_fix is not None:
             return self.goal_fix
+        if self.prior is not None:
+            return self.prior
         est = self.estimate()
         return None if est is None else est.xy
