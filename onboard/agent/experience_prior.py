@@ -85,33 +85,29 @@ def frame_shift(remembered: dict[str, np.ndarray], live: dict[str, np.ndarray]) 
 
 
 @dataclass(frozen=True)
-class Priors:
-    """What the retrieved plans give this flight, in the own frame."""
+class RememberedFrame:
+    """One past flight's positions, in its own take-off frame; the working memory places it in this one."""
 
-    goal_xy: np.ndarray | None  # where a very similar past task read the goal's name and arrived
-    goal_similarity: float
-    landmarks: dict[str, np.ndarray]  # remembered landmark positions (live fixes override them)
-    used: int  # plans that could be placed in the own frame
+    landmarks: dict[str, np.ndarray]
+    goal_xy: np.ndarray | None = None  # set only for the goal prior (a read goal of a very similar task)
+    similarity: float = 0.0
 
 
-def priors_from(lessons: list[PlanLesson], live: dict[str, np.ndarray], reuse_similarity: float) -> Priors:
-    """Place every lesson in the own frame; the goal prior only from a read goal of a very similar task.
+def frames_from(lessons: list[PlanLesson], reuse_similarity: float) -> list[RememberedFrame]:
+    """Every lesson with a landmark map as a frame; the best read goal of a very similar task keeps its goal.
 
-    The prior is the waypoint that flight declared arrival from (a point on the
-    streets that worked), or the goal's read position in older records: flying to
-    the read position itself, often inside a block, took longer routes (t002: SPL
-    0.98 on the first flight, 0.88 with the read position as the prior).
-
-    The best-matching lesson wins for the goal and for each landmark (lessons come best first).
+    Lessons come best first; only one frame carries a goal. The frames are placed
+    by the working memory from its live landmark fixes, again whenever they change:
+    at take-off, under noisy perception, a few fixes can put the frame tens of
+    metres off (t076 under `prep`: 45 m, and a prior that far off is reached
+    without the goal's name in reading range).
     """
-    goal, goal_sim, landmarks, used = None, 0.0, {}, 0
+    out: list[RememberedFrame] = []
+    goal_taken = False
     for lesson in lessons:
-        shift = frame_shift(lesson.landmarks, live)
-        if shift is None:
+        if not lesson.landmarks:
             continue
-        used += 1
-        if goal is None and lesson.goal_was_read and lesson.similarity >= reuse_similarity:
-            goal, goal_sim = lesson.aim + shift, lesson.similarity
-        for name, xy in lesson.landmarks.items():
-            landmarks.setdefault(name, xy + shift)
-    return Priors(goal, goal_sim, landmarks, used)
+        use_goal = not goal_taken and lesson.goal_was_read and lesson.similarity >= reuse_similarity
+        goal_taken = goal_taken or use_goal
+        out.append(RememberedFrame(lesson.landmarks, lesson.goal_xy if use_goal else None, lesson.similarity))
+    return out

@@ -26,7 +26,7 @@ import numpy as np
 from onboard.agent import place_memory
 from onboard.agent.agent_state import AgentState, apply_update
 from onboard.agent.current_state import build_current_state, compass, geoinstruct, scene_description
-from onboard.agent.experience_prior import lesson_from, priors_from
+from onboard.agent.experience_prior import frames_from, lesson_from
 from onboard.agent.experts import EXPERTS, explore_target, move_towards
 from onboard.agent.frame_log import FrameLog
 from onboard.agent.geometric_planner import make_plan
@@ -117,12 +117,13 @@ def generate_plan_with_rag(state: AgentState) -> dict[str, Any]:
     if s.experience_store is not None:
         hits = s.experience_store.retrieve_plans(s.task_instruction)
         lessons = [h.record.reflection_note for h in hits]
-        priors = priors_from([ln for h in hits if (ln := lesson_from(h)) is not None], s.memory.landmark_map(),
+        frames = frames_from([ln for h in hits if (ln := lesson_from(h)) is not None],
                              s.config.experience_reuse_similarity)
-        if priors.used:
-            s.memory.set_priors(priors.goal_xy, priors.landmarks, s.config.prior_conflict_m)
-        if priors.goal_xy is not None:
-            lessons.insert(0, f"reused goal read on a past flight (sim {priors.goal_similarity:.2f})")
+        if frames:
+            s.memory.set_priors(frames, s.config.prior_conflict_m)
+        goal = next((f for f in frames if f.goal_xy is not None), None)
+        if goal is not None:
+            lessons.insert(0, f"reused goal read on a past flight (sim {goal.similarity:.2f})")
     source, errors = "geometric", []
     if s.config.planner == "llm" and s.plan_model is not None and s.config.use_plan:
         answer = llm_plan(s.plan_model, s.task_instruction, s.goal,

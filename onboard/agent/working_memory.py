@@ -17,10 +17,12 @@ when a landmark reappears its new fixes re-evaluate the estimate.
 Past flights can seed two priors (see `onboard.agent.experience_prior`):
 remembered landmark positions, used for a landmark only until it is seen
 live, and a goal position, where a very similar past task read the goal's
-name. The goal prior is the target until the goal's name is read, until the
-live estimate (from live fixes only, every relation usable) lands further
-than `prior_conflict_m` from it, or until the drone reaches it without
-reading the name; a dropped prior never comes back.
+name. Both are kept in the past flight's frame and placed in this one by the
+landmarks both flights saw, again whenever live fixes change (no common
+landmark: not usable yet). The goal prior is the target until the goal's
+name is read, until the live estimate (from live fixes only, every relation
+usable) lands further than `prior_conflict_m` from it, or until the drone
+reaches it without reading the name; a dropped prior never comes back.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from onboard.agent.experience_prior import RememberedFrame, frame_shift
 from onboard.agent.geometry import offset
 from onboard.agent.goal_description import GoalDescription
 from onboard.agent.observation import LandmarkSighting
@@ -90,10 +93,10 @@ class WorkingMemory:
         self.fixes: dict[str, LandmarkFixes] = {}
         self.goal_fix: np.ndarray | None = None  # the goal itself, once its name was read
         self.history: list[tuple[int, np.ndarray]] = []  # (step, estimate) whenever it changed
-        self.prior: np.ndarray | None = None  # goal position remembered from a past flight (own frame)
+        self.frames: list[RememberedFrame] = []  # past flights' positions (their frames)
         self.prior_conflict_m = float("inf")
         self.prior_dropped = ""  # why the prior was dropped ("" while it stands or if there was none)
-        self.remembered: dict[str, np.ndarray] = {}  # landmark positions from past flights (own frame)
+        self._shifts: dict[int, np.ndarray | None] = {}  # cache: frame index -> shift into the own frame
         self._fused: dict[str, tuple[np.ndarray, float]] = {}  # cache of `landmark`, per landmark
         self._estimate: tuple[TargetEstimate | None] | None = None  # cache of `estimate`
 
@@ -106,10 +109,12 @@ class WorkingMemory:
             del f.points[:-self.keep], f.ranges[:-self.keep]
             self._fused.pop(s.name, None)
             self._estimate = None
-        if landmarks and self.prior is not None:
+            self._shifts = {}
+        prior = self.prior if landmarks else None
+        if prior is not None:
             live = self._compute_estimate(live_only=True)
-            if live is not None and live.complete and np.hypot(*(live.xy - self.prior)) > self.prior_conflict_m:
-                self.drop_prior(f"live landmark fixes put the goal {np.hypot(*(live.xy - self.prior)):.0f} m "
+            if live is not None and live.complete and np.hypot(*(live.xy - prior)) > self.prior_conflict_m:
+                self.drop_prior(f"live landmark fixes put the goal {np.hypot(*(live.xy - prior)):.0f} m "
                                 f"from the remembered position")
         est = self.estimate()
         if est is not None and (not self.history or np.hypot(*(self.history[-1][1] - est.xy)) > 1.0):
@@ -119,33 +124,53 @@ class WorkingMemory:
         """The goal's name was read: its position is known directly (overrides the description)."""
         self.goal_fix = position + offset(bearing, distance)
 
-    def set_priors(self, goal_xy: np.ndarray | None, landmarks: dict[str, np.ndarray],
-                   conflict_m: float) -> None:
-        """Seed the memory from past flights (own frame); live sightings override both."""
-        self.prior = None if goal_xy is None else np.asarray(goal_xy, dtype=float)
+    def set_priors(self, frames: list[RememberedFrame], conflict_m: float) -> None:
+        """Seed the memory from past flights; live sightings override both kinds of prior."""
+        self.frames = list(frames)
         self.prior_conflict_m = conflict_m
-        self.remembered = {n: np.asarray(xy, dtype=float) for n, xy in landmarks.items()}
-        self._fused = {n: v for n, v in self._fused.items() if n in self.fixes}
+        self._shifts = {}
         self._estimate = None
+
+    def _shift(self, i: int) -> np.ndarray | None:
+        if i not in self._shifts:
+            live = {n: lp[0] for n in self.fixes if (lp := self.landmark(n, live_only=True)) is not None}
+            self._shifts[i] = frame_shift(self.frames[i].landmarks, live)
+        return self._shifts[i]
+
+    @property
+    def prior(self) -> np.ndarray | None:
+        """The remembered goal in the own frame; None without one, before it can be placed, or once dropped."""
+        if self.prior_dropped:
+            return None
+        for i, f in enumerate(self.frames):
+            if f.goal_xy is not None:
+                shift = self._shift(i)
+                return None if shift is None else f.goal_xy + shift
+        return None
 
     def drop_prior(self, why: str) -> None:
         if self.prior is not None:
-            self.prior, self.prior_dropped = None, why
+            self.prior_dropped = why
 
     def reached_prior_in_vain(self, position: np.ndarray, radius_m: float) -> None:
         """At the remembered goal position without having read the name: the memory was wrong here."""
-        if self.prior is not None and self.goal_fix is None and np.hypot(*(position - self.prior)) <= radius_m:
+        prior = self.prior
+        if prior is not None and self.goal_fix is None and np.hypot(*(position - prior)) <= radius_m:
             self.drop_prior("reached the remembered goal position without reading the name")
 
+    def _remembered(self, name: str) -> np.ndarray | None:
+        for i, f in enumerate(self.frames):
+            if name in f.landmarks and (shift := self._shift(i)) is not None:
+                return f.landmarks[name] + shift
+        return None
+
     def landmark(self, name: str, live_only: bool = False) -> tuple[np.ndarray, float] | None:
-        if name in self._fused and (not live_only or name in self.fixes):
+        if name in self._fused:
             return self._fused[name]
         f = self.fixes.get(name)
         if not f or not f.points:
-            if not live_only and name in self.remembered:
-                self._fused[name] = (self.remembered[name], 0.0)
-                return self._fused[name]
-            return None
+            xy = None if live_only or not self.frames else self._remembered(name)
+            return None if xy is None else (xy, 0.0)
         self._fused[name] = robust_position(f.points, self.outlier_mads, self.outlier_floor_m)
         return self._fused[name]
 
@@ -202,7 +227,8 @@ class WorkingMemory:
         """Where to go: the goal itself once read, else a standing prior, else the description's estimate."""
         if self.goal_fix is not None:
             return self.goal_fix
-        if self.prior is not None:
-            return self.prior
+        prior = self.prior if self.frames else None
+        if prior is not None:
+            return prior
         est = self.estimate()
         return None if est is None else est.xy

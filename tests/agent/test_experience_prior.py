@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from onboard.agent.agent import GraphAgent
-from onboard.agent.experience_prior import PlanLesson, frame_shift, lesson_from, priors_from
+from onboard.agent.experience_prior import PlanLesson, RememberedFrame, frame_shift, frames_from, lesson_from
 from onboard.agent.goal_description import parse_goal_description
 from onboard.agent.observation import LandmarkSighting
 from onboard.agent.settings import AgentConfig
@@ -43,39 +43,51 @@ def test_frame_shift_is_the_median_offset_of_common_landmarks():
     assert frame_shift(remembered, {"D": np.array([1.0, 1.0])}) is None
 
 
-def test_goal_prior_only_from_a_read_goal_of_a_very_similar_task():
-    lm = {"Tower": np.array([200.0, 200.0])}
-    read = PlanLesson(0.95, "success", np.array([300.0, 300.0]), "name read", lm)
-    weak = PlanLesson(0.70, "success", np.array([300.0, 300.0]), "name read", lm)
-    live = {"Tower": np.array([150.0, 200.0])}                          # took off 50 m further east
-    p = priors_from([read], live, reuse_similarity=0.9)
-    assert p.goal_xy.tolist() == [250.0, 300.0] and p.used == 1
-    p = priors_from([weak], live, reuse_similarity=0.9)
-    assert p.goal_xy is None and p.landmarks["Tower"].tolist() == [150.0, 200.0]
-
-
 def _memory() -> WorkingMemory:
     goal = parse_goal_description(DESCRIPTION, ["Tower"])
     return WorkingMemory(goal)
 
 
+def _tower(wm: WorkingMemory, at=(200.0, 200.0), step: int = 0) -> None:
+    """Tower seen live from the take-off point, `at` metres east/north of it."""
+    wm.observe(step, np.zeros(2), (LandmarkSighting("Tower", float(np.degrees(np.arctan2(*at)) % 360),
+                                                    float(np.hypot(*at))),))
+
+
+def test_goal_prior_only_from_a_read_goal_of_a_very_similar_task():
+    lm = {"Tower": np.array([200.0, 200.0])}
+    read = PlanLesson(0.95, "success", np.array([300.0, 300.0]), "name read", lm)
+    weak = PlanLesson(0.70, "success", np.array([300.0, 300.0]), "name read", lm)
+    assert [f.goal_xy is not None for f in frames_from([weak, read, read], 0.9)] == [False, True, False]
+    wm = _memory()
+    wm.set_priors(frames_from([read], 0.9), conflict_m=250.0)
+    assert wm.prior is None                                              # not placed before a common landmark
+    _tower(wm, at=(150.0, 200.0))                                        # took off 50 m further east
+    assert np.allclose(wm.prior, [250.0, 300.0])
+    wm = _memory()
+    wm.set_priors(frames_from([weak], 0.9), conflict_m=250.0)
+    _tower(wm, at=(150.0, 200.0))
+    assert wm.prior is None
+
+
 def test_contradicting_live_fixes_override_the_prior():
     wm = _memory()
-    wm.set_priors(np.array([-400.0, -400.0]), {}, conflict_m=250.0)
-    assert wm.target().tolist() == [-400.0, -400.0]
-    # Tower seen live at (200, 200): the description puts the goal ~100 m NE of it, far from the prior.
-    wm.observe(0, np.zeros(2), (LandmarkSighting("Tower", 45.0, float(np.hypot(200, 200))),))
+    # Remembered: Tower at (200, 200), the goal 800 m away from where this description puts it.
+    wm.set_priors([RememberedFrame({"Tower": np.array([200.0, 200.0]), "Kiosk": np.array([0.0, 0.0])},
+                                   np.array([-400.0, -400.0]))], conflict_m=250.0)
+    wm.observe(0, np.zeros(2), (LandmarkSighting("Kiosk", 0.0, 1.0),))   # places the frame; Tower not yet seen
+    assert np.allclose(wm.prior, [-400.0, -399.0]) and np.allclose(wm.target(), wm.prior)
+    assert np.allclose(wm.landmark("Tower")[0], [200.0, 201.0])          # remembered until seen live
+    _tower(wm, step=1)
     assert wm.prior is None and "live landmark fixes" in wm.prior_dropped
     assert np.hypot(*(wm.target() - np.array([299.0, 299.0]))) < 5.0
 
 
-def test_agreeing_live_fixes_keep_the_prior_and_live_fixes_replace_remembered_landmarks():
+def test_agreeing_live_fixes_keep_the_prior_until_it_is_reached_in_vain():
     wm = _memory()
-    wm.set_priors(np.array([310.0, 290.0]), {"Tower": np.array([0.0, 0.0])}, conflict_m=250.0)
-    assert wm.landmark("Tower")[0].tolist() == [0.0, 0.0]               # remembered until seen
-    wm.observe(0, np.zeros(2), (LandmarkSighting("Tower", 45.0, float(np.hypot(200, 200))),))
-    assert np.hypot(*(wm.landmark("Tower")[0] - np.array([200.0, 200.0]))) < 1.0
-    assert wm.target().tolist() == [310.0, 290.0]                       # the prior stands
+    wm.set_priors([RememberedFrame({"Tower": np.array([200.0, 200.0])}, np.array([310.0, 290.0]))], 250.0)
+    _tower(wm)
+    assert np.allclose(wm.target(), [310.0, 290.0])                     # the prior stands
     wm.reached_prior_in_vain(np.array([300.0, 300.0]), radius_m=45.0)
     assert wm.prior is None and "without reading" in wm.prior_dropped
 
