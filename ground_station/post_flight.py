@@ -18,8 +18,7 @@ the three ReflectionNav reflections, as :mod:`onboard.memory.records`:
   name; else ``target_estimate``) and the landmark map it fused (``landmarks``), all
   in its own take-off frame, ``plan_refined`` becomes ``{"plan": ..., "goal": {"xy_m",
   "source"}, "landmarks": {name: [x, y]}}`` (plus ``"avoid"`` on failure): on success
-  the place where the name was read and ``arrived_from_xy_m`` (the pose of the last
-  step, where arrival was declared), on failure the place searched in vain. The
+  the place where the name was read, on failure the place searched in vain. The
   landmark map lets a later flight from another take-off point bring that position
   into its own frame (:mod:`onboard.agent.experience_prior`). Flights whose steps
   carry none of this keep the older forms (success: ``plan_refined`` is
@@ -70,7 +69,6 @@ class Step:
     target_xy: tuple[float, float] | None = None  # the agent's target (own frame, metres east/north)
     goal_fix_xy: tuple[float, float] | None = None  # where it read the goal's name, once it had
     landmarks: dict[str, tuple[float, float]] | None = None  # its fused landmark map (own frame)
-    pose_xy: tuple[float, float] | None = None  # where the drone was (own frame)
 
 
 @dataclass(frozen=True)
@@ -141,9 +139,7 @@ def agent_steps(messages: Iterable[dict[str, Any]]) -> list[Step]:
                         distance_m=_num(p.get("distance_estimate_m")), goal=_text(p.get("goal")),
                         strategy=_text(p.get("strategy")).lower() or "navigate",
                         target_xy=_xy(p.get("target_estimate")), goal_fix_xy=_xy(p.get("goal_fix")),
-                        landmarks=_landmarks(p.get("landmarks")),
-                        pose_xy=_xy([p["pose"].get("x"), p["pose"].get("y")]) if isinstance(p.get("pose"), dict)
-                        else None))
+                        landmarks=_landmarks(p.get("landmarks"))))
     return sorted(out, key=lambda s: s.seq)
 
 
@@ -268,9 +264,6 @@ def analyse(messages: Iterable[dict[str, Any]], *, vehicle_id: str = "", start_s
         plan_refined = master_plan
         if where is not None:
             g = where["goal"]
-            pose = steps[-1].pose_xy
-            if pose is not None:  # the waypoint the flight declared arrival from: a place that worked
-                g["arrived_from_xy_m"] = [round(pose[0], 1), round(pose[1], 1)]
             note += f" The goal ({g['source']}) was at {_fmt_xy(g['xy_m'])} of take-off."
             plan_refined = json.dumps({"plan": json.loads(master_plan), **where}, sort_keys=True)
     else:
