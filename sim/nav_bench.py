@@ -40,8 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--learn", action="store_true",
                    help="learning run: fly, reflect at the ground (post-flight analyser), fly again with the lessons "
                         "(see sim/benchmark/learning.py)")
-    p.add_argument("--learn-dir", default="bench/results/learn",
-                   help="with --learn: where the memory files and bundles go (its *.sqlite are replaced)")
+    p.add_argument("--learn-dir", help="with --learn: where the memory files and bundles go (its *.sqlite are "
+                                       "replaced; default: a new temporary folder)")
     p.add_argument("--suite", choices=["standard"], help="random and greedy under every preset, with report")
     p.add_argument("--out", help="output folder for --suite (default bench/results/<date>)")
     p.add_argument("--generate", type=int, metavar="N", help="generate N tasks instead of running")
@@ -95,9 +95,13 @@ def main(argv: list[str]) -> int:
         if args.agent not in VARIANTS:
             print(f"aerie bench nav: --learn needs an agent with memory: one of {sorted(VARIANTS)}", file=sys.stderr)
             return 2
-        result = learning_run(world, resolved, args.perception, args.learn_dir, agent_name=args.agent, seed=args.seed,
+        import tempfile
+
+        learn_dir = args.learn_dir or tempfile.mkdtemp(prefix="aerie-learn-")
+        result = learning_run(world, resolved, args.perception, learn_dir, agent_name=args.agent, seed=args.seed,
                               progress=not args.no_progress)
         print(format_table(result))
+        print(f"memory files and bundles in {learn_dir}")
         if args.json:
             Path(args.json).parent.mkdir(parents=True, exist_ok=True)
             Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
