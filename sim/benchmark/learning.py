@@ -17,6 +17,12 @@ Two comparisons, both against the first (empty-memory) run:
   starts with the same perception seeds. This measures *remembering*.
 * ``held_out``: lessons from the odd-numbered tasks only, the even-numbered
   tasks flown again. This measures what carries over to other tasks.
+
+Measured on the public 100 tasks under `prep` (seed 0; 2-core machine, 161 s):
+same tasks SR 0.94 -> 0.99, SPL 0.712 -> 0.854, mean steps 42.1 -> 35.2 (the
+goal prior: a flight that read the goal's name is reused as a fast path);
+odd -> even SR 0.94 -> 0.98, SPL 0.702 -> 0.757, 42.5 -> 40.1 steps (only the
+remembered landmark maps carry over: other goals, other instructions).
 """
 
 from __future__ import annotations
