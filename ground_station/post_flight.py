@@ -13,7 +13,16 @@ the three ReflectionNav reflections, as :mod:`onboard.memory.records`:
   ``refined_action`` (JSON: the action to avoid there and the flight's best action,
   the one followed by the largest decrease);
 * **main-plan reflection**: a :class:`StrategicPlan` with ``master_plan`` (the first
-  ``plan`` message), ``plan_refined``, ``reflection_note`` and ``status``;
+  ``plan`` message), ``plan_refined``, ``reflection_note`` and ``status``. When the
+  steps carry where the agent put the goal (``goal_fix``: where it read the goal's
+  name; else ``target_estimate``) and the landmark map it fused (``landmarks``), all
+  in its own take-off frame, ``plan_refined`` becomes ``{"plan": ..., "goal": {"xy_m",
+  "source"}, "landmarks": {name: [x, y]}}`` (plus ``"avoid"`` on failure): on success
+  the place where the name was read, on failure the place searched in vain. The
+  landmark map lets a later flight from another take-off point bring that position
+  into its own frame (:mod:`onboard.agent.experience_prior`). Flights whose steps
+  carry none of this keep the older forms (success: ``plan_refined`` is
+  ``master_plan``; failure: ``{"plan", "avoid"}``);
 
 linked strategy -> task (:class:`TaskExperience`) -> atomic, added to the ground
 station's memory file and written with :func:`onboard.memory.bundle.export_bundle`,
@@ -57,6 +66,9 @@ class Step:
     distance_m: float | None
     goal: str
     strategy: str
+    target_xy: tuple[float, float] | None = None  # the agent's target (own frame, metres east/north)
+    goal_fix_xy: tuple[float, float] | None = None  # where it read the goal's name, once it had
+    landmarks: dict[str, tuple[float, float]] | None = None  # its fused landmark map (own frame)
 
 
 @dataclass(frozen=True)
@@ -99,6 +111,21 @@ def _text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else "" if value is None else json.dumps(value, sort_keys=True)
 
 
+def _xy(value: Any) -> tuple[float, float] | None:
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        x, y = _num(value[0]), _num(value[1])
+        if x is not None and y is not None:
+            return (x, y)
+    return None
+
+
+def _landmarks(value: Any) -> dict[str, tuple[float, float]] | None:
+    if not isinstance(value, dict):
+        return None
+    out = {str(k): xy for k, v in value.items() if (xy := _xy(v)) is not None}
+    return out or None
+
+
 def agent_steps(messages: Iterable[dict[str, Any]]) -> list[Step]:
     out = []
     for m in messages:
@@ -110,7 +137,9 @@ def agent_steps(messages: Iterable[dict[str, Any]]) -> list[Step]:
                         else len(out), current_state=_text(p.get("current_state")),
                         action=_text(decision.get("action")), reason=_text(decision.get("reason")),
                         distance_m=_num(p.get("distance_estimate_m")), goal=_text(p.get("goal")),
-                        strategy=_text(p.get("strategy")).lower() or "navigate"))
+                        strategy=_text(p.get("strategy")).lower() or "navigate",
+                        target_xy=_xy(p.get("target_estimate")), goal_fix_xy=_xy(p.get("goal_fix")),
+                        landmarks=_landmarks(p.get("landmarks"))))
     return sorted(out, key=lambda s: s.seq)
 
 
@@ -140,6 +169,25 @@ def best_step(steps: list[Step]) -> Step | None:
     return best
 
 
+def goal_lesson(steps: list[Step]) -> dict[str, Any] | None:
+    """Where the flight put the goal and the landmark map to place it by; None when the steps carry neither.
+
+    The name read beats the estimate: it is where the goal was seen, not where the
+    description's rough words put it.
+    """
+    read = next((s.goal_fix_xy for s in reversed(steps) if s.goal_fix_xy is not None), None)
+    est = next((s.target_xy for s in reversed(steps) if s.target_xy is not None), None)
+    lms = next((s.landmarks for s in reversed(steps) if s.landmarks), None)
+    if read is None and est is None:
+        return None
+    xy = read if read is not None else est
+    out: dict[str, Any] = {"goal": {"xy_m": [round(xy[0], 1), round(xy[1], 1)],
+                                    "source": "name read" if read is not None else "estimate"}}
+    if lms:
+        out["landmarks"] = {n: [round(x, 1), round(y, 1)] for n, (x, y) in sorted(lms.items())}
+    return out
+
+
 def outcome(messages: list[dict[str, Any]], steps: list[Step], success_radius_m: float) -> str:
     for m in reversed(messages):
         if m.get("type") == "flight_end" and isinstance(m.get("payload"), dict):
@@ -155,6 +203,11 @@ def outcome(messages: list[dict[str, Any]], steps: list[Step], success_radius_m:
 
 def _fmt_m(value: float | None) -> str:
     return "unknown" if value is None else f"{value:.0f} m"
+
+
+def _fmt_xy(xy: list[float]) -> str:
+    x, y = xy
+    return f"{abs(x):.0f} m {'east' if x >= 0 else 'west'}, {abs(y):.0f} m {'north' if y >= 0 else 'south'}"
 
 
 def analyse(messages: Iterable[dict[str, Any]], *, vehicle_id: str = "", start_seq: int = 0,
@@ -205,13 +258,21 @@ def analyse(messages: Iterable[dict[str, Any]], *, vehicle_id: str = "", start_s
         strategy = "navigate"
     task = TaskExperience(task_goal=f"{goal} (Strategy: {strategy})", strategy=strategy, is_success=status,
                           summary=f"{status}: {trend}.")
+    where = goal_lesson(steps)
     if status == "success":
         note = f"The plan reached the goal: {trend}. Keep it."
         plan_refined = master_plan
+        if where is not None:
+            g = where["goal"]
+            note += f" The goal ({g['source']}) was at {_fmt_xy(g['xy_m'])} of take-off."
+            plan_refined = json.dumps({"plan": json.loads(master_plan), **where}, sort_keys=True)
     else:
         note = (f"The plan did not reach the goal: {trend}. The key step was {k.step}"
                 + (f" ('{k.action}', +{key.increase_m:.0f} m)." if key.increase_m > 0 else "."))
-        plan_refined = json.dumps({"plan": json.loads(master_plan), "avoid": [refined]}, sort_keys=True)
+        if where is not None:
+            note += f" Searched in vain around {_fmt_xy(where['goal']['xy_m'])} of take-off."
+        plan_refined = json.dumps({"plan": json.loads(master_plan), "avoid": [refined], **(where or {})},
+                                  sort_keys=True)
     plan = StrategicPlan(task_instruction=task_instruction, master_plan=master_plan, reflection_note=note,
                          plan_refined=plan_refined, status=status)
     return FlightAnalysis(vehicle_id=vehicle_id, start_seq=start_seq, task_instruction=task_instruction,

@@ -4,6 +4,7 @@
     aerie bench nav --suite standard --out bench/results/2026-01-01
     aerie bench nav --agent memory --perception prep --repeats 3      # the preset calibration
     aerie bench nav --generate 100 --seed 5 --write-tasks bench/tasks/helsinki_public_100.json
+    aerie bench nav --agent geometric --perception prep --learn --json learn.json   # fly, reflect, fly again
 
 The JSON has top-level `sr` and `spl` (fractions), `episodes` (how many), `summary`
 and `records` (one per episode, with its trajectory of node ids).
@@ -36,6 +37,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fly", action="store_true",
                    help="fly every episode through MAVSDK and the simulated PX4 (slow: use --limit)")
     p.add_argument("--fly-url", help="with --fly: a MAVSDK URL of a running PX4 (SITL) instead of the simulator")
+    p.add_argument("--learn", action="store_true",
+                   help="learning run: fly, reflect at the ground (post-flight analyser), fly again with the lessons "
+                        "(see sim/benchmark/learning.py)")
+    p.add_argument("--learn-dir", help="with --learn: where the memory files and bundles go (its *.sqlite are "
+                                       "replaced; default: a new temporary folder)")
     p.add_argument("--suite", choices=["standard"], help="random and greedy under every preset, with report")
     p.add_argument("--out", help="output folder for --suite (default bench/results/<date>)")
     p.add_argument("--generate", type=int, metavar="N", help="generate N tasks instead of running")
@@ -80,6 +86,25 @@ def main(argv: list[str]) -> int:
         out = run_standard_suite(world, resolved, args.out, tasks_path=args.tasks, seed=args.seed,
                                  progress=not args.no_progress)
         print(f"report: {out / 'report.md'}")
+        return 0
+    if args.learn:
+        from sim.benchmark.learning import format_table, learning_run
+
+        from onboard.agent.agent import VARIANTS
+
+        if args.agent not in VARIANTS:
+            print(f"aerie bench nav: --learn needs an agent with memory: one of {sorted(VARIANTS)}", file=sys.stderr)
+            return 2
+        import tempfile
+
+        learn_dir = args.learn_dir or tempfile.mkdtemp(prefix="aerie-learn-")
+        result = learning_run(world, resolved, args.perception, learn_dir, agent_name=args.agent, seed=args.seed,
+                              progress=not args.no_progress)
+        print(format_table(result))
+        print(f"memory files and bundles in {learn_dir}")
+        if args.json:
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
         return 0
     from sim.benchmark.runner import run_tasks
 

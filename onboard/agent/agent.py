@@ -92,6 +92,9 @@ class GraphAgent:
             "mission_success": f.mission_success, "final_reason": f.final_reason, "timesteps": d.timestep,
             "plan": asdict(d.plan) if d.plan else None, "plan_source": d.plan_source, "plan_errors": d.plan_errors,
             "target_estimate": None if est is None else [round(float(v), 1) for v in est.xy],
+            "goal_prior": None if st.static.memory.prior is None
+            else [round(float(v), 1) for v in st.static.memory.prior],
+            "prior_dropped": st.static.memory.prior_dropped,
             "goal_read_at": None if st.static.memory.goal_fix is None
             else [round(float(v), 1) for v in st.static.memory.goal_fix],
             "effects": [e.value for e in st.static.controller.effects],

@@ -57,7 +57,7 @@ def make_plan(goal: GoalDescription, use_plan: bool = True, lessons: list[str] |
                           "single reactive sub-goal (no long-term plan)")
     reason = "estimate from landmarks; words are rough: search around it, read the name"
     if lessons:
-        reason = _short(f"{reason}; past lesson: {lessons[0]}", 120)
+        reason = f"past lesson: {_short(lessons[0], 70)}; {reason}"
     return PlanOutput([
         SubGoal(_short(f"fly to the area {where}"), "navigate", "target estimate within search radius"),
         SubGoal("search the streets around the estimate", "search", "goal name readable"),

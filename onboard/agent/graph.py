@@ -26,6 +26,7 @@ import numpy as np
 from onboard.agent import place_memory
 from onboard.agent.agent_state import AgentState, apply_update
 from onboard.agent.current_state import build_current_state, compass, geoinstruct, scene_description
+from onboard.agent.experience_prior import frames_from, lesson_from
 from onboard.agent.experts import EXPERTS, explore_target, move_towards
 from onboard.agent.frame_log import FrameLog
 from onboard.agent.geometric_planner import make_plan
@@ -97,20 +98,32 @@ def perceive_and_model(state: AgentState) -> dict[str, Any]:
     if goal_pois:
         p = max(goal_pois, key=lambda p: (len(p.name), -p.distance))
         s.memory.see_goal(d.position, p.bearing, p.distance)
+    s.memory.reached_prior_in_vain(d.position, s.config.arrive_within_m)
     return {"perceived_at": d.timestep,
             "current_observation": {"scene_description": scene_description(obs),
                                     "geoinstruct": geoinstruct(obs, d.position, s.memory.target())}}
 
 
 def generate_plan_with_rag(state: AgentState) -> dict[str, Any]:
-    """Long-term plan; past plans' reflection notes for a similar task are retrieved when a store is given.
+    """Long-term plan; past plans for a similar task are retrieved when a store is given.
 
-    Backend "llm" with a model: the model writes the plan (geometric plan on any failure).
+    Their reflection notes are cited in the plan; the positions they carry seed the
+    working memory (remembered landmarks; the goal itself when a very similar task
+    read its name), placed in the own frame by the landmarks seen now. Backend "llm"
+    with a model: the model writes the plan (geometric plan on any failure).
     """
     s = state.static
     lessons: list[str] = []
     if s.experience_store is not None:
-        lessons = [h.record.reflection_note for h in s.experience_store.retrieve_plans(s.task_instruction)]
+        hits = s.experience_store.retrieve_plans(s.task_instruction)
+        lessons = [h.record.reflection_note for h in hits]
+        frames = frames_from([ln for h in hits if (ln := lesson_from(h)) is not None],
+                             s.config.experience_reuse_similarity)
+        if frames:
+            s.memory.set_priors(frames, s.config.prior_conflict_m)
+        goal = next((f for f in frames if f.goal_xy is not None), None)
+        if goal is not None:
+            lessons.insert(0, f"reused goal read on a past flight (sim {goal.similarity:.2f})")
     source, errors = "geometric", []
     if s.config.planner == "llm" and s.plan_model is not None and s.config.use_plan:
         answer = llm_plan(s.plan_model, s.task_instruction, s.goal,

@@ -56,3 +56,8 @@ class AgentConfig:
     reflection_ttl_steps: int = 8
     # Cost (metres) of moving to a waypoint a reflection or an ABABA hint says to avoid.
     avoid_penalty_m: float = 400.0
+    # A retrieved past plan whose task instruction is at least this similar (cosine) and which read
+    # the goal's name seeds the goal position as a prior (high-confidence experience reuse).
+    experience_reuse_similarity: float = 0.9
+    # Live landmark fixes that put the goal further than this from the prior drop it (metres).
+    prior_conflict_m: float = 250.0

@@ -4,7 +4,9 @@ The supervisor publishes these while flying and the learning benchmark feeds
 the same payloads to the ground station's post-flight analyser, so both paths
 produce exactly what the dashboard and the reflection read: ``current_state``,
 ``decision`` (action + reason), ``pose``, ``distance_estimate_m``, ``goal``,
-``strategy``, ``effect``, ``target_estimate`` and the ``anchor_graph``.
+``strategy``, ``effect``, ``target_estimate``, ``goal_fix`` (where the goal's name
+was read, once it was: the post-flight lesson of where the goal is), the
+fused ``landmarks`` and the ``anchor_graph``.
 
 Coordinates are the agent's own frame: metres east (``x``) and north (``y``)
 of the take-off point.
@@ -49,6 +51,7 @@ def step_payload(state: AgentState, frame: FrameLog, *, with_anchor_graph: bool 
         "goal": sub_goal or s.task_instruction, "task_instruction": s.task_instruction,
         "strategy": frame.strategy, "movement": movement, "effect": frame.effect,
         "target_estimate": None if est is None else [round(float(v), 1) for v in est],
+        "goal_fix": None if s.memory.goal_fix is None else [round(float(v), 1) for v in s.memory.goal_fix],
         "landmarks": frame.map_snapshot,
     }
     if with_anchor_graph:

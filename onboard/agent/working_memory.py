@@ -13,6 +13,16 @@ Because landmarks are fixed in the world, their fused positions *are* the
 memory of past estimates: when no landmark is visible the target is still
 known, and its bearing from the drone follows from dead reckoning alone;
 when a landmark reappears its new fixes re-evaluate the estimate.
+
+Past flights can seed two priors (see `onboard.agent.experience_prior`):
+remembered landmark positions, used for a landmark only until it is seen
+live, and a goal position, where a very similar past task read the goal's
+name. Both are kept in the past flight's frame and placed in this one by the
+landmarks both flights saw, again whenever live fixes change (no common
+landmark: not usable yet). The goal prior is the target until the goal's
+name is read, until the live estimate (from live fixes only, every relation
+usable) lands further than `prior_conflict_m` from it, or until the drone
+reaches it without reading the name; a dropped prior never comes back.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from onboard.agent.experience_prior import RememberedFrame, frame_shift
 from onboard.agent.geometry import offset
 from onboard.agent.goal_description import GoalDescription
 from onboard.agent.observation import LandmarkSighting
@@ -82,6 +93,10 @@ class WorkingMemory:
         self.fixes: dict[str, LandmarkFixes] = {}
         self.goal_fix: np.ndarray | None = None  # the goal itself, once its name was read
         self.history: list[tuple[int, np.ndarray]] = []  # (step, estimate) whenever it changed
+        self.frames: list[RememberedFrame] = []  # past flights' positions (their frames)
+        self.prior_conflict_m = float("inf")
+        self.prior_dropped = ""  # why the prior was dropped ("" while it stands or if there was none)
+        self._shifts: dict[int, np.ndarray | None] = {}  # cache: frame index -> shift into the own frame
         self._fused: dict[str, tuple[np.ndarray, float]] = {}  # cache of `landmark`, per landmark
         self._estimate: tuple[TargetEstimate | None] | None = None  # cache of `estimate`
 
@@ -94,6 +109,13 @@ class WorkingMemory:
             del f.points[:-self.keep], f.ranges[:-self.keep]
             self._fused.pop(s.name, None)
             self._estimate = None
+            self._shifts = {}
+        prior = self.prior if landmarks else None
+        if prior is not None:
+            live = self._compute_estimate(live_only=True)
+            if live is not None and live.complete and np.hypot(*(live.xy - prior)) > self.prior_conflict_m:
+                self.drop_prior(f"live landmark fixes put the goal {np.hypot(*(live.xy - prior)):.0f} m "
+                                f"from the remembered position")
         est = self.estimate()
         if est is not None and (not self.history or np.hypot(*(self.history[-1][1] - est.xy)) > 1.0):
             self.history.append((step, est.xy))
@@ -102,12 +124,53 @@ class WorkingMemory:
         """The goal's name was read: its position is known directly (overrides the description)."""
         self.goal_fix = position + offset(bearing, distance)
 
-    def landmark(self, name: str) -> tuple[np.ndarray, float] | None:
+    def set_priors(self, frames: list[RememberedFrame], conflict_m: float) -> None:
+        """Seed the memory from past flights; live sightings override both kinds of prior."""
+        self.frames = list(frames)
+        self.prior_conflict_m = conflict_m
+        self._shifts = {}
+        self._estimate = None
+
+    def _shift(self, i: int) -> np.ndarray | None:
+        if i not in self._shifts:
+            live = {n: lp[0] for n in self.fixes if (lp := self.landmark(n, live_only=True)) is not None}
+            self._shifts[i] = frame_shift(self.frames[i].landmarks, live)
+        return self._shifts[i]
+
+    @property
+    def prior(self) -> np.ndarray | None:
+        """The remembered goal in the own frame; None without one, before it can be placed, or once dropped."""
+        if self.prior_dropped:
+            return None
+        for i, f in enumerate(self.frames):
+            if f.goal_xy is not None:
+                shift = self._shift(i)
+                return None if shift is None else f.goal_xy + shift
+        return None
+
+    def drop_prior(self, why: str) -> None:
+        if self.prior is not None:
+            self.prior_dropped = why
+
+    def reached_prior_in_vain(self, position: np.ndarray, radius_m: float) -> None:
+        """At the remembered goal position without having read the name: the memory was wrong here."""
+        prior = self.prior
+        if prior is not None and self.goal_fix is None and np.hypot(*(position - prior)) <= radius_m:
+            self.drop_prior("reached the remembered goal position without reading the name")
+
+    def _remembered(self, name: str) -> np.ndarray | None:
+        for i, f in enumerate(self.frames):
+            if name in f.landmarks and (shift := self._shift(i)) is not None:
+                return f.landmarks[name] + shift
+        return None
+
+    def landmark(self, name: str, live_only: bool = False) -> tuple[np.ndarray, float] | None:
         if name in self._fused:
             return self._fused[name]
         f = self.fixes.get(name)
         if not f or not f.points:
-            return None
+            xy = None if live_only or not self.frames else self._remembered(name)
+            return None if xy is None else (xy, 0.0)
         self._fused[name] = robust_position(f.points, self.outlier_mads, self.outlier_floor_m)
         return self._fused[name]
 
@@ -121,8 +184,8 @@ class WorkingMemory:
             self._estimate = (self._compute_estimate(),)
         return self._estimate[0]
 
-    def _compute_estimate(self) -> TargetEstimate | None:
-        known = {n: lp for n in self.goal.landmarks if (lp := self.landmark(n)) is not None}
+    def _compute_estimate(self, live_only: bool = False) -> TargetEstimate | None:
+        known = {n: lp for n in self.goal.landmarks if (lp := self.landmark(n, live_only)) is not None}
         points: list[np.ndarray] = []
         rays: list[tuple[np.ndarray, np.ndarray]] = []
         used: list[str] = []
@@ -161,8 +224,11 @@ class WorkingMemory:
                               usable == len(self.goal.relations), spread)
 
     def target(self) -> np.ndarray | None:
-        """Where to go: the goal itself once read, else the description's estimate."""
+        """Where to go: the goal itself once read, else a standing prior, else the description's estimate."""
         if self.goal_fix is not None:
             return self.goal_fix
+        prior = self.prior if self.frames else None
+        if prior is not None:
+            return prior
         est = self.estimate()
         return None if est is None else est.xy

@@ -127,3 +127,35 @@ def test_watcher_thread_analyses_a_flight_that_ends_while_it_runs(tmp_path: Path
         finally:
             watcher.stop()                                   # the final pass still sees the end
     assert [p.name for p in watcher.written] == ["aerie-1-1.bundle"]
+
+
+def _with_positions(msgs: list[dict], *, read_at: int | None) -> list[dict]:
+    """The same flight with what `step_report.step_payload` adds: target, goal fix and landmark map."""
+    out = []
+    for m in msgs:
+        if m["type"] == "agent_step":
+            i = m["payload"]["step"]
+            p = {**m["payload"], "target_estimate": [100.0 + i, -50.0], "landmarks": {"Tower": [10.0, float(i)]},
+                 "goal_fix": [120.5, -60.25] if read_at is not None and i >= read_at else None}
+            m = {**m, "payload": p}
+        out.append(m)
+    return out
+
+
+def test_success_lesson_carries_where_the_name_was_read_and_the_landmark_map() -> None:
+    a = analyse(_with_positions(flight(), read_at=5), vehicle_id="v", start_seq=1)
+    assert a is not None and a.status == "success"
+    refined = json.loads(a.plan.plan_refined)
+    assert refined["plan"] == json.loads(a.plan.master_plan)
+    assert refined["goal"] == {"xy_m": [120.5, -60.2], "source": "name read"}
+    assert refined["landmarks"] == {"Tower": [10.0, 6.0]}                # the last map the flight fused
+    assert "120 m east, 60 m south of take-off" in a.plan.reflection_note
+
+
+def test_failure_lesson_names_the_area_searched_in_vain() -> None:
+    a = analyse(_with_positions(flight(end={"success": False}), read_at=None), vehicle_id="v", start_seq=1)
+    assert a is not None and a.status == "failure"
+    refined = json.loads(a.plan.plan_refined)
+    assert refined["goal"] == {"xy_m": [106.0, -50.0], "source": "estimate"}
+    assert refined["avoid"] == [{"at_step": 1, "avoid": "turn_left", "prefer": "forward"}]
+    assert "Searched in vain around 106 m east, 50 m south" in a.plan.reflection_note
