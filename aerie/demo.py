@@ -111,7 +111,12 @@ def _retrieved_lessons(outcome: dict[str, Any]) -> list[str]:
     return [str(x) for x in summary.get("retrieved_lessons") or []]
 
 
-def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None) -> int:
+def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: int = 0) -> int:
+    """Returns the exit status; `out/demo.json` holds both flights' outcomes and scores.
+
+    `step_limit` (0: the task's own budget) tightens the mission's step budget, e.g. so
+    that a first flight fails and the lesson has something to fix.
+    """
     from ground_station.dashboard.server import DashboardServer
     from ground_station.ingest import GroundStation
     from ground_station.post_flight import PostFlightWatcher
@@ -131,13 +136,15 @@ def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None) -> int:
     try:
         _say(f"task {rig.task.id}: \"{rig.task.task.description}\"")
         _say(f"  world: {world.city.name}, {world.graph.n_nodes} waypoints; shortest route {rig.task.shortest_m:.0f} m "
-             f"({rig.task.min_steps} moves), step budget {rig.task.step_limit}")
+             f"({rig.task.min_steps} moves), step budget {step_limit or rig.task.step_limit}")
         _say(f"simulated PX4 vehicle on {rig.vehicle.mavsdk_url}; world feed on {rig.server.endpoint}")
         keys = generate_link_keys(out / "keys")
         vcfg = _vehicle_config(rig, out, keys)
         gcfg = _ground_config(vcfg, out, keys)
         _write_yaml(gcfg, out / "ground.yaml")
         mission = rig.mission()
+        if step_limit:
+            mission = replace(mission, step_limit=step_limit)
         mission_file = _write_yaml(Mission(mission.instruction, mission.name, mission.step_limit), out / "mission.yaml")
 
         (out / "ground").mkdir(exist_ok=True)
@@ -219,5 +226,6 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="aerie demo", description=__doc__.splitlines()[0])
     p.add_argument("--task", default=DEFAULT_TASK, help="public Helsinki task id (default %(default)s)")
     p.add_argument("--out", type=Path, default=None, help="results folder (default results/demo-<utc>)")
+    p.add_argument("--step-limit", type=int, default=0, help="mission step budget (default: the task's)")
     args = p.parse_args(argv)
-    return run_demo(args.task, args.out)
+    return run_demo(args.task, args.out, args.step_limit)

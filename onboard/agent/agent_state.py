@@ -66,6 +66,7 @@ class DynamicState:
     handoffs: int = 0
     plan_source: str = ""  # "geometric", "llm", "llm-repaired" or "llm-fallback"
     plan_errors: list[str] = field(default_factory=list)
+    retrieved: list[dict[str, Any]] = field(default_factory=list)  # past plans retrieved for this mission
 
 
 @dataclass

@@ -114,9 +114,14 @@ def generate_plan_with_rag(state: AgentState) -> dict[str, Any]:
     """
     s = state.static
     lessons: list[str] = []
+    retrieved: list[dict[str, Any]] = []
     if s.experience_store is not None:
         hits = s.experience_store.retrieve_plans(s.task_instruction)
         lessons = [h.record.reflection_note for h in hits]
+        retrieved = [{"uid": getattr(h, "uid", ""), "similarity": round(float(getattr(h, "similarity", 0.0)), 3),
+                      "task_instruction": getattr(h.record, "task_instruction", ""),
+                      "status": getattr(h.record, "status", ""), "reflection_note": h.record.reflection_note}
+                     for h in hits]
         frames = frames_from([ln for h in hits if (ln := lesson_from(h)) is not None],
                              s.config.experience_reuse_similarity)
         if frames:
@@ -134,7 +139,7 @@ def generate_plan_with_rag(state: AgentState) -> dict[str, Any]:
     else:
         plan = make_plan(s.goal, s.config.use_plan, lessons)
     return {"plan": plan, "current_task_index": 0, "plan_source": source, "plan_errors": errors,
-            "subtask_context": {"goal": plan.sub_goals[0].goal, "CoT_summary": plan.reason, "movement": None}}
+            "retrieved": retrieved, "subtask_context": {"goal": plan.sub_goals[0].goal, "CoT_summary": plan.reason, "movement": None}}
 
 
 def execute_subtask_router(state: AgentState) -> dict[str, Any]:

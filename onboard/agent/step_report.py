@@ -68,4 +68,5 @@ def plan_payload(state: AgentState) -> dict[str, Any] | None:
     if d.plan is None:
         return None
     return {"goal": state.static.task_instruction, "source": d.plan_source, "errors": list(d.plan_errors),
+            "retrieved": [{k: r[k] for k in ("uid", "similarity", "status")} for r in d.retrieved],
             "steps": [asdict(g) for g in d.plan.sub_goals], "reason": d.plan.reason}
