@@ -364,7 +364,7 @@ class Supervisor:
         s = self.bridge.state
         if self.publisher is not None:
             self.publisher.flight_start({"flight_id": self.flight_id, "mission": self.mission.name,
-                                         "instruction": self.mission.instruction, "agent": self.cfg.agent.planner,
+                                         "task_instruction": self.mission.instruction, "agent": self.cfg.agent.planner,
                                          "home": [s.home_lat, s.home_lon], "step_limit": step_limit})
         self.on_progress(f"taking off to {self.sup.cruise_alt_m:.0f} m")
         await executor.take_off()
