@@ -1,0 +1,39 @@
+"""`make demo`'s mission as a test, with a step budget too small to succeed: the reflection loop end to end.
+
+Flight 1 (`aerie fly`, its own process, CurveZMQ telemetry to the ground
+station in this process) runs out of steps; the ground station's post-flight
+analyser turns the flight into lessons; the bundle is delivered over the sync
+socket while the vehicle waits after landing; a fresh vehicle flies the task
+again and retrieves exactly that lesson (asserted on the record) and does at
+least as well.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from aerie.demo import run_demo
+from onboard.memory.bundle import read_bundle
+
+
+def test_failing_flight_reflect_sync_and_fly_again(tmp_path, capsys):
+    out = tmp_path / "demo"
+    rc = run_demo("t019", out, step_limit=6)  # t019 needs 6 moves and the goal is read on the 7th step
+    printed = capsys.readouterr().out
+    assert rc == 0, printed
+    data = json.loads((out / "demo.json").read_text())
+    f1, f2 = data["flights"]
+    assert not f1["judged"]["success"] and f1["reason"] == "step_limit"
+    assert f1["lessons_imported"] == 1  # the vehicle waited after landing and got them
+
+    bundle = read_bundle(data["lessons"][0]["bundle"])
+    plans = [r for r in bundle["experiences"] if r["collection"] == "strategic_plan_memory"]
+    assert len(plans) == 1 and data["lessons"][0]["added"] >= 1
+    summary = json.loads((Path(f2["results_dir"]) / "episode_summary.json").read_text())
+    retrieved = summary["retrieved_lessons"]
+    assert retrieved and retrieved[0]["uid"] == plans[0]["uid"], (retrieved, plans[0]["uid"])
+    assert retrieved[0]["status"] == "failure" and retrieved[0]["similarity"] > 0.99
+    assert "did not reach the goal" in retrieved[0]["reflection_note"]
+    assert f2["judged"]["spl"] >= f1["judged"]["spl"] and f2["judged"]["steps"] <= f1["judged"]["steps"]
+    assert "| flight | success |" in printed and "dashboard: http://127.0.0.1:" in printed
