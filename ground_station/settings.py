@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from onboard.typed_config import ConfigError, build
+from onboard.typed_config import ConfigError, load_file
 
 
 @dataclass(frozen=True)
@@ -85,16 +85,8 @@ class GroundConfig:
 
 def load_ground_config(path: str | Path) -> tuple[GroundConfig, Path]:
     """The config in ``path`` and the directory its relative paths are relative to."""
-    import yaml
-
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-    cfg = build(GroundConfig, data, source=path)
+    cfg = load_file(GroundConfig, path)
     ids = [v.vehicle_id for v in cfg.vehicles]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"{path}: 'vehicles' lists a vehicle_id twice")

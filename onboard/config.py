@@ -21,7 +21,7 @@ from onboard.log_setup import LoggingConfig
 from onboard.memory.settings import MemoryConfig
 from onboard.supervisor.settings import SupervisorConfig
 from onboard.telemetry.settings import TelemetryConfig
-from onboard.typed_config import ConfigError, build, to_dict
+from onboard.typed_config import ConfigError, load_file, to_dict
 
 
 
@@ -54,16 +54,7 @@ def load_config(path: str | Path | None = None) -> AerieConfig:
     """
     if path is None:
         return AerieConfig()
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-    return build(AerieConfig, data, source=path)
+    return load_file(AerieConfig, path)
 
 
 def dump_config(cfg: AerieConfig) -> str:

@@ -41,6 +41,20 @@ def build(cls: type[T], data: Any, *, where: str = "", source: str | Path = "<co
         raise ConfigError(f"{source}: '{where or '<root>'}': {exc}") from exc
 
 
+def load_file(cls: type[T], path: str | Path) -> T:
+    """Read a YAML (or JSON) file and build ``cls`` from it; every failure is a ConfigError naming the file."""
+    import yaml
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    return build(cls, data, source=path)
+
+
 def to_dict(obj: Any) -> Any:
     """The inverse of :func:`build`: plain data suitable for YAML or msgpack."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):

@@ -12,10 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from firmware_bridge.settings import GeofenceConfig
-from onboard.typed_config import ConfigError, build
+from onboard.typed_config import load_file
 
 
 @dataclass(frozen=True)
@@ -37,11 +35,4 @@ class Mission:
 
 
 def load_mission(path: str | Path) -> Mission:
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML/JSON: {exc}") from exc
-    return build(Mission, data, source=path)
+    return load_file(Mission, path)
