@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
     f.add_argument("--config", default=str(REPO / "config.yaml"))
     f.add_argument("--allow-non-jetson", action="store_true", help="flash a target that is not a Jetson (warnings, not errors)")
     f.add_argument("--no-deps", action="store_true", help="pip install --no-deps: dependencies come from the system site-packages")
-    f.add_argument("--target-python", default="python3", help="Python >= 3.11 on the target used for the venv")
+    f.add_argument("--target-python", default="python3", help="Python >= 3.10 on the target used for the venv")
     f.add_argument("--min-free-mb", type=int, default=2048)
     f.add_argument("--autopilot-device", default=None, help="device node of the autopilot link (default: from link.url)")
     f.add_argument("--memory-max", default="3G", help="systemd MemoryMax= of the supervisor")

@@ -1,4 +1,4 @@
-"""Judge the target's prerequisites (JetPack, Python >= 3.11, rsync, systemd, disk).
+"""Judge the target's prerequisites (JetPack, Python >= 3.10, rsync, systemd, disk).
 
 remote.sh prints one ``CHECK ok|fail|info NAME DETAIL`` line per item; this
 module decides which failures stop the flash. A test machine or a dev board

@@ -35,15 +35,15 @@ prereqs)  # PYTHON PREFIX MIN_FREE_MB
         say "CHECK fail jetpack not a Jetson: no /etc/nv_tegra_release and no nvidia-l4t-core package"
     fi
     if ! command -v "$py" >/dev/null 2>&1; then
-        say "CHECK fail python $py not found (install Python >= 3.11 or pass TARGET_PYTHON=...)"
-    elif pyv=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3]); sys.exit(sys.version_info < (3, 11))' 2>/dev/null); then
+        say "CHECK fail python $py not found (install Python >= 3.10 or pass TARGET_PYTHON=...)"
+    elif pyv=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3]); sys.exit(sys.version_info < (3, 10))' 2>/dev/null); then
         if "$py" -c 'import venv, ensurepip' >/dev/null 2>&1; then
             say "CHECK ok python $py $pyv (venv + ensurepip)"
         else
             say "CHECK fail python $py $pyv lacks venv/ensurepip (apt install python3-venv for that version)"
         fi
     else
-        say "CHECK fail python $py is ${pyv:-unusable}; Aerie needs Python >= 3.11 (pass TARGET_PYTHON=...)"
+        say "CHECK fail python $py is ${pyv:-unusable}; Aerie needs Python >= 3.10 (pass TARGET_PYTHON=...)"
     fi
     if command -v rsync >/dev/null 2>&1; then
         say "CHECK ok rsync $(rsync --version | head -n1 | awk '{print $3}')"

@@ -29,6 +29,7 @@ import queue
 import threading
 import time
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -127,7 +128,7 @@ class ThreadWorker:
         fut = self.submit(fn, *args, deadline_s=deadline_s, **kwargs)
         try:
             return fut.result(timeout=deadline_s if deadline_s is not None else self.deadline_s)
-        except TimeoutError:
+        except (TimeoutError, FuturesTimeout):  # distinct classes before Python 3.11
             fut.cancel()
             raise self._timeout(deadline_s) from None
 
