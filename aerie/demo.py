@@ -106,9 +106,9 @@ def _fly(n: int, config: Path, mission: Path, out: Path) -> dict[str, Any]:
     return outcome
 
 
-def _retrieved_lessons(outcome: dict[str, Any]) -> list[str]:
+def _retrieved_lessons(outcome: dict[str, Any]) -> list[dict[str, Any]]:
     summary = json.loads((Path(outcome["results_dir"]) / "episode_summary.json").read_text())
-    return [str(x) for x in summary.get("retrieved_lessons") or []]
+    return [x for x in summary.get("retrieved_lessons") or [] if isinstance(x, dict)]
 
 
 def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: int = 0) -> int:
@@ -200,7 +200,9 @@ def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: i
                  f"{j['path_m']:.0f} ({j['shortest_m']:.0f}) | {f['seconds']:.0f} | {len(_retrieved_lessons(f))} |")
         _say("")
         if retrieved:
-            _say(f"flight 2 retrieved: {retrieved[0][:160]}")
+            r = retrieved[0]
+            _say(f"flight 2 retrieved lesson {r.get('uid', '')[:8]} (similarity {r.get('similarity', 0):.2f}, "
+                 f"{r.get('status', '')}): {str(r.get('reflection_note', ''))[:150]}")
         _say(f"results: {out}  (per flight: vehicle/results/<flight>/trajectory.json, episode_summary.json, "
              f"rgb_images/; ground/flight_log.sqlite; ground/post_flight/*.bundle)")
         _say(f"demo took {time.monotonic() - t_start:.0f} s")

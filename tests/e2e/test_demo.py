@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from aerie.demo import run_demo
+from ground_station.flight_log import FlightLog
 from onboard.memory.bundle import read_bundle
 
 
@@ -37,3 +38,20 @@ def test_failing_flight_reflect_sync_and_fly_again(tmp_path, capsys):
     assert "did not reach the goal" in retrieved[0]["reflection_note"]
     assert f2["judged"]["spl"] >= f1["judged"]["spl"] and f2["judged"]["steps"] <= f1["judged"]["steps"]
     assert "| flight | success |" in printed and "dashboard: http://127.0.0.1:" in printed
+    assert "step   0" in printed  # a progress line per step
+
+    # Both flights reached the ground station complete and in order (CurveZMQ on, real sockets).
+    with FlightLog.open(out / "ground" / "flight_log.sqlite") as fl:
+        seqs = fl.seqs("aerie-1")
+        assert seqs == list(range(seqs[0], seqs[-1] + 1)), "telemetry has gaps"
+        flights = fl.flights("aerie-1")
+        assert len(flights) == 2 and all(f.end_seq is not None for f in flights)
+        for f, outcome in zip(flights, (f1, f2)):
+            msgs = list(fl.flight_messages(f))
+            steps = [m["payload"] for m in msgs if m["type"] == "agent_step"]
+            assert len(steps) == outcome["steps"] + 1  # one decision per move, plus the last one
+            assert steps[0]["anchor_graph"]["anchors"] and sum(m["type"] == "state" for m in msgs) > 20
+            assert msgs[-1]["type"] == "flight_end" and msgs[-1]["payload"]["reason"] == outcome["reason"]
+    for f in (f1, f2):  # the results layout of each flight
+        folder = Path(f["results_dir"])
+        assert (folder / "trajectory.json").exists() and (folder / "episode_summary.json").exists()
