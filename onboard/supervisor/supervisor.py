@@ -238,6 +238,7 @@ class Supervisor:
             return
         import cv2
 
+        from firmware_bridge.maneuvers import position_from_home
         from onboard.perception.camera_model import CameraPose
         from onboard.supervisor.camera_source import decode_png
         from onboard.telemetry.messages import plain
@@ -254,10 +255,7 @@ class Supervisor:
             cv2.imwrite(str(rgb / f"rgb_timestep_{step:04d}.png"), frame)
         if frame.shape[:2] != (480, 640):
             frame = cv2.resize(frame, (640, 480))
-        s = self.bridge.state
-        from firmware_bridge.maneuvers import position_from_home
-
-        here = position_from_home(self.bridge, s)
+        here = position_from_home(self.bridge)
         pose = CameraPose(here.north_m, here.east_m, here.down_m, yaw_deg=heading, pitch_deg=-30.0)
         out = await self.detector.call(lambda p: p.perceive_async(frame, pose, list(self.sup.detect_prompts)))
         if out is None:
@@ -448,32 +446,22 @@ class Supervisor:
         (folder / "episode_summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n")
 
     async def close(self) -> None:
+        """Stop everything started, each part on its own: one failing to close never keeps another open."""
         if self._state_task is not None:
             self._state_task.cancel()
             self._state_task = None
-        for name, fn in (("status", lambda: self.status and self.status.close()),):
-            try:
-                res = fn()
-                if asyncio.iscoroutine(res):
-                    await res
-            except Exception:
-                log.exception("closing %s", name)
-        if self.bridge is not None:
-            try:
-                await self.bridge.close()
-            except Exception:
-                log.exception("closing the bridge")
-        for name, obj, method in (("world link", self._world, "close"), ("detector", self.detector, "close"),
-                                  ("camera", self.camera, "close"), ("sync", self.sync_server, "close"),
-                                  ("memory", self.store, "close"), ("telemetry", self.publisher, "close")):
-            if obj is None:
-                continue
-            try:
-                getattr(obj, method)()
-            except Exception:
-                log.exception("closing %s", name)
-        if self._owns_plan_model and self._plan_model is not None:
-            try:
-                self._plan_model.close()
-            except Exception:
-                log.exception("closing the planner model")
+        for name, obj in (("status socket", self.status), ("bridge", self.bridge)):
+            if obj is not None:
+                try:
+                    await obj.close()
+                except Exception:
+                    log.exception("closing the %s", name)
+        plan_model = self._plan_model if self._owns_plan_model else None
+        for name, obj in (("world link", self._world), ("detector", self.detector), ("camera", self.camera),
+                          ("lesson sync", self.sync_server), ("memory", self.store), ("telemetry", self.publisher),
+                          ("planner model", plan_model)):
+            if obj is not None:
+                try:
+                    obj.close()
+                except Exception:
+                    log.exception("closing the %s", name)
