@@ -28,22 +28,31 @@ if TYPE_CHECKING:
     from ground_station.settings import GroundConfig
 
 
+def _load_config(prog: str, path: str) -> "tuple[GroundConfig, Path] | None":
+    """The ground config and its base directory, or None after saying why on stderr."""
+    from ground_station.settings import load_ground_config
+    from onboard.typed_config import ConfigError
+
+    try:
+        return load_ground_config(path)
+    except ConfigError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return None
+
+
 def sync_main(argv: list[str]) -> int:
     from ground_station.memory_sync import SyncError, push_bundle
-    from ground_station.settings import load_ground_config
     from onboard.memory.bundle import BundleError
-    from onboard.typed_config import ConfigError
 
     parser = argparse.ArgumentParser(prog="aerie ground sync", description="Send a memory bundle to a vehicle")
     parser.add_argument("--config", required=True, help="ground-station YAML file")
     parser.add_argument("--vehicle", default=None, help="vehicle_id (default: the only configured vehicle)")
     parser.add_argument("bundle", help="bundle file from `aerie memory export`")
     args = parser.parse_args(argv)
-    try:
-        cfg, base_dir = load_ground_config(args.config)
-    except ConfigError as exc:
-        print(f"aerie ground sync: {exc}", file=sys.stderr)
+    loaded = _load_config("aerie ground sync", args.config)
+    if loaded is None:
         return 1
+    cfg, base_dir = loaded
     links = [v for v in cfg.vehicles if args.vehicle in (None, v.vehicle_id)]
     if len(links) != 1:
         print("aerie ground sync: name one configured vehicle with --vehicle", file=sys.stderr)
@@ -59,17 +68,15 @@ def sync_main(argv: list[str]) -> int:
 
 def show_main(argv: list[str]) -> int:
     from ground_station.flight_log import FlightLog
-    from ground_station.settings import load_ground_config, resolve
-    from onboard.typed_config import ConfigError
+    from ground_station.settings import resolve
 
     parser = argparse.ArgumentParser(prog="aerie ground show", description="Summarise the flight log")
     parser.add_argument("--config", required=True, help="ground-station YAML file")
     args = parser.parse_args(argv)
-    try:
-        cfg, base_dir = load_ground_config(args.config)
-    except ConfigError as exc:
-        print(f"aerie ground show: {exc}", file=sys.stderr)
+    loaded = _load_config("aerie ground show", args.config)
+    if loaded is None:
         return 1
+    cfg, base_dir = loaded
     path = resolve(base_dir, cfg.db_path)
     if not path.exists():
         print(f"aerie ground show: {path}: no flight log yet", file=sys.stderr)
@@ -96,19 +103,16 @@ def _start_dashboard(cfg: "GroundConfig", base_dir: "Path", prog: str) -> "Dashb
 def dashboard_main(argv: list[str]) -> int:
     import threading
 
-    from ground_station.settings import load_ground_config
-    from onboard.typed_config import ConfigError
 
     parser = argparse.ArgumentParser(prog="aerie ground dashboard",
                                      description="Serve the web dashboard on the flight log (no ingest)")
     parser.add_argument("--config", required=True, help="ground-station YAML file")
     parser.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
     args = parser.parse_args(argv)
-    try:
-        cfg, base_dir = load_ground_config(args.config)
-    except ConfigError as exc:
-        print(f"aerie ground dashboard: {exc}", file=sys.stderr)
+    loaded = _load_config("aerie ground dashboard", args.config)
+    if loaded is None:
         return 1
+    cfg, base_dir = loaded
     server = _start_dashboard(cfg, base_dir, "aerie ground dashboard")
     if server is None:
         return 1
@@ -130,18 +134,15 @@ def _watcher(cfg: "GroundConfig", base_dir: "Path") -> "PostFlightWatcher":
 
 
 def analyse_main(argv: list[str]) -> int:
-    from ground_station.settings import load_ground_config
-    from onboard.typed_config import ConfigError
 
     parser = argparse.ArgumentParser(prog="aerie ground analyse",
                                      description="Write post-flight lesson bundles for ended flights")
     parser.add_argument("--config", required=True, help="ground-station YAML file")
     args = parser.parse_args(argv)
-    try:
-        cfg, base_dir = load_ground_config(args.config)
-    except ConfigError as exc:
-        print(f"aerie ground analyse: {exc}", file=sys.stderr)
+    loaded = _load_config("aerie ground analyse", args.config)
+    if loaded is None:
         return 1
+    cfg, base_dir = loaded
     watcher = _watcher(cfg, base_dir)
     if not watcher.db_path.exists():
         print(f"aerie ground analyse: {watcher.db_path}: no flight log yet", file=sys.stderr)
@@ -156,8 +157,7 @@ def analyse_main(argv: list[str]) -> int:
 
 def export_rrd_main(argv: list[str]) -> int:
     from ground_station.rerun_export import ExportError, FlightNotFound, export_flight
-    from ground_station.settings import load_ground_config, resolve
-    from onboard.typed_config import ConfigError
+    from ground_station.settings import resolve
 
     parser = argparse.ArgumentParser(prog="aerie ground export-rrd",
                                      description="Export one flight to a Rerun recording (.rrd) for the Rerun viewer")
@@ -166,11 +166,10 @@ def export_rrd_main(argv: list[str]) -> int:
     parser.add_argument("start_seq", type=int, help="seq of the flight's flight_start (its start_seq in `show`)")
     parser.add_argument("--out", required=True, help="the .rrd file to write (open it with `rerun FILE`)")
     args = parser.parse_args(argv)
-    try:
-        cfg, base_dir = load_ground_config(args.config)
-    except ConfigError as exc:
-        print(f"aerie ground export-rrd: {exc}", file=sys.stderr)
+    loaded = _load_config("aerie ground export-rrd", args.config)
+    if loaded is None:
         return 1
+    cfg, base_dir = loaded
     try:
         summary = export_flight(resolve(base_dir, cfg.db_path), args.vehicle_id, args.start_seq, args.out)
     except FlightNotFound as exc:
@@ -195,9 +194,7 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] == "export-rrd":
         return export_rrd_main(argv[1:])
     from ground_station.ingest import GroundStation, IngestError
-    from ground_station.settings import load_ground_config
     from onboard.log_setup import LoggingConfig, configure_logging
-    from onboard.typed_config import ConfigError
 
     parser = argparse.ArgumentParser(prog="aerie ground", description="Run the ground station")
     parser.add_argument("--config", required=True, help="ground-station YAML file")
@@ -205,11 +202,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)
     configure_logging(LoggingConfig(level=args.log_level.upper()), stream=sys.stderr)
-    try:
-        cfg, base_dir = load_ground_config(args.config)
-    except ConfigError as exc:
-        print(f"aerie ground: {exc}", file=sys.stderr)
+    loaded = _load_config("aerie ground", args.config)
+    if loaded is None:
         return 1
+    cfg, base_dir = loaded
     station = GroundStation(cfg, base_dir=base_dir)
     dashboard = _start_dashboard(cfg, base_dir, "aerie ground") if cfg.dashboard_enabled else None
     watcher = _watcher(cfg, base_dir).start() if cfg.post_flight_enabled else None
