@@ -171,8 +171,10 @@ def test_bench_smoke(tmp_path: Path) -> None:
     assert benchmark.main(["--json", str(out), "--flat-count", "300", "--rate-seconds", "0.3"]) == 0
     data = json.loads(out.read_text())
     for key in ("msgs_per_s_flat_out", "p50_ms_200hz", "p99_ms_200hz", "msgs_per_s_flat_out_curve",
-                "p50_ms_200hz_curve", "p99_ms_200hz_curve"):
+                "p50_ms_200hz_curve", "p99_ms_200hz_curve", "p50_ms_200hz_zmq_floor", "p99_ms_200hz_zmq_floor"):
         assert data[key] > 0
+    # Every paced message arrives, on Aerie's path and on the bare socket alike.
+    assert data["received_200hz"] == data["floor_runs"][0]["received"] == 60
 
 
 def test_a_second_publisher_on_the_same_journal_is_refused(tmp_path: Path) -> None:
