@@ -385,6 +385,7 @@ class Supervisor:
                 self.publish("plan", plan_payload(st))
             frame = st.dynamic.trajectory_history[-1]
             self.publish("agent_step", step_payload(st, frame))
+            await asyncio.to_thread(self._maps, step, folder)
             dist = frame.distance_to_target
             self.on_progress(f"step {step:>3}  {frame.strategy:<8} "
                              f"{'arrive' if action.kind == 'arrive' else f'-> waypoint {action.node}':<18} "
@@ -418,6 +419,23 @@ class Supervisor:
             outcome.nodes.append(obs.node)
             outcome.final_node = obs.node
         outcome.reason = "step_limit"
+
+    def _maps(self, step: int, folder: Path) -> None:
+        """The agent's landmark and semantic maps of this step: into semantic_images/, the semantic one published."""
+        if not self.sup.save_maps and self.publisher is None:
+            return
+        from onboard.agent.map_render import encode_png, render_semantic_map, write_maps
+        from onboard.telemetry.messages import map_payload
+
+        try:
+            if self.sup.save_maps:
+                semantic = write_maps(self.agent.state, folder, self.mission.name)[1]
+            else:
+                semantic = encode_png(render_semantic_map(self.agent.state, self.mission.name)[0])
+        except Exception:  # a map is a by-product: never let it end a flight
+            log.exception("drawing the agent's maps at step %d", step)
+            return
+        self.publish("map", map_payload(semantic, step=step, kind="semantic"))
 
     async def _wait_for_lessons(self) -> int:
         """After landing: wait for the ground station to deliver this flight's lessons (or time out)."""
