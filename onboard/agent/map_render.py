@@ -310,7 +310,7 @@ def _visits(state: AgentState) -> dict[int, int]:
 
 def render_semantic_map(state: AgentState, episode_id: str = "") -> tuple[np.ndarray, View]:
     """The search expert's semantic map; returns the image (BGR) and its projection."""
-    s, d = state.static, state.dynamic
+    s = state.static
     streets = s.street_map
     traj = _trajectory(state)
     target = s.memory.target()
