@@ -95,6 +95,8 @@ def test_aerie_fly_completes_a_short_helsinki_task_with_telemetry(tmp_path):
         # Both maps at every step, named as ARCHITECTURE.md's results layout says (<id> = the mission name).
         names = sorted(p.name for p in (folder / "semantic_images").iterdir())
         assert names == sorted(n for i in range(len(steps)) for n in map_file_names("t019", i)), names
+        assert len(outcome["map_ms"]) == len(steps) and outcome["map_ms_p50"] > 0
+        print(f"maps: p50 {outcome['map_ms_p50']} ms per step over {len(steps)} steps")
         last = cv2.imread(str(folder / "semantic_images" / map_file_names("t019", len(steps) - 1)[1]))
         assert last.shape == (SIZE, SIZE, 3)
         assert maps[-1]["payload"]["png"] == (folder / "semantic_images" / map_file_names(
