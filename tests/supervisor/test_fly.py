@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 import yaml
 
+from ground_station.dashboard.log_reader import map_png, open_reader
 from ground_station.flight_log import FlightLog
 from ground_station.rerun_export import export_flight
 from onboard.agent.map_render import SIZE, map_file_names
@@ -84,7 +85,13 @@ def test_aerie_fly_completes_a_short_helsinki_task_with_telemetry(tmp_path):
             first_map = cv2.imdecode(np.frombuffer(maps[0]["payload"]["png"], np.uint8), cv2.IMREAD_COLOR)
             assert first_map.shape == (SIZE, SIZE, 3)
             start_seq = next(m["seq"] for m in msgs if m["type"] == "flight_start")
-        # ... and into the flight's Rerun recording (`aerie ground export-rrd`).
+        # ... the dashboard serves it (what its map panel shows) ...
+        reader = open_reader(tmp_path / "flight_log.sqlite")
+        try:
+            assert map_png(reader, cfg.vehicle_id, maps[-1]["seq"]) == maps[-1]["payload"]["png"]
+        finally:
+            reader.close()
+        # ... and it goes into the flight's Rerun recording (`aerie ground export-rrd`).
         rrd = export_flight(tmp_path / "flight_log.sqlite", cfg.vehicle_id, start_seq, tmp_path / "flight.rrd")
         assert rrd.rows["map"] == len(maps) and "map" not in rrd.malformed, rrd
 
