@@ -204,7 +204,7 @@ def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: i
             _say(f"flight 2 retrieved lesson {r.get('uid', '')[:8]} (similarity {r.get('similarity', 0):.2f}, "
                  f"{r.get('status', '')}): {str(r.get('reflection_note', ''))[:150]}")
         _say(f"results: {out}  (per flight: vehicle/results/<flight>/trajectory.json, episode_summary.json, "
-             f"rgb_images/; ground/flight_log.sqlite; ground/post_flight/*.bundle)")
+             f"rgb_images/, semantic_images/; ground/flight_log.sqlite; ground/post_flight/*.bundle)")
         _say(f"demo took {time.monotonic() - t_start:.0f} s")
         (out / "demo.json").write_text(json.dumps({"flights": flights, "lessons": deliveries}, indent=1) + "\n")
         if not retrieved:

@@ -61,7 +61,11 @@ class SupervisorConfig:
     missions_dir: str = "missions"
     # How often the standby supervisor looks for a new mission file, seconds.
     mission_poll_s: float = 1.0
-    # Per-flight results (trajectory.json, episode_summary.json, rgb_images/) under data_dir.
+    # Per-flight results (trajectory.json, episode_summary.json, rgb_images/, semantic_images/) under data_dir.
     results_dir: str = "results"
     # Keep each step's camera frame in rgb_images/.
     save_images: bool = True
+    # Keep each step's landmark map and semantic map (the agent's maps, PNG) in semantic_images/;
+    # the semantic map is published as the `map` telemetry message either way (throttled by
+    # telemetry.map_min_interval_s).
+    save_maps: bool = True

@@ -52,6 +52,7 @@ class FlightOutcome:
     final_node: int | None
     nodes: list[int] = field(default_factory=list)
     step_ms: list[float] = field(default_factory=list)
+    map_ms: list[float] = field(default_factory=list)  # drawing, encoding and writing the agent's maps, per step
     paused_s: float = 0.0
     peak_rss_mb: float = 0.0
     telemetry_last_seq: int = -1
@@ -64,6 +65,7 @@ class FlightOutcome:
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["step_ms_p50"] = round(self.step_ms_p50, 2) if self.step_ms else None
+        d["map_ms_p50"] = round(statistics.median(self.map_ms), 2) if self.map_ms else None
         return d
 
 
@@ -385,6 +387,9 @@ class Supervisor:
                 self.publish("plan", plan_payload(st))
             frame = st.dynamic.trajectory_history[-1]
             self.publish("agent_step", step_payload(st, frame))
+            t_map = time.perf_counter()
+            if await asyncio.to_thread(self._maps, step, folder):
+                outcome.map_ms.append((time.perf_counter() - t_map) * 1000.0)
             dist = frame.distance_to_target
             self.on_progress(f"step {step:>3}  {frame.strategy:<8} "
                              f"{'arrive' if action.kind == 'arrive' else f'-> waypoint {action.node}':<18} "
@@ -418,6 +423,24 @@ class Supervisor:
             outcome.nodes.append(obs.node)
             outcome.final_node = obs.node
         outcome.reason = "step_limit"
+
+    def _maps(self, step: int, folder: Path) -> bool:
+        """The agent's landmark and semantic maps of this step: into semantic_images/, the semantic one published."""
+        if not self.sup.save_maps and self.publisher is None:
+            return False
+        from onboard.agent.map_render import encode_png, render_semantic_map, write_maps
+        from onboard.telemetry.messages import map_payload
+
+        try:
+            if self.sup.save_maps:
+                semantic = write_maps(self.agent.state, folder, self.mission.name)[1]
+            else:
+                semantic = encode_png(render_semantic_map(self.agent.state, self.mission.name)[0])
+        except Exception:  # a map is a by-product: never let it end a flight
+            log.exception("drawing the agent's maps at step %d", step)
+            return False
+        self.publish("map", map_payload(semantic, step=step, kind="semantic"))
+        return True
 
     async def _wait_for_lessons(self) -> int:
         """After landing: wait for the ground station to deliver this flight's lessons (or time out)."""

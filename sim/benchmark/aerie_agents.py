@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
+from pathlib import Path
 
 from onboard.agent.agent import VARIANTS, GraphAgent, variant_config
 from onboard.agent.observation import AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting
@@ -32,17 +33,30 @@ def to_agent_observation(obs: Observation) -> AgentObservation:
 
 
 class BenchAgent:
-    """Benchmark `Agent` protocol around a `GraphAgent`."""
+    """Benchmark `Agent` protocol around a `GraphAgent`.
+
+    After `maps_to(folder, episode_id)` every step also writes the agent's landmark and
+    semantic maps into `folder/semantic_images/` (`onboard.agent.map_render`; a few ms per step).
+    """
 
     def __init__(self, agent: GraphAgent):
         self.agent = agent
         self.name = agent.name
+        self._maps: tuple[Path, str] | None = None
+
+    def maps_to(self, folder: str | Path | None, episode_id: str = "") -> None:
+        """Write the agent's maps at every step of the next episode into `folder` (None: stop)."""
+        self._maps = None if folder is None else (Path(folder), episode_id)
 
     def reset(self, description: str, seed: int) -> None:
         self.agent.reset(description, seed)
 
     def act(self, observation: Observation) -> Action:
         a = self.agent.act(to_agent_observation(observation))
+        if self._maps is not None:
+            from onboard.agent.map_render import write_maps
+
+            write_maps(self.agent.state, *self._maps)
         return Action.arrive(a.reason) if a.kind == "arrive" else Action.move(a.node, a.reason)
 
 

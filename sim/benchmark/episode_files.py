@@ -3,6 +3,9 @@
     <dir>/<run>_<task>/trajectory.json        one entry per position: node, lat/lon/alt, ENU, heading
     <dir>/<run>_<task>/episode_summary.json   the episode's metrics record (without the trajectory)
     <dir>/<run>_<task>/rgb_images/rgb_timestep_XXXX.png   the oblique camera view at each step
+    <dir>/<run>_<task>/semantic_images/landmark_<task>_step_XXXX.png, semantic_<task>_step_XXXX.png
+        the agent's landmark and semantic maps at each step (Aerie's agents only; written while the
+        episode runs, see `run_tasks(maps_dir=...)` and `onboard/agent/map_render.py`)
 """
 
 from __future__ import annotations
@@ -14,10 +17,15 @@ from sim.world.geo import bearing_deg
 from sim.world.world import World
 
 
+def episode_folder(out: str | Path, run: str, task: str) -> Path:
+    """`<out>/<run>_<task>`: one episode's results folder."""
+    return Path(out) / f"{run}_{task}"
+
+
 def write_episode(world: World, record: dict, out: str | Path, run: str, images: bool = True) -> Path:
     """Write one episode's folder; returns it."""
     g = world.graph
-    folder = Path(out) / f"{run}_{record['task']}"
+    folder = episode_folder(out, run, record["task"])
     folder.mkdir(parents=True, exist_ok=True)
     traj = record["trajectory"]
     headings, h = [], 0.0

@@ -31,7 +31,7 @@ def load_agent(spec: str, world: World):
 
 
 def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, seed: int = 0,
-              progress: bool = True, repeats: int = 1, mover_factory=None) -> dict:
+              progress: bool = True, repeats: int = 1, mover_factory=None, maps_dir=None) -> dict:
     """Episodes for every task (fresh agent each), aggregated; JSON-ready.
 
     `agent_spec` is a name for `load_agent`, or a zero-argument callable that
@@ -40,6 +40,10 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
     (perception noise and agents' own randomness differ; the tasks do not).
     `mover_factory(task)`, when given, returns a context-managed mover per
     episode (e.g. `MavsdkMover` to fly each episode through the bridge).
+    `maps_dir`, when given, receives the agent's maps of every step of every episode
+    (`<maps_dir>/<agent>-<preset>_<task>/semantic_images/`, the folders `write_episode` fills)
+    from agents that draw them (Aerie's: `BenchAgent.maps_to`); their time counts in the
+    episode's wall time.
     """
     from tqdm import tqdm
 
@@ -53,6 +57,10 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
     bar = tqdm(plays, desc=f"{label}/{preset}", unit="ep", disable=not progress, file=sys.stderr, leave=False)
     for s_, i, rt in bar:
         agent = agent_spec() if callable(agent_spec) else load_agent(agent_spec, world)
+        if maps_dir is not None and hasattr(agent, "maps_to"):
+            from sim.benchmark.episode_files import episode_folder
+
+            agent.maps_to(episode_folder(maps_dir, f"{getattr(agent, 'name', label)}-{preset}", rt.id), rt.id)
         if mover_factory is None:
             rec = run_episode(world, rt, agent, preset, seed=s_ * 100_003 + i, preset_name=preset,
                               renderer=views.oblique)

@@ -113,3 +113,13 @@ def test_episode_folders_follow_the_results_layout(tmp_path):
     assert json.loads((folder / "episode_summary.json").read_text())["task"] == "t001"
     assert sorted(p.name for p in (folder / "rgb_images").iterdir()) == [
         "rgb_timestep_0000.png", "rgb_timestep_0001.png", "rgb_timestep_0002.png"]
+    assert not (folder / "semantic_images").exists()  # the greedy baseline keeps no maps
+
+    # Aerie's agent draws its two maps at every step while the episode runs (`--episode-dir`).
+    from onboard.agent.map_render import map_file_names
+
+    rec = run_tasks(w, resolve_all(city, tasks[:1], w), "geometric", "perfect", progress=False,
+                    maps_dir=tmp_path)["records"][0]
+    maps = tmp_path / "geometric-perfect_t001" / "semantic_images"
+    assert sorted(p.name for p in maps.iterdir()) == sorted(
+        n for i in range(rec["steps"] + 1) for n in map_file_names("t001", i))

@@ -13,9 +13,14 @@ import sys
 import time
 from pathlib import Path
 
+import cv2
+import numpy as np
 import yaml
 
+from ground_station.dashboard.log_reader import map_png, open_reader
 from ground_station.flight_log import FlightLog
+from ground_station.rerun_export import export_flight
+from onboard.agent.map_render import SIZE, map_file_names
 from onboard.config import AerieConfig, load_config
 from onboard.status import STATUS_SOCKET_NAME, read_supervisor
 from sim.flight_rig import start_rig
@@ -74,10 +79,34 @@ def test_aerie_fly_completes_a_short_helsinki_task_with_telemetry(tmp_path):
             assert steps[-1]["decision"]["action"] == "arrive" and steps[0]["anchor_graph"]["anchors"]
             assert types.count("plan") >= 1 and types.count("state") > 20
             assert msgs[-1]["payload"]["success"] is True
+            # The semantic map reaches the ground (throttled: one per telemetry.map_min_interval_s at most).
+            maps = [m for m in msgs if m["type"] == "map"]
+            assert maps and len(maps) <= len(steps) and all(m["payload"]["kind"] == "semantic" for m in maps)
+            first_map = cv2.imdecode(np.frombuffer(maps[0]["payload"]["png"], np.uint8), cv2.IMREAD_COLOR)
+            assert first_map.shape == (SIZE, SIZE, 3)
+            start_seq = next(m["seq"] for m in msgs if m["type"] == "flight_start")
+        # ... the dashboard serves it (what its map panel shows) ...
+        reader = open_reader(tmp_path / "flight_log.sqlite")
+        try:
+            assert map_png(reader, cfg.vehicle_id, maps[-1]["seq"]) == maps[-1]["payload"]["png"]
+        finally:
+            reader.close()
+        # ... and it goes into the flight's Rerun recording (`aerie ground export-rrd`).
+        rrd = export_flight(tmp_path / "flight_log.sqlite", cfg.vehicle_id, start_seq, tmp_path / "flight.rrd")
+        assert rrd.rows["map"] == len(maps) and "map" not in rrd.malformed, rrd
 
         folder = Path(outcome["results_dir"])
         traj = json.loads((folder / "trajectory.json").read_text())
         summary = json.loads((folder / "episode_summary.json").read_text())
         assert len(traj) == len(steps) and summary["flight"]["flight_id"] == outcome["flight_id"]
+        # Both maps at every step, named as ARCHITECTURE.md's results layout says (<id> = the mission name).
+        names = sorted(p.name for p in (folder / "semantic_images").iterdir())
+        assert names == sorted(n for i in range(len(steps)) for n in map_file_names("t019", i)), names
+        assert len(outcome["map_ms"]) == len(steps) and outcome["map_ms_p50"] > 0
+        print(f"maps: p50 {outcome['map_ms_p50']} ms per step over {len(steps)} steps")
+        last = cv2.imread(str(folder / "semantic_images" / map_file_names("t019", len(steps) - 1)[1]))
+        assert last.shape == (SIZE, SIZE, 3)
+        assert maps[-1]["payload"]["png"] == (folder / "semantic_images" / map_file_names(
+            "t019", maps[-1]["payload"]["step"])[1]).read_bytes()  # what was published is what was kept
     finally:
         rig.close()
