@@ -24,6 +24,15 @@ class SupervisorConfig:
     detect_every_steps: int = 1
     # What the detector is asked to find.
     detect_prompts: tuple[str, ...] = ("person",)
+    # Camera image size the detector's geometry assumes, pixels; frames of another size are resized
+    # to it. The defaults are the world's rendered views (sim/world/render.py Camera).
+    camera_width: int = 800
+    camera_height: int = 500
+    # Camera horizontal field of view, degrees.
+    camera_hfov_deg: float = 90.0
+    # Camera pitch, degrees (negative looks down): a fixed mount, or a gimbal held there. Detections
+    # are placed on the ground along this pitch, so a wrong value puts them at the wrong range.
+    camera_pitch_deg: float = -15.0
     # Flight altitude above home while flying the mission, metres.
     cruise_alt_m: float = 30.0
     # Horizontal speed of each move, m/s.
@@ -69,3 +78,11 @@ class SupervisorConfig:
     # the semantic map is published as the `map` telemetry message either way (throttled by
     # telemetry.map_min_interval_s).
     save_maps: bool = True
+
+    def __post_init__(self) -> None:
+        if self.camera_width <= 0 or self.camera_height <= 0:
+            raise ValueError("camera_width and camera_height must be positive")
+        if not 0.0 < self.camera_hfov_deg < 180.0:
+            raise ValueError("camera_hfov_deg must be within 0..180 (exclusive)")
+        if not -90.0 <= self.camera_pitch_deg <= 90.0:
+            raise ValueError("camera_pitch_deg must be within -90..90")

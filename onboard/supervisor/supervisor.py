@@ -164,7 +164,8 @@ class Supervisor:
 
             def make_pipeline() -> Any:
                 # The intrinsics are fixed per pipeline; frames of another size are resized by the caller.
-                return build_pipeline(self.cfg.inference, CameraIntrinsics.from_hfov(640, 480, 90.0))
+                return build_pipeline(self.cfg.inference, CameraIntrinsics.from_hfov(
+                    self.sup.camera_width, self.sup.camera_height, self.sup.camera_hfov_deg))
 
             self.detector = RestartingWorker("detector", make_pipeline, backoff_s=self.sup.restart_backoff_s,
                                              backoff_max_s=self.sup.restart_backoff_max_s,
@@ -255,10 +256,10 @@ class Supervisor:
             rgb = folder / "rgb_images"
             rgb.mkdir(parents=True, exist_ok=True)
             cv2.imwrite(str(rgb / f"rgb_timestep_{step:04d}.png"), frame)
-        if frame.shape[:2] != (480, 640):
-            frame = cv2.resize(frame, (640, 480))
+        if frame.shape[:2] != (self.sup.camera_height, self.sup.camera_width):
+            frame = cv2.resize(frame, (self.sup.camera_width, self.sup.camera_height))
         here = position_from_home(self.bridge)
-        pose = CameraPose(here.north_m, here.east_m, here.down_m, yaw_deg=heading, pitch_deg=-30.0)
+        pose = CameraPose(here.north_m, here.east_m, here.down_m, yaw_deg=heading, pitch_deg=self.sup.camera_pitch_deg)
         out = await self.detector.call(lambda p: p.perceive_async(frame, pose, list(self.sup.detect_prompts)))
         if out is None:
             return
