@@ -23,6 +23,12 @@ landmark: not usable yet). The goal prior is the target until the goal's
 name is read, until the live estimate (from live fixes only, every relation
 usable) lands further than `prior_conflict_m` from it, or until the drone
 reaches it without reading the name; a dropped prior never comes back.
+
+The memory also keeps where the goal is *not*: every place the drone looked
+from, and how far it has read names so far (its reading range, as measured).
+Ground within that range of a place looked from holds no goal (its name would
+have been read), so the search can look where it has not looked yet
+(`unseen_region`, and `geometric_planner.choose_lookout`).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import numpy as np
 from onboard.agent.experience_prior import RememberedFrame, frame_shift
 from onboard.agent.geometry import offset
 from onboard.agent.goal_description import GoalDescription
+from onboard.agent.goal_region import candidate_points
 from onboard.agent.observation import LandmarkSighting
 
 
@@ -99,6 +106,9 @@ class WorkingMemory:
         self._shifts: dict[int, np.ndarray | None] = {}  # cache: frame index -> shift into the own frame
         self._fused: dict[str, tuple[np.ndarray, float]] = {}  # cache of `landmark`, per landmark
         self._estimate: tuple[TargetEstimate | None] | None = None  # cache of `estimate`
+        self.looked_from: list[np.ndarray] = []  # every position perception ran at
+        self.read_range_m = 0.0  # the farthest a name has been read on this flight
+        self._region: np.ndarray | None = None  # cache of the described region's candidate points
 
     def observe(self, step: int, position: np.ndarray, landmarks: tuple[LandmarkSighting, ...]) -> None:
         """Add one observation's sightings taken at `position`."""
@@ -109,6 +119,7 @@ class WorkingMemory:
             del f.points[:-self.keep], f.ranges[:-self.keep]
             self._fused.pop(s.name, None)
             self._estimate = None
+            self._region = None
             self._shifts = {}
         prior = self.prior if landmarks else None
         if prior is not None:
@@ -120,6 +131,37 @@ class WorkingMemory:
         if est is not None and (not self.history or np.hypot(*(self.history[-1][1] - est.xy)) > 1.0):
             self.history.append((step, est.xy))
 
+    def looked(self, position: np.ndarray, name_distances: list[float]) -> None:
+        """Perception ran at `position` and read names at these distances (the goal's was not among them)."""
+        self.looked_from.append(np.array(position, dtype=float))
+        if name_distances:
+            self.read_range_m = max(self.read_range_m, max(name_distances))
+
+    def read_range(self, floor_m: float) -> float:
+        """How far names are read: the farthest one read on this flight, at least `floor_m`."""
+        return max(self.read_range_m, floor_m)
+
+    def unseen_region(self, floor_m: float) -> np.ndarray | None:
+        """Points of the described region (see `goal_region`) no place looked from was within reading range of.
+
+        None: no region can be said (no estimate yet, or a "between" relation); an empty array:
+        all of it was looked at (the goal is elsewhere: a landmark fix or the words were off).
+        """
+        est = self.estimate()
+        if est is None:
+            return None
+        if self._region is None:
+            known = {n: lp for n in self.goal.landmarks if (lp := self.landmark(n)) is not None}
+            self._region = candidate_points(self.goal, known, est.xy, self.ray_default_m)
+        pts = self._region
+        if not len(pts):
+            return None
+        if self.looked_from:
+            looked = np.array(self.looked_from)
+            near = np.min(np.hypot(pts[:, None, 0] - looked[None, :, 0], pts[:, None, 1] - looked[None, :, 1]), axis=1)
+            pts = pts[near > self.read_range(floor_m)]
+        return pts
+
     def see_goal(self, position: np.ndarray, bearing: float, distance: float) -> None:
         """The goal's name was read: its position is known directly (overrides the description)."""
         self.goal_fix = position + offset(bearing, distance)
@@ -130,6 +172,7 @@ class WorkingMemory:
         self.prior_conflict_m = conflict_m
         self._shifts = {}
         self._estimate = None
+        self._region = None
 
     def _shift(self, i: int) -> np.ndarray | None:
         if i not in self._shifts:

@@ -73,3 +73,20 @@ def test_read_goal_overrides_the_description():
     wm.observe(0, np.zeros(2), (sighting("Kiasma", (0, 0), (100, 400)),))
     wm.see_goal(np.array([10.0, 10.0]), 90.0, 30.0)
     assert np.allclose(wm.target(), [40.0, 10.0])
+
+
+def test_unseen_region_shrinks_where_the_drone_looked_and_reading_range_is_measured():
+    wm = _memory("Café Engel is about 400 m east of Kiasma.")
+    assert wm.unseen_region(45.0) is None  # no estimate: nothing to say
+    wm.observe(0, np.zeros(2), (sighting("Kiasma", (0, 0), (0, 200)),))
+    whole = wm.unseen_region(45.0)
+    assert len(whole) > 0
+    spot = np.array([400.0, 200.0])  # the estimate, the arc's middle
+    wm.looked(spot, [20.0, 58.0])  # names read up to 58 m there, not the goal's
+    assert wm.read_range(45.0) == 58.0
+    left = wm.unseen_region(45.0)
+    assert 0 < len(left) < len(whole)
+    assert np.min(np.hypot(*(left - spot).T)) > 58.0
+    for b in np.radians(np.arange(60.0, 121.0, 3.0)):  # fly the whole arc, 400 m from Kiasma
+        wm.looked(np.array([0.0, 200.0]) + 400.0 * np.array([np.sin(b), np.cos(b)]), [])
+    assert len(wm.unseen_region(45.0)) == 0  # all looked at: the search falls back on the estimate
