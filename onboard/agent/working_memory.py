@@ -42,7 +42,7 @@ import numpy as np
 from onboard.agent.experience_prior import RememberedFrame, frame_shift
 from onboard.agent.geometry import offset
 from onboard.agent.goal_description import GoalDescription
-from onboard.agent.goal_region import candidate_points
+from onboard.agent.goal_region import COMPASS_HALF_SECTOR_DEG, DISTANCE_BAND_SHARE, candidate_points
 from onboard.agent.observation import LandmarkSighting
 
 
@@ -85,6 +85,38 @@ def robust_position(points: list[np.ndarray], outlier_mads: float = 3.0,
     gate = max(floor_m, outlier_mads * 1.4826 * mad)
     kept = [(x, y) for x, y, d in zip(xs, ys, dev) if d <= gate]
     return np.array([statistics.median(k[0] for k in kept), statistics.median(k[1] for k in kept)]), mad
+
+
+def _fuse_arcs(offsets: list[tuple[np.ndarray, float, np.ndarray]], rays: list[tuple[np.ndarray, np.ndarray]],
+               ray_reach_m: float) -> np.ndarray | None:
+    """The point that best fits several relations, each weighted by how its words err.
+
+    "400 m east of X" is good to a few per cent along the ray but only to the
+    compass sector (+-22.5 degrees) across it, so each offset point is
+    uncertain mostly *across* its ray (and a ray without a distance only across
+    it, taken at `ray_reach_m`); landmark spreads add in every direction. The
+    weighted least-squares point lies where the arcs cross, where a plain mean
+    of the offset points would sit between them. None when the weights are
+    degenerate.
+    """
+    half = math.radians(COMPASS_HALF_SECTOR_DEG)
+    a, b = np.zeros((2, 2)), np.zeros(2)
+    terms = [(lm + off, off / max(np.hypot(*off), 1e-9), float(np.hypot(*off)), spread, DISTANCE_BAND_SHARE)
+             for lm, spread, off in offsets]
+    terms += [(p, v, ray_reach_m, 0.0, None) for p, v in rays]
+    for p, u, d, spread, band in terms:
+        nrm = np.array([u[1], -u[0]])
+        across = (d * math.tan(half)) ** 2 / 3.0 + spread ** 2  # uniform over the sector
+        cov = np.outer(nrm, nrm) * across
+        if band is not None:  # uniform over the distance band
+            cov = cov + np.outer(u, u) * ((band * d) ** 2 / 3.0 + spread ** 2)
+            w = np.linalg.inv(cov + np.eye(2) * 1e-6)
+        else:  # no distance: no information along the ray
+            w = np.outer(nrm, nrm) / across
+        a, b = a + w, b + w @ p
+    if abs(np.linalg.det(a)) < 1e-12:
+        return None
+    return np.linalg.solve(a, b)
 
 
 class WorkingMemory:
@@ -231,6 +263,7 @@ class WorkingMemory:
         known = {n: lp for n in self.goal.landmarks if (lp := self.landmark(n, live_only)) is not None}
         points: list[np.ndarray] = []
         rays: list[tuple[np.ndarray, np.ndarray]] = []
+        offsets: list[tuple[np.ndarray, float, np.ndarray]] = []  # (landmark, spread, relation's offset)
         used: list[str] = []
         usable = 0
         for r in self.goal.relations:
@@ -245,21 +278,26 @@ class WorkingMemory:
             if r.kind == "between":
                 points.append((known[r.landmarks[0]][0] + known[r.landmarks[1]][0]) / 2.0)
             elif r.kind == "offset":
-                points.append(known[r.landmarks[0]][0] + r.offset())
+                offsets.append((known[r.landmarks[0]][0], known[r.landmarks[0]][1], r.offset()))
             else:
                 rays.append((known[r.landmarks[0]][0], r.unit()))
-        if len(rays) >= 2:
-            a, b = np.zeros((2, 2)), np.zeros(2)
-            for p, v in rays:
-                n = np.eye(2) - np.outer(v, v)  # projector onto the ray's normal
-                a, b = a + n, b + n @ p
-            if abs(np.linalg.det(a)) > 1e-6:
-                points.append(np.linalg.solve(a, b))
-            else:  # parallel rays: each one's default reach
-                points += [p + v * self.ray_default_m for p, v in rays]
-        elif rays:
-            p, v = rays[0]
-            points.append(p + v * self.ray_default_m)
+        fused = _fuse_arcs(offsets, rays, self.ray_default_m) if len(offsets) + len(rays) >= 2 and offsets else None
+        if fused is not None:
+            points.append(fused)
+        else:
+            points += [lm + off for lm, _, off in offsets]
+            if len(rays) >= 2:
+                a, b = np.zeros((2, 2)), np.zeros(2)
+                for p, v in rays:
+                    n = np.eye(2) - np.outer(v, v)  # projector onto the ray's normal
+                    a, b = a + n, b + n @ p
+                if abs(np.linalg.det(a)) > 1e-6:
+                    points.append(np.linalg.solve(a, b))
+                else:  # parallel rays: each one's default reach
+                    points += [p + v * self.ray_default_m for p, v in rays]
+            elif rays:
+                p, v = rays[0]
+                points.append(p + v * self.ray_default_m)
         if not points:
             return None
         spread = max((known[n][1] for n in used if n in known), default=0.0)
