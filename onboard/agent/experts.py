@@ -9,8 +9,13 @@ changed, `action` None) so the subtask router dispatches again.
   within the search radius (hand to search) or the goal's name was read
   (hand to locate). With no estimate yet it explores (see `explore_target`).
 * search: frontier search around the estimate (closeness weighted more than
-  route length: a spiral of unflown streets nearest the estimate); back to
-  navigate when the estimate jumps away (re-evaluated on new sightings).
+  route length: a spiral of unflown streets nearest the estimate), restricted
+  to the frontier waypoints that show part of the described region not yet
+  looked at (`WorkingMemory.unseen_region`, `geometric_planner.lookouts`): "500 m
+  east of X" is an arc across the compass sector, so the search sweeps the arc
+  instead of ringing its middle. Once all of it was looked at, the plain spiral
+  again. Back to navigate when the estimate jumps away (re-evaluated on new
+  sightings).
 * locate: the goal's name was read: TARGET_LOCKED within the arrival
   distance (arrive), else fly towards the read position; SEARCHING_VICINITY
   hands back to search if the name was never read.
@@ -23,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from onboard.agent.agent_state import AgentState
-from onboard.agent.geometric_planner import choose_move
+from onboard.agent.geometric_planner import choose_move, lookouts
 from onboard.agent.geometry import norm, offset
 from onboard.agent.observation import AgentAction
 from onboard.agent.place_memory import visit_counts
@@ -75,12 +80,13 @@ def _avoid(state: AgentState) -> frozenset[int]:
     return frozenset(avoid)
 
 
-def move_towards(state: AgentState, target: np.ndarray, closeness: float = 1.0) -> tuple[AgentAction, str]:
+def move_towards(state: AgentState, target: np.ndarray, closeness: float = 1.0,
+                 worth_seeing: frozenset[int] | None = None) -> tuple[AgentAction, str]:
     d, s = state.dynamic, state.static
     visits = visit_counts(s.anchors) if s.anchors is not None else None
     previous = d.trail[-2] if len(d.trail) >= 2 else None
     choice = choose_move(d.here, d.observation.moves, target, s.street_map, s.config, visits=visits,
-                         avoid=_avoid(state), previous=previous, closeness=closeness)
+                         avoid=_avoid(state), previous=previous, closeness=closeness, worth_seeing=worth_seeing)
     return AgentAction.move(choice.move.node, choice.reason), choice.reason
 
 
@@ -137,8 +143,15 @@ def search(state: AgentState) -> dict[str, Any]:
     if norm(target - anchor) > s.config.replan_jump_m:
         return {"current_task_index": _index_of(state, "navigate") or 0, "action": None,
                 "search_anchor": None, "strategy": "search"}
-    action, reason = move_towards(state, target, closeness=s.config.search_closeness_weight)
-    out = SearchOutput("forward", f"searching around the estimate: {reason}"[:120], "continue_search", 1.0)
+    worth = None
+    if s.memory.prior is None:  # a remembered goal is searched around as a point
+        floor = s.config.arrive_within_m
+        unseen = s.memory.unseen_region(floor)
+        if unseen is not None:
+            worth = lookouts(s.street_map, unseen, s.memory.read_range(floor)) or None
+    action, reason = move_towards(state, target, closeness=s.config.search_closeness_weight, worth_seeing=worth)
+    why = f"{'sweeping the unseen part of the described area' if worth else 'searching around the estimate'}: {reason}"
+    out = SearchOutput("forward", why[:120], "continue_search", 1.0)
     return {"action": AgentAction.move(action.node, out.reason), "strategy": "search",
             "subtask_context": {"goal": d.plan.sub_goals[d.current_task_index].goal, "CoT_summary": out.reason,
                                 "movement": action.node}}

@@ -74,8 +74,13 @@ class MoveChoice:
 
 def choose_move(here: int, moves: tuple[NeighbourMove, ...], target: np.ndarray, street_map: StreetMap,
                 cfg: AgentConfig, *, visits: dict[int, int] | None, avoid: frozenset[int] = frozenset(),
-                previous: int | None = None, closeness: float = 1.0) -> MoveChoice:
-    """The cheapest move towards `target` (own frame); `visits` None = no place memory."""
+                previous: int | None = None, closeness: float = 1.0,
+                worth_seeing: frozenset[int] | None = None) -> MoveChoice:
+    """The cheapest move towards `target` (own frame); `visits` None = no place memory.
+
+    `worth_seeing` (a search's lookouts): only these frontier waypoints are
+    destinations; the route to them may pass any known waypoint.
+    """
     pos = street_map.xy[here]
     to_target = target - pos
     brg = bearing_of(to_target)
@@ -83,7 +88,7 @@ def choose_move(here: int, moves: tuple[NeighbourMove, ...], target: np.ndarray,
         dist, first = street_map.routes_from(here)
         best: dict[int, float] = {}
         for f in street_map.frontier():
-            if f in first:
+            if f in first and (worth_seeing is None or f in worth_seeing):
                 c = dist[f] + closeness * norm(street_map.xy[f] - target)
                 if c < best.get(first[f], float("inf")):
                     best[first[f]] = c
@@ -109,3 +114,19 @@ def choose_move(here: int, moves: tuple[NeighbourMove, ...], target: np.ndarray,
     if m.node in avoid:
         why += " (despite a reflection: no other way)"
     return MoveChoice(m, float(costs[i]), why)
+
+
+def lookouts(street_map: StreetMap, unseen: np.ndarray, read_range_m: float) -> frozenset[int]:
+    """Frontier waypoints within reading range of some unseen point of the goal's region.
+
+    Only from these can a search read a name it has not had the chance to read:
+    the other frontier waypoints show ground already looked at, or ground the
+    description rules out (nearer or further than the stated distance, outside
+    the compass sector).
+    """
+    front = street_map.frontier()
+    if not len(unseen) or not front:
+        return frozenset()
+    xy = np.array([street_map.xy[n] for n in front])
+    d2 = (xy[:, None, 0] - unseen[None, :, 0]) ** 2 + (xy[:, None, 1] - unseen[None, :, 1]) ** 2
+    return frozenset(n for n, ok in zip(front, np.any(d2 <= read_range_m ** 2, axis=1)) if ok)

@@ -94,6 +94,7 @@ def perceive_and_model(state: AgentState) -> dict[str, Any]:
     d, s = state.dynamic, state.static
     obs = d.observation
     s.memory.observe(d.timestep, d.position, obs.landmarks)
+    s.memory.looked(d.position, [p.distance for p in obs.pois])
     goal_pois = [p for p in obs.pois if s.goal.names_goal(p.name)]
     if goal_pois:
         p = max(goal_pois, key=lambda p: (len(p.name), -p.distance))

@@ -23,6 +23,12 @@ landmark: not usable yet). The goal prior is the target until the goal's
 name is read, until the live estimate (from live fixes only, every relation
 usable) lands further than `prior_conflict_m` from it, or until the drone
 reaches it without reading the name; a dropped prior never comes back.
+
+The memory also keeps where the goal is *not*: every place the drone looked
+from, and how far it has read names so far (its reading range, as measured).
+Ground within that range of a place looked from holds no goal (its name would
+have been read), so the search can look where it has not looked yet
+(`unseen_region`, and `geometric_planner.choose_lookout`).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import numpy as np
 from onboard.agent.experience_prior import RememberedFrame, frame_shift
 from onboard.agent.geometry import offset
 from onboard.agent.goal_description import GoalDescription
+from onboard.agent.goal_region import COMPASS_HALF_SECTOR_DEG, DISTANCE_BAND_SHARE, candidate_points
 from onboard.agent.observation import LandmarkSighting
 
 
@@ -80,6 +87,38 @@ def robust_position(points: list[np.ndarray], outlier_mads: float = 3.0,
     return np.array([statistics.median(k[0] for k in kept), statistics.median(k[1] for k in kept)]), mad
 
 
+def _fuse_arcs(offsets: list[tuple[np.ndarray, float, np.ndarray]], rays: list[tuple[np.ndarray, np.ndarray]],
+               ray_reach_m: float) -> np.ndarray | None:
+    """The point that best fits several relations, each weighted by how its words err.
+
+    "400 m east of X" is good to a few per cent along the ray but only to the
+    compass sector (+-22.5 degrees) across it, so each offset point is
+    uncertain mostly *across* its ray (and a ray without a distance only across
+    it, taken at `ray_reach_m`); landmark spreads add in every direction. The
+    weighted least-squares point lies where the arcs cross, where a plain mean
+    of the offset points would sit between them. None when the weights are
+    degenerate.
+    """
+    half = math.radians(COMPASS_HALF_SECTOR_DEG)
+    a, b = np.zeros((2, 2)), np.zeros(2)
+    terms = [(lm + off, off / max(np.hypot(*off), 1e-9), float(np.hypot(*off)), spread, DISTANCE_BAND_SHARE)
+             for lm, spread, off in offsets]
+    terms += [(p, v, ray_reach_m, 0.0, None) for p, v in rays]
+    for p, u, d, spread, band in terms:
+        nrm = np.array([u[1], -u[0]])
+        across = (d * math.tan(half)) ** 2 / 3.0 + spread ** 2  # uniform over the sector
+        cov = np.outer(nrm, nrm) * across
+        if band is not None:  # uniform over the distance band
+            cov = cov + np.outer(u, u) * ((band * d) ** 2 / 3.0 + spread ** 2)
+            w = np.linalg.inv(cov + np.eye(2) * 1e-6)
+        else:  # no distance: no information along the ray
+            w = np.outer(nrm, nrm) / across
+        a, b = a + w, b + w @ p
+    if abs(np.linalg.det(a)) < 1e-12:
+        return None
+    return np.linalg.solve(a, b)
+
+
 class WorkingMemory:
     """Landmark map and target estimate for one flight (own frame: take-off = origin, x east, y north)."""
 
@@ -99,6 +138,9 @@ class WorkingMemory:
         self._shifts: dict[int, np.ndarray | None] = {}  # cache: frame index -> shift into the own frame
         self._fused: dict[str, tuple[np.ndarray, float]] = {}  # cache of `landmark`, per landmark
         self._estimate: tuple[TargetEstimate | None] | None = None  # cache of `estimate`
+        self.looked_from: list[np.ndarray] = []  # every position perception ran at
+        self.read_range_m = 0.0  # the farthest a name has been read on this flight
+        self._region: np.ndarray | None = None  # cache of the described region's candidate points
 
     def observe(self, step: int, position: np.ndarray, landmarks: tuple[LandmarkSighting, ...]) -> None:
         """Add one observation's sightings taken at `position`."""
@@ -109,6 +151,7 @@ class WorkingMemory:
             del f.points[:-self.keep], f.ranges[:-self.keep]
             self._fused.pop(s.name, None)
             self._estimate = None
+            self._region = None
             self._shifts = {}
         prior = self.prior if landmarks else None
         if prior is not None:
@@ -120,6 +163,37 @@ class WorkingMemory:
         if est is not None and (not self.history or np.hypot(*(self.history[-1][1] - est.xy)) > 1.0):
             self.history.append((step, est.xy))
 
+    def looked(self, position: np.ndarray, name_distances: list[float]) -> None:
+        """Perception ran at `position` and read names at these distances (the goal's was not among them)."""
+        self.looked_from.append(np.array(position, dtype=float))
+        if name_distances:
+            self.read_range_m = max(self.read_range_m, max(name_distances))
+
+    def read_range(self, floor_m: float) -> float:
+        """How far names are read: the farthest one read on this flight, at least `floor_m`."""
+        return max(self.read_range_m, floor_m)
+
+    def unseen_region(self, floor_m: float) -> np.ndarray | None:
+        """Points of the described region (see `goal_region`) no place looked from was within reading range of.
+
+        None: no region can be said (no estimate yet, or a "between" relation); an empty array:
+        all of it was looked at (the goal is elsewhere: a landmark fix or the words were off).
+        """
+        est = self.estimate()
+        if est is None:
+            return None
+        if self._region is None:
+            known = {n: lp for n in self.goal.landmarks if (lp := self.landmark(n)) is not None}
+            self._region = candidate_points(self.goal, known, est.xy, self.ray_default_m)
+        pts = self._region
+        if not len(pts):
+            return None
+        if self.looked_from:
+            looked = np.array(self.looked_from)
+            near = np.min(np.hypot(pts[:, None, 0] - looked[None, :, 0], pts[:, None, 1] - looked[None, :, 1]), axis=1)
+            pts = pts[near > self.read_range(floor_m)]
+        return pts
+
     def see_goal(self, position: np.ndarray, bearing: float, distance: float) -> None:
         """The goal's name was read: its position is known directly (overrides the description)."""
         self.goal_fix = position + offset(bearing, distance)
@@ -130,6 +204,7 @@ class WorkingMemory:
         self.prior_conflict_m = conflict_m
         self._shifts = {}
         self._estimate = None
+        self._region = None
 
     def _shift(self, i: int) -> np.ndarray | None:
         if i not in self._shifts:
@@ -188,6 +263,7 @@ class WorkingMemory:
         known = {n: lp for n in self.goal.landmarks if (lp := self.landmark(n, live_only)) is not None}
         points: list[np.ndarray] = []
         rays: list[tuple[np.ndarray, np.ndarray]] = []
+        offsets: list[tuple[np.ndarray, float, np.ndarray]] = []  # (landmark, spread, relation's offset)
         used: list[str] = []
         usable = 0
         for r in self.goal.relations:
@@ -202,21 +278,26 @@ class WorkingMemory:
             if r.kind == "between":
                 points.append((known[r.landmarks[0]][0] + known[r.landmarks[1]][0]) / 2.0)
             elif r.kind == "offset":
-                points.append(known[r.landmarks[0]][0] + r.offset())
+                offsets.append((known[r.landmarks[0]][0], known[r.landmarks[0]][1], r.offset()))
             else:
                 rays.append((known[r.landmarks[0]][0], r.unit()))
-        if len(rays) >= 2:
-            a, b = np.zeros((2, 2)), np.zeros(2)
-            for p, v in rays:
-                n = np.eye(2) - np.outer(v, v)  # projector onto the ray's normal
-                a, b = a + n, b + n @ p
-            if abs(np.linalg.det(a)) > 1e-6:
-                points.append(np.linalg.solve(a, b))
-            else:  # parallel rays: each one's default reach
-                points += [p + v * self.ray_default_m for p, v in rays]
-        elif rays:
-            p, v = rays[0]
-            points.append(p + v * self.ray_default_m)
+        fused = _fuse_arcs(offsets, rays, self.ray_default_m) if len(offsets) + len(rays) >= 2 and offsets else None
+        if fused is not None:
+            points.append(fused)
+        else:
+            points += [lm + off for lm, _, off in offsets]
+            if len(rays) >= 2:
+                a, b = np.zeros((2, 2)), np.zeros(2)
+                for p, v in rays:
+                    n = np.eye(2) - np.outer(v, v)  # projector onto the ray's normal
+                    a, b = a + n, b + n @ p
+                if abs(np.linalg.det(a)) > 1e-6:
+                    points.append(np.linalg.solve(a, b))
+                else:  # parallel rays: each one's default reach
+                    points += [p + v * self.ray_default_m for p, v in rays]
+            elif rays:
+                p, v = rays[0]
+                points.append(p + v * self.ray_default_m)
         if not points:
             return None
         spread = max((known[n][1] for n in used if n in known), default=0.0)

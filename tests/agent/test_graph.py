@@ -140,3 +140,21 @@ def test_sparser_perception_still_arrives():
     agent.reset(DESCRIPTION)
     assert ToyCity().fly(agent, start=0)[0]
     assert sum("perceive_and_model" in p for p in [agent.last_path]) <= 1
+
+
+def test_search_sweeps_the_described_arc_when_the_goal_is_at_the_sectors_edge():
+    """"500 m east" puts the goal anywhere on an arc 380 m long: the search sweeps it, not rings round its middle."""
+    import math
+
+    steps = []
+    for dev in (-20.0, 20.0):  # the goal 20 degrees either side of "east": near the ends of the arc
+        tower = (150.0, 500.0)
+        r = math.radians(90.0 + dev)
+        goal = (tower[0] + 500.0 * math.sin(r), tower[1] + 500.0 * math.cos(r))
+        city = ToyCity(size=21, landmarks={"Tower": tower}, pois={"Cafe Aalto": goal}, view_range=2000.0)
+        agent = _agent()
+        agent.reset("Cafe Aalto is about 500 m east of Tower.")
+        arrived, _, trail = city.fly(agent, start=city.node(10, 0), limit=80)
+        assert arrived
+        steps.append(len(trail) - 1)
+    assert sum(steps) <= 70  # 58 with the sweep; ringing round the estimate took 91 (39 + 52)

@@ -73,3 +73,30 @@ def test_read_goal_overrides_the_description():
     wm.observe(0, np.zeros(2), (sighting("Kiasma", (0, 0), (100, 400)),))
     wm.see_goal(np.array([10.0, 10.0]), 90.0, 30.0)
     assert np.allclose(wm.target(), [40.0, 10.0])
+
+
+def test_unseen_region_shrinks_where_the_drone_looked_and_reading_range_is_measured():
+    wm = _memory("Café Engel is about 400 m east of Kiasma.")
+    assert wm.unseen_region(45.0) is None  # no estimate: nothing to say
+    wm.observe(0, np.zeros(2), (sighting("Kiasma", (0, 0), (0, 200)),))
+    whole = wm.unseen_region(45.0)
+    assert len(whole) > 0
+    spot = np.array([400.0, 200.0])  # the estimate, the arc's middle
+    wm.looked(spot, [20.0, 58.0])  # names read up to 58 m there, not the goal's
+    assert wm.read_range(45.0) == 58.0
+    left = wm.unseen_region(45.0)
+    assert 0 < len(left) < len(whole)
+    assert np.min(np.hypot(*(left - spot).T)) > 58.0
+    for b in np.radians(np.arange(60.0, 121.0, 3.0)):  # fly the whole arc, 400 m from Kiasma
+        wm.looked(np.array([0.0, 200.0]) + 400.0 * np.array([np.sin(b), np.cos(b)]), [])
+    assert len(wm.unseen_region(45.0)) == 0  # all looked at: the search falls back on the estimate
+
+
+def test_two_distances_meet_where_their_arcs_cross_not_at_the_mean_of_their_points():
+    # the café is truly at (200, 300): 361 m from each landmark, at 34 and 326 degrees, which
+    # the words round to NE and NW; the two offset points are 45 m below it, either side
+    wm = _memory("Café Engel is 360 m north-east of Kiasma and 360 m north-west of Stockmann.")
+    wm.observe(0, np.zeros(2), (sighting("Kiasma", (0, 0), (0, 0.5)), sighting("Stockmann", (0, 0), (400, 0))))
+    mean = (np.array([0.0, 0.5]) + offset(45.0, 360.0) + np.array([400.0, 0.0]) + offset(315.0, 360.0)) / 2
+    assert np.hypot(*(mean - [200.0, 300.0])) > 40.0
+    assert np.hypot(*(wm.target() - [200.0, 300.0])) < 15.0
