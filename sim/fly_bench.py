@@ -67,7 +67,7 @@ def fly_one(task_id: str, planner: str, camera: str, noise: str, workdir: Path, 
         llm = json.loads(summary_file.read_text()).get("llm_plan") if summary_file.exists() else None
     steps = outcome["step_ms"]
     return {"task": task_id, **judged, "exit_code": proc.returncode, "wall_s": round(wall, 1),
-            "steps": len(steps), "step_ms_p50": round(statistics.median(steps), 2) if steps else None,
+            "agent_steps": len(steps), "step_ms_p50": round(statistics.median(steps), 2) if steps else None,
             "step_ms_p99": round(_p99(steps), 1) if steps else None, "step_ms_max": round(max(steps), 1) if steps else None,
             "first_step_ms": round(steps[0], 1) if steps else None,
             "later_steps_ms_p50": round(statistics.median(steps[1:]), 2) if len(steps) > 1 else None,

@@ -158,7 +158,11 @@ class Supervisor:
         if self.cfg.agent.planner == "llm" and self._plan_model is None:
             from onboard.inference.planner_model import PlannerModel
 
-            self._plan_model = PlannerModel.from_config(self.cfg.inference)
+            inference = self.cfg.inference
+            if not self.cfg.agent.llm_plan_wait:  # no step waits for the plan: a slow CPU gets longer
+                inference = replace(inference, call_deadline_s=max(inference.call_deadline_s,
+                                                                   self.cfg.agent.llm_plan_deadline_s))
+            self._plan_model = PlannerModel.from_config(inference)
         if self.sup.camera and self.sup.detect_every_steps > 0:
             from onboard.perception.camera_model import CameraIntrinsics
             from onboard.perception.pipeline import build_pipeline
