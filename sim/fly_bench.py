@@ -3,7 +3,9 @@
 Each task gets a fresh simulated vehicle at its start and the world feed; the
 supervisor runs with the shipped defaults plus the chosen planner and camera,
 so the figures are those of the process a vehicle would run: agent step time
-(p50 over all steps, and the first step, where the plan is made), peak resident
+(p50 and p99 over all steps, and the first step, where the plan is asked; with
+`--planner llm` also the model's plan call: its wall time, the step that asked
+and the step that adopted it, from the flight's episode_summary.json), peak resident
 memory of the supervisor process with whatever the configuration loads
 (`--planner llm --camera world` = SmolLM2 + the MiniLM embedder + the SSDLite
 detector), success and SPL against the world's ground truth.
@@ -61,12 +63,22 @@ def fly_one(task_id: str, planner: str, camera: str, noise: str, workdir: Path, 
             raise RuntimeError(f"aerie fly on {task_id} exited {proc.returncode}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}")
         outcome = json.loads(out.read_text())
         judged = rig.judge(SimpleNamespace(**outcome))
+        summary_file = Path(outcome["results_dir"]) / "episode_summary.json"
+        llm = json.loads(summary_file.read_text()).get("llm_plan") if summary_file.exists() else None
     steps = outcome["step_ms"]
     return {"task": task_id, **judged, "exit_code": proc.returncode, "wall_s": round(wall, 1),
-            "step_ms_p50": round(statistics.median(steps), 2) if steps else None,
+            "agent_steps": len(steps), "step_ms_p50": round(statistics.median(steps), 2) if steps else None,
+            "step_ms_p99": round(_p99(steps), 1) if steps else None, "step_ms_max": round(max(steps), 1) if steps else None,
             "first_step_ms": round(steps[0], 1) if steps else None,
             "later_steps_ms_p50": round(statistics.median(steps[1:]), 2) if len(steps) > 1 else None,
-            "peak_rss_mb": outcome["peak_rss_mb"], "landed": outcome["landed"], "reason": outcome["reason"]}
+            "llm_plan": llm, "peak_rss_mb": outcome["peak_rss_mb"], "landed": outcome["landed"],
+            "reason": outcome["reason"]}
+
+
+def _p99(values: list[float]) -> float:
+    """Nearest-rank 99th percentile (with few steps: the slowest)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, -(-99 * len(ordered) // 100) - 1))]
 
 
 def main(argv: list[str]) -> int:
@@ -81,18 +93,23 @@ def main(argv: list[str]) -> int:
             records.append(rec)
             print(json.dumps(rec), flush=True)
     all_steps_p50 = [r["step_ms_p50"] for r in records if r["step_ms_p50"] is not None]
+    calls = [r["llm_plan"]["call_s"] for r in records if r["llm_plan"] and r["llm_plan"]["call_s"] is not None]
     result = {
         "planner": args.planner, "camera": args.camera or "none", "perception": args.perception,
         "tasks": len(records), "sr": sum(r["success"] for r in records) / max(1, len(records)),
         "spl": round(sum(r["spl"] for r in records) / max(1, len(records)), 3),
         "step_ms_p50": round(statistics.median(all_steps_p50), 2) if all_steps_p50 else None,
         "first_step_ms_max": max((r["first_step_ms"] or 0) for r in records) if records else None,
+        "step_ms_p99_max": max((r["step_ms_p99"] or 0) for r in records) if records else None,
+        "plan_call_s_max": max(calls) if calls else None,
         "peak_rss_mb_max": max(r["peak_rss_mb"] for r in records) if records else None,
         "records": records,
     }
     print(f"supervisor on {len(records)} task(s), planner {args.planner}, camera {result['camera']}: "
           f"SR {result['sr']:.0%}, SPL {result['spl']:.3f}, step p50 {result['step_ms_p50']} ms, "
-          f"first step (plan) up to {result['first_step_ms_max']} ms, peak RSS {result['peak_rss_mb_max']} MB")
+          f"p99 up to {result['step_ms_p99_max']} ms, first step (plan) up to {result['first_step_ms_max']} ms, "
+          f"peak RSS {result['peak_rss_mb_max']} MB"
+          + (f", plan call up to {result['plan_call_s_max']} s" if calls else ""))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")

@@ -91,6 +91,7 @@ class GraphAgent:
             "agent": self.name, "task_instruction": st.static.task_instruction,
             "mission_success": f.mission_success, "final_reason": f.final_reason, "timesteps": d.timestep,
             "plan": asdict(d.plan) if d.plan else None, "plan_source": d.plan_source, "plan_errors": d.plan_errors,
+            "llm_plan": dict(d.llm_plan) or None,
             "retrieved_lessons": d.retrieved,
             "target_estimate": None if est is None else [round(float(v), 1) for v in est.xy],
             "goal_prior": None if st.static.memory.prior is None

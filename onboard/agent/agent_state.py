@@ -65,6 +65,9 @@ class DynamicState:
     strategy: str = ""
     handoffs: int = 0
     plan_source: str = ""  # "geometric", "llm", "llm-repaired" or "llm-fallback"
+    plan_request: Any = None  # Future[LLMPlan]: the model's plan while it is being written (llm backend, no wait)
+    # The model's plan call: wait, requested_step, answered_step, adopted_step (None: never adopted), call_s, source.
+    llm_plan: dict[str, Any] = field(default_factory=dict)
     plan_errors: list[str] = field(default_factory=list)
     retrieved: list[dict[str, Any]] = field(default_factory=list)  # past plans retrieved for this mission
 

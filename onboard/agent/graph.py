@@ -4,7 +4,7 @@ One call of `run_step` takes one observation and walks the graph until this
 step's action is final (or the mission ends):
 
     update_odometry -> should_perceive? -> perceive_and_model
-      -> should_generate_plan? -> generate_plan_with_rag
+      -> should_generate_plan? -> generate_plan_with_rag | adopt_llm_plan (the model's plan arrived)
       -> execute_subtask_router (builds current_state once) -> navigate | search | locate
          (an expert may hand the step to another sub-goal: back to the router)
       -> finalize_step (FrameLog, episodic sentence) -> should_continue?
@@ -14,6 +14,12 @@ step's action is final (or the mission ends):
 moves are on offer, the move's effect); it runs every step, while
 `perceive_and_model` (landmarks, readable names, caption) runs at the
 perception interval.
+
+With the `llm` planner backend the model's plan is written on its own thread
+while the steps fly the geometric plan (`agent.llm_plan_wait: false`, the
+default): a step never waits for the model. The first step that starts after
+the answer arrived adopts it (`adopt_llm_plan`), keeping the strategy under
+way; a failed answer leaves the geometric plan, which is the fallback anyway.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from onboard.agent.experts import EXPERTS, explore_target, move_towards
 from onboard.agent.frame_log import FrameLog
 from onboard.agent.geometric_planner import make_plan
 from onboard.agent.geometry import norm, offset
-from onboard.agent.llm_planner import llm_plan
+from onboard.agent.llm_planner import LLMPlan, llm_plan, submit_llm_plan
 from onboard.agent.observation import AgentAction, AgentObservation
 from onboard.agent.strategy_control import classify_effect, is_stuck
 
@@ -111,9 +117,10 @@ def generate_plan_with_rag(state: AgentState) -> dict[str, Any]:
     Their reflection notes are cited in the plan; the positions they carry seed the
     working memory (remembered landmarks; the goal itself when a very similar task
     read its name), placed in the own frame by the landmarks seen now. Backend "llm"
-    with a model: the model writes the plan (geometric plan on any failure).
+    with a model: the model writes the plan (geometric plan on any failure); without
+    `llm_plan_wait` the request goes to the model and this step flies the geometric plan.
     """
-    s = state.static
+    s, d = state.static, state.dynamic
     lessons: list[str] = []
     retrieved: list[dict[str, Any]] = []
     if s.experience_store is not None:
@@ -130,17 +137,63 @@ def generate_plan_with_rag(state: AgentState) -> dict[str, Any]:
         goal = next((f for f in frames if f.goal_xy is not None), None)
         if goal is not None:
             lessons.insert(0, f"reused goal read on a past flight (sim {goal.similarity:.2f})")
-    source, errors = "geometric", []
+    source, errors, update = "geometric", [], {}
     if s.config.planner == "llm" and s.plan_model is not None and s.config.use_plan:
-        answer = llm_plan(s.plan_model, s.task_instruction, s.goal,
-                          state.dynamic.current_observation.get("geoinstruct", ""), lessons,
-                          s.reflections.format_for_prompt())
-        plan, errors = answer.plan, answer.errors
-        source = "llm-fallback" if answer.used_fallback else "llm-repaired" if answer.repaired else "llm"
+        ask = (s.plan_model, s.task_instruction, s.goal, d.current_observation.get("geoinstruct", ""), lessons,
+               s.reflections.format_for_prompt())
+        report = {"wait": s.config.llm_plan_wait, "requested_step": d.timestep, "answered_step": None,
+                  "adopted_step": None, "call_s": None, "source": "pending"}
+        if s.config.llm_plan_wait:
+            answer = llm_plan(*ask)
+            plan, errors, source = answer.plan, answer.errors, answer.source
+            report.update(answered_step=d.timestep, call_s=round(answer.seconds, 3), source=answer.source,
+                          adopted_step=None if answer.used_fallback else d.timestep)
+        else:
+            plan = make_plan(s.goal, True, lessons)
+            update["plan_request"] = submit_llm_plan(*ask)
+        update["llm_plan"] = report
     else:
         plan = make_plan(s.goal, s.config.use_plan, lessons)
-    return {"plan": plan, "current_task_index": 0, "plan_source": source, "plan_errors": errors,
+    return {**update, "plan": plan, "current_task_index": 0, "plan_source": source, "plan_errors": errors,
             "retrieved": retrieved, "subtask_context": {"goal": plan.sub_goals[0].goal, "CoT_summary": plan.reason, "movement": None}}
+
+
+_STRATEGY_ORDER = {"navigate": 0, "search": 1, "locate": 2}
+
+
+def continue_index(plan, index: int, new_plan) -> int:
+    """Where to pick up in `new_plan` while `plan` is at sub-goal `index`: progress is kept.
+
+    The first sub-goal with the strategy under way; else the first one further on
+    (navigate -> search -> locate: never back to navigate from a search); else the first.
+    """
+    current = plan.sub_goals[index].strategy
+    subs = new_plan.sub_goals
+    same = next((i for i, g in enumerate(subs) if g.strategy == current), None)
+    if same is not None:
+        return same
+    later = next((i for i, g in enumerate(subs) if _STRATEGY_ORDER[g.strategy] > _STRATEGY_ORDER[current]), None)
+    return later if later is not None else 0
+
+
+def adopt_llm_plan(state: AgentState) -> dict[str, Any]:
+    """The model's plan arrived: take it in at this step boundary, or keep the geometric plan if it failed."""
+    d, s = state.dynamic, state.static
+    answer: LLMPlan = d.plan_request.result()
+    report = {**d.llm_plan, "answered_step": d.timestep, "call_s": round(answer.seconds, 3), "source": answer.source}
+    update: dict[str, Any] = {"plan_request": None, "llm_plan": report, "plan_source": answer.source,
+                              "plan_errors": list(answer.errors)}
+    if answer.used_fallback:  # the fallback is the geometric plan being flown: nothing to switch
+        return update
+    index = continue_index(d.plan, d.current_task_index, answer.plan)
+    sub = answer.plan.sub_goals[index]
+    report["adopted_step"] = d.timestep
+    update.update(plan=answer.plan, current_task_index=index,
+                  subtask_context={"goal": sub.goal, "CoT_summary": answer.plan.reason, "movement": None})
+    if sub.strategy == "search" and d.plan.sub_goals[d.current_task_index].strategy != "search":
+        target = s.memory.target()  # the search starts here, as when navigate hands over
+        update["search_anchor"] = None if target is None else target.copy()
+    return update
 
 
 def execute_subtask_router(state: AgentState) -> dict[str, Any]:
@@ -201,7 +254,12 @@ def reflect_on_mission(state: AgentState) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------- routers
 def should_generate_plan(state: AgentState) -> str:
-    return "generate_plan_with_rag" if state.dynamic.plan is None else "execute_subtask_router"
+    d = state.dynamic
+    if d.plan is None:
+        return "generate_plan_with_rag"
+    if d.plan_request is not None and d.plan_request.done():
+        return "adopt_llm_plan"
+    return "execute_subtask_router"
 
 
 def should_perceive(state: AgentState) -> str:
@@ -248,7 +306,8 @@ def fallback_navigate(state: AgentState) -> dict[str, Any]:
 
 NODES: dict[str, Callable[[AgentState], dict[str, Any]]] = {
     "update_odometry": update_odometry, "perceive_and_model": perceive_and_model,
-    "generate_plan_with_rag": generate_plan_with_rag, "execute_subtask_router": execute_subtask_router,
+    "generate_plan_with_rag": generate_plan_with_rag, "adopt_llm_plan": adopt_llm_plan,
+    "execute_subtask_router": execute_subtask_router,
     **EXPERTS, "handoff": handoff, "fallback_navigate": fallback_navigate, "finalize_step": finalize_step,
     "check_mission_success": check_mission_success, "reflect_on_mission": reflect_on_mission,
 }
@@ -256,6 +315,7 @@ ROUTERS: dict[str, Callable[[AgentState], str]] = {
     "update_odometry": should_perceive,
     "perceive_and_model": should_generate_plan,
     "generate_plan_with_rag": lambda s: "execute_subtask_router",
+    "adopt_llm_plan": lambda s: "execute_subtask_router",
     "execute_subtask_router": route_subtask,
     **{name: after_expert for name in EXPERTS},
     "handoff": route_handoff,

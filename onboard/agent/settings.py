@@ -16,6 +16,12 @@ class AgentConfig:
     # Planner backend: "geometric" (deterministic, no model) or "llm" (the long-term plan from
     # the planner model in `inference`, geometric plan on garbage / timeout; moves stay geometric).
     planner: Literal["geometric", "llm"] = "geometric"
+    # llm backend: wait inside the step for the model's plan (reproducible runs: `aerie bench nav --agent llm`).
+    # false: fly the geometric plan at once and adopt the model's plan at the first step after it arrives.
+    llm_plan_wait: bool = False
+    # Deadline of the model's plan call when no step waits for it (llm_plan_wait false), seconds; the
+    # vehicle flies the geometric plan meanwhile, so it may exceed inference.call_deadline_s (the larger is used).
+    llm_plan_deadline_s: float = 20.0
     # Long-term plan (navigate -> search -> locate); false: one navigate sub-goal for the whole task.
     use_plan: bool = True
     # Strategy-tree reflections (error-threshold controller, loop breaking) steer the moves.

@@ -4,9 +4,11 @@ The supervisor publishes these while flying and the learning benchmark feeds
 the same payloads to the ground station's post-flight analyser, so both paths
 produce exactly what the dashboard and the reflection read: ``current_state``,
 ``decision`` (action + reason), ``pose``, ``distance_estimate_m``, ``goal``,
-``strategy``, ``effect``, ``target_estimate``, ``goal_fix`` (where the goal's name
+``strategy``, ``plan_source`` (which plan the step flew), ``effect``, ``target_estimate``, ``goal_fix`` (where the goal's name
 was read, once it was: the post-flight lesson of where the goal is), the
-fused ``landmarks`` and the ``anchor_graph``.
+fused ``landmarks`` and the ``anchor_graph``. The ``plan`` payload carries, with
+the llm backend, ``llm``: the model's plan call (``requested_step``,
+``answered_step``, ``adopted_step``, ``call_s``, ``source``, ``wait``).
 
 Coordinates are the agent's own frame: metres east (``x``) and north (``y``)
 of the take-off point.
@@ -49,7 +51,7 @@ def step_payload(state: AgentState, frame: FrameLog, *, with_anchor_graph: bool 
     est = s.memory.target()
     extra: dict[str, Any] = {
         "goal": sub_goal or s.task_instruction, "task_instruction": s.task_instruction,
-        "strategy": frame.strategy, "movement": movement, "effect": frame.effect,
+        "strategy": frame.strategy, "plan_source": d.plan_source, "movement": movement, "effect": frame.effect,
         "target_estimate": None if est is None else [round(float(v), 1) for v in est],
         "goal_fix": None if s.memory.goal_fix is None else [round(float(v), 1) for v in s.memory.goal_fix],
         "landmarks": frame.map_snapshot,
@@ -69,4 +71,5 @@ def plan_payload(state: AgentState) -> dict[str, Any] | None:
         return None
     return {"goal": state.static.task_instruction, "source": d.plan_source, "errors": list(d.plan_errors),
             "retrieved": [{k: r[k] for k in ("uid", "similarity", "status")} for r in d.retrieved],
-            "steps": [asdict(g) for g in d.plan.sub_goals], "reason": d.plan.reason}
+            "steps": [asdict(g) for g in d.plan.sub_goals], "reason": d.plan.reason,
+            "llm": dict(d.llm_plan) or None}

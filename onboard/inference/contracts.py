@@ -23,21 +23,27 @@ Strategy = Literal["navigate", "search", "locate"]
 # grammar closes the string at this length.
 _TEXT = {"max_length": 120}
 _SHORT = {"max_length": 60}
+# The plan is decoded token by token under the grammar (SmolLM2-135M on a CPU:
+# ~50 ms a token), so its bounds are tight: three sub-goals (navigate, search,
+# locate), a short desired state and a one-line reason. A rambling answer is
+# capped at about half the tokens the looser bounds (4 sub-goals, 60/60/120) allowed.
+_STATE = {"max_length": 40}
+_REASON = {"max_length": 80}
 
 
 @dataclass(frozen=True)
 class SubGoal:
     goal: str = field(metadata=_SHORT)
     strategy: Strategy
-    desired_state: str = field(metadata=_SHORT)
+    desired_state: str = field(metadata=_STATE)
 
 
 @dataclass(frozen=True)
 class PlanOutput:
     """``generate_plan_with_rag``: ordered sub-goals and why."""
 
-    sub_goals: list[SubGoal] = field(metadata={"min_items": 1, "max_items": 4})
-    reason: str = field(metadata=_TEXT)
+    sub_goals: list[SubGoal] = field(metadata={"min_items": 1, "max_items": 3})
+    reason: str = field(metadata=_REASON)
 
     @staticmethod
     def fallback(task: str = "reach the target") -> "PlanOutput":

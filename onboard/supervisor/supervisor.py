@@ -12,7 +12,10 @@ link gone for good). It always tries to bring the vehicle down and to publish
 
 The agent's step runs in a worker thread (`asyncio.to_thread`), so a slow
 planner model never stalls the event loop that carries telemetry, the status
-socket and the bridge; the setpoint stream has its own thread anyway.
+socket and the bridge; the setpoint stream has its own thread anyway. Nor does
+the step wait for the planner model: the plan is asked on its own thread and
+adopted at the first step after it arrives (`agent.llm_plan_wait`); each change
+of plan or of its source is published as a ``plan`` message.
 """
 
 from __future__ import annotations
@@ -157,7 +160,11 @@ class Supervisor:
         if self.cfg.agent.planner == "llm" and self._plan_model is None:
             from onboard.inference.planner_model import PlannerModel
 
-            self._plan_model = PlannerModel.from_config(self.cfg.inference)
+            inference = self.cfg.inference
+            if not self.cfg.agent.llm_plan_wait:  # no step waits for the plan: a slow CPU gets longer
+                inference = replace(inference, call_deadline_s=max(inference.call_deadline_s,
+                                                                   self.cfg.agent.llm_plan_deadline_s))
+            self._plan_model = PlannerModel.from_config(inference)
         if self.sup.camera and self.sup.detect_every_steps > 0:
             from onboard.perception.camera_model import CameraIntrinsics
             from onboard.perception.pipeline import build_pipeline
@@ -383,8 +390,9 @@ class Supervisor:
             action = await asyncio.to_thread(self.agent.act, obs.for_agent(step, step_limit - step))
             outcome.step_ms.append((time.perf_counter() - t_step) * 1000.0)
             st = self.agent.state
-            if st.dynamic.plan is not None and st.dynamic.plan is not published_plan:
-                published_plan = st.dynamic.plan
+            # A new plan, or the same one with news: the model's plan failed late (source llm-fallback).
+            if st.dynamic.plan is not None and (st.dynamic.plan, st.dynamic.plan_source) != published_plan:
+                published_plan = (st.dynamic.plan, st.dynamic.plan_source)
                 self.publish("plan", plan_payload(st))
             frame = st.dynamic.trajectory_history[-1]
             self.publish("agent_step", step_payload(st, frame))

@@ -49,10 +49,10 @@ class ToyCity:
                      for n, (px, py) in self.pois.items() if math.hypot(px - x, py - y) <= self.poi_range)
         return AgentObservation(step, steps_left, self.moves(node), lms, pois)
 
-    def fly(self, agent, start: int, limit: int = 60, see_landmarks=lambda step: True):
-        """Run one mission; returns (arrived, final node, trail)."""
+    def fly(self, agent, start: int, limit: int = 60, see_landmarks=lambda step: True, first: int = 0):
+        """Run one mission (or its rest from step `first`); returns (arrived, final node, trail)."""
         node, trail = start, [start]
-        for step in range(limit + 1):
+        for step in range(first, limit + 1):
             action = agent.act(self.observe(node, step, limit - step, see_landmarks(step)))
             if action.kind == "arrive":
                 return True, node, trail
@@ -62,3 +62,7 @@ class ToyCity:
             node = action.node
             trail.append(node)
         return False, node, trail
+
+    def fly_on(self, agent, node: int, first: int, limit: int = 60) -> bool:
+        """The rest of a mission already at `node` after `first` steps: did it arrive?"""
+        return self.fly(agent, node, limit, first=first)[0]

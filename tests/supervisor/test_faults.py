@@ -4,9 +4,10 @@ The planner model is the real `PlannerModel` (real worker thread, deadline,
 contract validation and retry) around a generate function that misbehaves on
 purpose, the way a wedged or confused llama.cpp would; the link loss is the
 sim vehicle going silent on MAVLink for a few seconds. The plan is asked
-once per mission: the call hangs past its deadline (not retried: the worker
-is still wedged), so the geometric plan is used and the three-move flight
-goes on. Garbage and empty answers take the same fallback
+once per mission, on its own thread: no step waits for it, the first step flies
+the geometric plan, the call hangs past its deadline (not retried: the worker
+is still wedged), so a later step keeps the geometric plan as the fallback
+and the three-move flight goes on. Garbage and empty answers take the same fallback
 path; tests/agent/test_llm_backend.py covers them one by one. What the supervisor did is read back from its telemetry journal,
 the vehicle's own record of everything it published.
 """
@@ -78,8 +79,12 @@ def test_planner_hang_falls_back_and_link_loss_pauses_the_mission(tmp_path):
         msgs = journal_messages(cfg)
         plans = [m["payload"] for m in msgs if m["type"] == "plan"]
         assert calls == ["hang"]  # a deadline is not retried: the worker is still wedged
-        assert plans and plans[0]["source"] == "llm-fallback", plans
-        assert "deadline" in " ".join(plans[0]["errors"]).lower(), plans[0]["errors"]
+        assert plans and plans[0]["source"] == "geometric" and plans[0]["llm"]["source"] == "pending", plans
+        assert plans[-1]["source"] == "llm-fallback", plans  # published again when the answer failed
+        assert plans[-1]["steps"] == plans[0]["steps"]  # the fallback is the geometric plan already flown
+        assert "deadline" in " ".join(plans[-1]["errors"]).lower(), plans[-1]["errors"]
+        assert plans[-1]["llm"]["answered_step"] >= 1 and plans[-1]["llm"]["adopted_step"] is None
+        assert max(outcome.step_ms) < 500.0, outcome.step_ms  # a step that waited would take the 0.5 s deadline
         steps = [m["payload"] for m in msgs if m["type"] == "agent_step"]
         assert len(steps) == 4  # steps 0..3: the mission went on after the fallback
         kinds = [m["payload"]["kind"] for m in msgs if m["type"] == "event"]
