@@ -95,7 +95,10 @@ def _serve(world, args) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with WorldObservationServer(world, endpoint=args.endpoint, noise=args.perception, seed=args.seed) as server:
         print(f"world feed on {server.endpoint} ({args.perception} perception)")
-        print(f"task {rt.id}: take off at {lat:.7f}, {lon:.7f} (PX4: PX4_HOME_LAT={lat:.7f} PX4_HOME_LON={lon:.7f})")
+        # Helsinki's centre is about 10 m above sea level (the simulated vehicle's home too); PX4 SIH
+        # would otherwise keep its default Zurich ground height. Aerie flies relative to home either way.
+        print(f"task {rt.id}: take off at {lat:.7f}, {lon:.7f} "
+              f"(PX4: PX4_HOME_LAT={lat:.7f} PX4_HOME_LON={lon:.7f} PX4_HOME_ALT=10.0)")
         print(f"mission: {rt.task.description}", flush=True)
         try:
             while not stop.wait(1.0):
