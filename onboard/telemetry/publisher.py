@@ -164,6 +164,7 @@ class TelemetryPublisher:
         """Send what is queued, stop the threads and close the sockets; the journal keeps the rest."""
         if not self._running:
             return
+        self._await_final_ack()
         self._running = False
         with self._cond:
             self._stopping = True
@@ -174,6 +175,22 @@ class TelemetryPublisher:
             self._journal.close()
             self._journal = None
         self._teardown()
+
+    def _await_final_ack(self) -> None:
+        """Give a listening ground station the chance to fetch the end of the stream.
+
+        A PUB socket closed right after its last send loses what is still queued on the wire; the
+        journal has it, but the ground would only get it when this vehicle next starts. The ground
+        asks for status every fraction of a second, sees the last seq and replays the tail.
+        """
+        wait = self.cfg.close_ack_wait_s
+        if wait <= 0 or self._replay is None or not self._replay.heard_within(10.0):
+            return
+        deadline = time.monotonic() + wait
+        self.flush(wait)
+        target = self.last_seq
+        while self.counters["acked_seq"] < target and time.monotonic() < deadline and self._writer_error is None:
+            time.sleep(0.02)
 
     def __enter__(self) -> "TelemetryPublisher":
         return self.start()

@@ -60,6 +60,11 @@ class ReplayServer:
         self._error: BaseException | None = None
         self.counters: dict[str, int] = {"status": 0, "replay": 0, "replayed_frames": 0, "ack": 0,
                                          "bad_request": 0, "auth_failed": 0, "handshake_failed": 0}
+        self._last_good_request = float("-inf")   # time.monotonic() of the last well-formed request
+
+    def heard_within(self, seconds: float) -> bool:
+        """Whether a ground station asked anything sensible in the last ``seconds``."""
+        return time.monotonic() - self._last_good_request <= seconds
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="telemetry-replay", daemon=True)
@@ -118,6 +123,8 @@ class ReplayServer:
             return
         ident, body = parts
         reply = self._answer(journal, body)
+        if reply.get("op") != "error":
+            self._last_good_request = time.monotonic()
         try:
             self._socket.send_multipart([ident, msgpack.packb(reply, use_bin_type=True)], zmq.NOBLOCK)
         except zmq.Again:

@@ -37,6 +37,11 @@ class TelemetryConfig:
     # denser streams go to the writer thread, which commits them in batches.
     inline_commit: bool = True
     inline_commit_min_gap_s: float = 0.001
+    # On close, while a ground station has asked for anything in the last 10 s, wait up to this long
+    # for it to acknowledge the last message: it learns the last seq from its status requests and
+    # replays what the PUB socket had not delivered (flight_end is usually among it). 0 closes at
+    # once; the journal keeps anything unacknowledged either way.
+    close_ack_wait_s: float = 3.0
     # PUB socket send high-water mark (messages); beyond it frames are dropped on the wire
     # only, the journal keeps them for replay.
     send_hwm: int = 10000

@@ -20,7 +20,7 @@ def world():
     return load_world(None)
 
 
-def ground_for(cfg: AerieConfig, tmp: Path) -> GroundThread:
+def ground_for(cfg: AerieConfig, tmp: Path, duration_s: float = 120.0) -> GroundThread:
     """A real ground station (ingest into its SQLite flight log) subscribed to this vehicle, no CURVE."""
     t = cfg.telemetry
     link = VehicleLinkConfig(vehicle_id=cfg.vehicle_id, pub_endpoint=t.pub_endpoint, replay_endpoint=t.replay_endpoint,
@@ -28,7 +28,7 @@ def ground_for(cfg: AerieConfig, tmp: Path) -> GroundThread:
     g = GroundConfig(db_path=str(tmp / "flight_log.sqlite"), vehicles=[link], curve=False, client_secret_key="",
                      status_interval_s=0.2, ack_interval_s=0.1, replay_timeout_s=0.5, stats_interval_s=0.0,
                      dashboard_port=0, post_flight_enabled=False)
-    return GroundThread(g)
+    return GroundThread(g, duration_s)
 
 
 def write_config(cfg: AerieConfig, path: Path) -> Path:

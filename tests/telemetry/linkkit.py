@@ -65,15 +65,16 @@ def write_ground_yaml(path: Path, cfg: GroundConfig) -> Path:
 class GroundThread:
     """A :class:`GroundStation` running in a thread of the test process."""
 
-    def __init__(self, cfg: GroundConfig) -> None:
+    def __init__(self, cfg: GroundConfig, duration_s: float = 120.0) -> None:
         self.station = GroundStation(cfg)
+        self.duration_s = duration_s  # a bound, so a forgotten ground never outlives its test by much
         self.result: dict[str, Any] | None = None
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         try:
-            self.result = self.station.run(duration_s=120.0)
+            self.result = self.station.run(duration_s=self.duration_s)
         except BaseException as exc:  # noqa: BLE001 - reported by the test
             self.error = exc
 

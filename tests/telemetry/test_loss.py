@@ -29,3 +29,29 @@ def test_ten_percent_drop_is_replayed_to_a_complete_log(tmp_path: Path) -> None:
         [flight] = fl.flights("uav-7")
         assert flight.end_seq == last  # the dropped tail (flight_end) came by replay
         assert [m["payload"]["i"] for m in fl.flight_messages(flight) if m["type"] == "state"] == list(range(1500))
+
+
+def test_a_publisher_closing_right_after_its_last_message_lets_the_ground_fetch_it(tmp_path: Path) -> None:
+    # flight_end never makes it onto the wire, and the vehicle shuts down at once: close() waits
+    # for the listening ground station to replay and acknowledge it (telemetry.close_ack_wait_s).
+    drop = RandomDrop(0.0, seed=1, always_drop_types=frozenset({"flight_end"}))
+    pub = TelemetryPublisher(vehicle_cfg(tmp_path, curve=False), "uav-8", send_filter=drop).start()
+    gcfg = ground_cfg(tmp_path, [pub], curve=False)
+    with GroundThread(gcfg) as ground:
+        assert wait_until(lambda: "uav-8" in ground.station.cursors(), 5)
+        last = fly(pub, 50, rate_hz=500, events_every=0)
+        pub.close()
+        assert drop.dropped == 1 and pub.counters["acked_seq"] == last
+        assert ground.station.cursors()["uav-8"] == last
+    with FlightLog.open(gcfg.db_path) as fl:
+        [flight] = fl.flights("uav-8")
+        assert flight.end_seq == last
+
+
+def test_without_a_listening_ground_close_does_not_wait(tmp_path: Path) -> None:
+    import time
+
+    with TelemetryPublisher(vehicle_cfg(tmp_path, curve=False), "uav-9") as pub:
+        fly(pub, 20, rate_hz=500, events_every=0)
+        t0 = time.monotonic()
+    assert time.monotonic() - t0 < 1.0

@@ -1,0 +1,115 @@
+"""`aerie fly` against a real PX4 SITL (the SIH quadrotor, no Gazebo) instead of Aerie's simulated vehicle.
+
+It needs a PX4 build, so it is marked ``sitl`` (not run by ``make test``) and skips
+unless ``AERIE_PX4_SITL`` names the PX4 binary:
+
+    AERIE_PX4_SITL=~/PX4-Autopilot/build/px4_sitl_sih/bin/px4 .venv/bin/python -m pytest -m sitl tests/e2e
+
+PX4 starts headless with its home on task t019's start (SIH reads PX4_HOME_*),
+the world feed serves the task, and the supervisor process flies it through
+MAVSDK on UDP 14540 — the port PX4 SITL's API link sends to. Nothing else may
+use that port meanwhile.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ground_station.flight_log import FlightLog
+from onboard.config import AerieConfig
+from sim.flight_rig import SimRig, load_task
+from sim.world.observation_server import WorldObservationServer
+from tests.supervisor.flightkit import ground_for, world, write_config
+
+ROOT = Path(__file__).resolve().parents[2]
+PX4_BIN = os.environ.get("AERIE_PX4_SITL", "")
+
+pytestmark = [pytest.mark.sitl,
+              pytest.mark.skipif(not PX4_BIN, reason="set AERIE_PX4_SITL to a PX4 SITL binary (px4_sitl_sih/bin/px4)")]
+
+
+class PX4Sitl:
+    """A PX4 SITL process (real PX4; SIH simulates the airframe inside it) with SimRig's vehicle interface."""
+
+    mavsdk_url = "udpin://0.0.0.0:14540"
+
+    def __init__(self, binary: str, lat: float, lon: float, log: Path) -> None:
+        env = dict(os.environ, PX4_HOME_LAT=f"{lat:.7f}", PX4_HOME_LON=f"{lon:.7f}", PX4_HOME_ALT="10.0",
+                   PX4_SIM_MODEL="sihsim_quadx")
+        self.log = log
+        self._out = open(log, "w")
+        self.proc = subprocess.Popen([binary, "-d"], env=env, stdout=self._out, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if "Ready for takeoff" in self.log.read_text(errors="replace"):
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.5)
+        raise AssertionError(f"PX4 did not become ready:\n{self.log.read_text(errors='replace')[-3000:]}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+        self._out.close()
+
+
+def test_aerie_fly_flies_a_helsinki_task_on_real_px4(tmp_path):
+    w = world()
+    rt = load_task("t019", w)
+    lat, lon = (float(v) for v in w.graph.latlon[rt.start_node])
+    px4 = PX4Sitl(PX4_BIN, lat, lon, tmp_path / "px4.log")
+    rig = None
+    try:
+        px4.wait_ready()
+        rig = SimRig(w, rt, px4, WorldObservationServer(w, noise="prep", seed=0).start())
+        cfg = rig.config(AerieConfig(), tmp_path / "vehicle")
+        config_file = write_config(cfg, tmp_path / "config.yaml")
+        mission = tmp_path / "mission.yaml"
+        mission.write_text(yaml.safe_dump({"instruction": rt.task.description, "name": "t019",
+                                           "step_limit": rt.step_limit}))
+        with ground_for(cfg, tmp_path, duration_s=900.0) as _ground, open(tmp_path / "fly.log", "w") as out:
+            proc = subprocess.run([sys.executable, "-m", "aerie", "fly", "--config", str(config_file),
+                                   "--mission", str(mission), "--json", str(tmp_path / "outcome.json")],
+                                  cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, timeout=600)
+            time.sleep(1.0)  # the last acks
+        log = (tmp_path / "fly.log").read_text()
+        print(log)
+        assert proc.returncode == 0, log
+        outcome = json.loads((tmp_path / "outcome.json").read_text())
+        assert outcome["reason"] == "arrived" and outcome["landed"] == "landed", outcome
+        judged = rig.judge(type("O", (), outcome)())
+        assert judged["success"], judged
+        console = px4.log.read_text(errors="replace")
+        # PX4's own account of the flight: armed by Aerie, took off, landed and disarmed itself.
+        for line in ("Armed by external command", "Takeoff detected", "Landing detected", "Disarmed by landing"):
+            assert line in console, f"PX4 never said {line!r}:\n{console[-3000:]}"
+        with FlightLog.open(tmp_path / "flight_log.sqlite") as fl:
+            seqs = fl.seqs(cfg.vehicle_id)
+            assert seqs == list(range(seqs[0], seqs[-1] + 1)), "telemetry has gaps"
+            types = [m["type"] for m in fl.messages(cfg.vehicle_id)]
+            assert types.count("agent_step") == outcome["steps"] + 1 and types.count("flight_end") == 1
+            # State keeps flowing while the process is up; nothing of the mission comes after its end.
+            assert all(t == "state" for t in types[types.index("flight_end") + 1:])
+    finally:
+        if rig is not None:
+            rig.close()   # the world feed, and PX4 through its stop()
+        else:
+            px4.stop()
