@@ -44,6 +44,11 @@ bench: setup models
 	$(PY) -m aerie bench memory --json $(BENCH_DIR)/memory.json
 	$(PY) -m aerie bench perception --json $(BENCH_DIR)/perception.json
 	$(PY) -m aerie bench nav --suite standard --out $(BENCH_DIR)
+	for a in geometric geometric-no-plan geometric-no-reflection geometric-no-anchors llm; do \
+	  for p in perfect prep; do \
+	    $(PY) -m aerie bench nav --agent $$a --perception $$p --no-progress --json $(BENCH_DIR)/$${a}_$$p.json || exit 1; \
+	  done; \
+	done
 	$(PY) -m aerie bench explore --starts 20 --budget 40 --json $(BENCH_DIR)/explore.json
 	$(PY) -m aerie bench telemetry --json $(BENCH_DIR)/telemetry.json
 	$(PY) -m aerie bench nav --agent geometric --perception prep --learn --json $(BENCH_DIR)/learn_prep.json
