@@ -77,8 +77,9 @@ class InferenceConfig:
     # AMX-capable x86 CPUs; turn on where a build is known good (a Jetson has none).
     llama_extra_buffers: bool = False
     # Greedy structured calls check the grammar on the greedy token first and mask
-    # the whole vocabulary only when it is rejected (same tokens, about 2x faster
-    # on a CPU). Off: llama-cpp-python's own sampler chain.
+    # the whole vocabulary only when it is rejected: the same tokens, with the
+    # grammar's cost per token down from ~15 ms to under 1 ms on a small CPU.
+    # Off: llama-cpp-python's own sampler chain.
     llama_grammar_first: bool = True
     # Longest answer of one model call, tokens.
     max_tokens: int = 256

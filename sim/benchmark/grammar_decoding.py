@@ -6,7 +6,9 @@ Builds the planner's step-0 messages (``plan_messages``) for the first public
 Helsinki tasks, then times ``LlamaTextModel.chat(..., json_schema=PlanOutput)``
 with ``grammar_first`` off (stock) and on (greedy-first), interleaved, each call
 from a fresh prompt evaluation (``Llama.reset()``: no KV-cache reuse between the
-two paths). Checks that both answers are byte-identical.
+two paths). Checks that both answers are byte-identical. ``*_sample_s`` is the
+time spent choosing tokens (the sampler's ``sample`` calls) within each call;
+the rest is llama.cpp's prompt evaluation and per-token decode.
 """
 
 from __future__ import annotations
@@ -42,7 +44,24 @@ def main(argv: list[str] | None = None) -> dict:
     from onboard.inference.json_contract import schema_of
     from onboard.inference.llama_backend import open_llm
 
+    from llama_cpp._internals import LlamaSampler
+
+    from onboard.inference.grammar_decoding import GreedyGrammarSampler
+
     m = open_llm(load_config(args.config).inference)
+    sampling = [0.0]
+
+    def timed(fn):
+        def sample(self, ctx, idx=-1):
+            t0 = time.perf_counter()
+            try:
+                return fn(self, ctx, idx)
+            finally:
+                sampling[0] += time.perf_counter() - t0
+        return sample
+
+    LlamaSampler.sample = timed(LlamaSampler.sample)
+    GreedyGrammarSampler.sample = timed(GreedyGrammarSampler.sample)
     schema = schema_of(PlanOutput)
     usage: dict = {}
     create = m.llm.create_chat_completion
@@ -56,15 +75,17 @@ def main(argv: list[str] | None = None) -> dict:
     m.chat(plan_prompts(1)[0][1], json_schema=schema)  # warm-up (page in the weights)
     rows = []
     for task_id, messages in plan_prompts(args.tasks):
-        row: dict = {"task": task_id, "stock_s": [], "greedy_first_s": []}
+        row: dict = {"task": task_id, "stock_s": [], "greedy_first_s": [], "stock_sample_s": [], "greedy_first_sample_s": []}
         answers = {}
         for _ in range(args.runs):
             for path, first in (("stock", False), ("greedy_first", True)):
                 m.grammar_first = first
                 m.llm.reset()
+                sampling[0] = 0.0
                 t0 = time.perf_counter()
                 text = m.chat(messages, json_schema=schema)
                 row[f"{path}_s"].append(round(time.perf_counter() - t0, 3))
+                row[f"{path}_sample_s"].append(round(sampling[0], 3))
                 answers.setdefault(path, set()).add(text)
                 row[f"{path}_tokens"] = usage.get("completion_tokens")
                 row["prompt_tokens"] = usage.get("prompt_tokens")
