@@ -84,7 +84,9 @@ def _both(model, messages, schema):
     return out[0], out[1], model.last_decode
 
 
-@pytest.mark.parametrize("i", range(2))
+# One real plan prompt in `make test`; the second and every other contract in `make test-all`
+# (each answer is decoded twice with the real model, ~10 s a case on 2 cores).
+@pytest.mark.parametrize("i", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_plan_prompts_give_byte_identical_answers(model, i):
     messages = plan_prompts(2)[i][1]
     old, new, stats = _both(model, messages, schema_of(PlanOutput))
@@ -93,6 +95,7 @@ def test_plan_prompts_give_byte_identical_answers(model, i):
     assert 0 < stats.full_passes < stats.tokens  # both branches were taken
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("contract", PLANNER_CONTRACTS, ids=lambda c: c.__name__)
 def test_every_contract_gives_byte_identical_answers(model, contract):
     messages = [{"role": "system", "content": "You are the planner of an autonomous drone. Answer only with JSON."},
