@@ -51,6 +51,7 @@ bench: setup models
 	done
 	$(PY) -m aerie bench explore --starts 20 --budget 40 --json $(BENCH_DIR)/explore.json
 	$(PY) -m aerie bench telemetry --json $(BENCH_DIR)/telemetry.json
+	$(PY) -m sim.benchmark.grammar_decoding --tasks 4 --runs 3 --json $(BENCH_DIR)/grammar_decoding.json
 	$(PY) -m aerie bench nav --agent geometric --perception prep --learn --json $(BENCH_DIR)/learn_prep.json
 	$(PY) -m aerie bench fly --tasks t019,t009,t076 --json $(BENCH_DIR)/fly_geometric.json
 	$(PY) -m aerie bench fly --tasks t019,t009 --planner llm --camera world --json $(BENCH_DIR)/fly_llm_camera.json
