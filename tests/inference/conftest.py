@@ -25,6 +25,15 @@ def smollm2_path() -> Path:
     return _prepared("smollm2-135m-instruct")
 
 
+@pytest.fixture(scope="module")
+def smollm2_model():
+    """A greedy LlamaTextModel on the shipped SmolLM2 GGUF, one per test module."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    from onboard.inference.llama_backend import LlamaTextModel
+
+    return LlamaTextModel(_prepared("smollm2-135m-instruct"), n_ctx=2048, max_tokens=256, temperature=0.0)
+
+
 @pytest.fixture
 def ssdlite_path() -> Path:
     return _prepared("ssdlite-person")

@@ -6,7 +6,6 @@ and once through :mod:`onboard.inference.grammar_decoding`, and compare bytes.
 """
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -58,18 +57,8 @@ def test_a_llm_without_the_hook_point_is_left_alone():
 
 
 @pytest.fixture(scope="module")
-def model():
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
-    from onboard.inference.llama_backend import LlamaTextModel
-    from onboard.inference.manifest import ModelFileError, load_manifest, model_dir, require_verified
-    from onboard.inference.settings import InferenceConfig
-
-    directory = model_dir(os.environ.get("AERIE_MODEL_DIR") or InferenceConfig().model_dir)
-    try:
-        path = require_verified(load_manifest().get("smollm2-135m-instruct"), directory)
-    except ModelFileError as exc:
-        pytest.skip(f"{exc} (run `make models`)")
-    return LlamaTextModel(path, n_ctx=2048, max_tokens=256, temperature=0.0)
+def model(smollm2_model):
+    return smollm2_model
 
 
 def _both(model, messages, schema):

@@ -20,20 +20,8 @@ PROMPTS = {
 
 
 @pytest.fixture(scope="module")
-def model(request):
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
-    import os
-
-    from onboard.inference.manifest import ModelFileError, load_manifest, model_dir, require_verified
-    from onboard.inference.settings import InferenceConfig
-    from onboard.inference.llama_backend import LlamaTextModel
-
-    directory = model_dir(os.environ.get("AERIE_MODEL_DIR") or InferenceConfig().model_dir)
-    try:
-        path = require_verified(load_manifest().get("smollm2-135m-instruct"), directory)
-    except ModelFileError as exc:
-        pytest.skip(f"{exc} (run `make models`)")
-    return LlamaTextModel(path, n_ctx=1024, max_tokens=200, temperature=0.0)
+def model(smollm2_model):
+    return smollm2_model
 
 
 @pytest.mark.parametrize("contract", PLANNER_CONTRACTS, ids=lambda c: c.__name__)
