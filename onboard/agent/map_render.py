@@ -35,6 +35,7 @@ import math
 import re
 import unicodedata
 import zlib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -302,10 +303,7 @@ def _visits(state: AgentState) -> dict[int, int]:
         from onboard.agent.place_memory import visit_counts
 
         return visit_counts(state.static.anchors)
-    counts: dict[int, int] = {}
-    for n in state.dynamic.trail:
-        counts[n] = counts.get(n, 0) + 1
-    return counts
+    return dict(Counter(state.dynamic.trail))
 
 
 def render_semantic_map(state: AgentState, episode_id: str = "") -> tuple[np.ndarray, View]:

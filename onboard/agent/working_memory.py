@@ -28,7 +28,7 @@ The memory also keeps where the goal is *not*: every place the drone looked
 from, and how far it has read names so far (its reading range, as measured).
 Ground within that range of a place looked from holds no goal (its name would
 have been read), so the search can look where it has not looked yet
-(`unseen_region`, and `geometric_planner.choose_lookout`).
+(`unseen_region`, and `geometric_planner.lookouts`).
 """
 
 from __future__ import annotations

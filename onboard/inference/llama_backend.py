@@ -33,6 +33,8 @@ from typing import Any, Iterable, Protocol, Sequence
 
 import numpy as np
 
+from onboard.inference.grammar_decoding import GrammarDecodeStats, greedy_grammar_first
+
 
 class LlamaBackendError(RuntimeError):
     """llama.cpp is missing, or a model or its projector could not be loaded; names the file."""
@@ -112,8 +114,6 @@ class LlamaTextModel:
         grammar_first: bool = True,
     ) -> None:
         llama_cpp = _import_llama()
-        from onboard.inference.grammar_decoding import GrammarDecodeStats
-
         self.grammar_first = grammar_first
         # What the last structured call's decoding did (tokens, whole-vocabulary grammar passes).
         self.last_decode = GrammarDecodeStats()
@@ -147,8 +147,6 @@ class LlamaTextModel:
             # The grammar ends the answer; the ceiling must not cut a valid one short.
             kwargs["max_tokens"] = max(kwargs["max_tokens"], min(json_budget(json_schema), self.llm.n_ctx() // 2))
         if json_schema is not None and self.grammar_first and self.temperature == 0:
-            from onboard.inference.grammar_decoding import GrammarDecodeStats, greedy_grammar_first
-
             self.last_decode = GrammarDecodeStats()
             with greedy_grammar_first(self.llm, self.last_decode):
                 out = self.llm.create_chat_completion(**kwargs)

@@ -7,8 +7,8 @@ does. Latency is receive time minus the envelope's ``t_ns`` (same host clock).
 
 Goal (issue #7): >= 20,000 msg/s flat out, p99 <= 2 ms at 200 Hz.
 
-Each 200 Hz run is paired with a *floor* run in the same minute: the same
-envelopes at the same pace on a bare PUB socket (no journal, no publisher
+Each benchmark run starts with a *floor* run, so both are in the same minute:
+the same envelopes at 200 Hz on a bare PUB socket (no journal, no publisher
 threads, no CURVE) to the same subscriber. Whatever the floor's tail is, the
 machine's scheduler put it there (a VM's idle vCPUs wake in milliseconds);
 the difference between the two is what Aerie's path adds.
