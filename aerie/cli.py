@@ -14,15 +14,15 @@ import sys
 # command -> module with main(argv). Two-word commands are looked up first.
 COMMANDS: dict[str, tuple[str, str]] = {
     "sim vehicle": ("sim.vehicle.cli", "Run the PX4-like MAVLink vehicle simulator"),
-    "bench link": ("firmware_bridge.link_bench", "Setpoint-stream and command-latency benchmark"),
+    "bench link": ("sim.link_bench", "Setpoint-stream and command-latency benchmark"),
     "bench memory": ("onboard.memory.benchmark", "sqlite-vec / numpy / faiss retrieval benchmark"),
     "bench perception": ("onboard.inference.benchmark", "Per-model latency and wrapper overhead"),
     "bench nav": ("sim.nav_bench", "Navigation benchmark on the Helsinki tasks"),
     "bench telemetry": ("onboard.telemetry.benchmark", "ZeroMQ telemetry throughput and latency"),
     "bench explore": ("sim.explore_bench", "Two-agent exploration coverage"),
     "bench fly": ("sim.fly_bench", "The supervisor (aerie fly) on Helsinki tasks: step time, peak memory, SR/SPL"),
-    "flight-check": ("firmware_bridge.flight_check", "Connect, arm, take off, offboard square, goto, land"),
-    "sitl-check": ("firmware_bridge.flight_check", "The flight check against a real PX4 SITL"),
+    "flight-check": ("sim.flight_check", "Connect, arm, take off, offboard square, goto, land"),
+    "sitl-check": ("sim.flight_check", "The flight check against a real PX4 SITL"),
     "memory": ("onboard.memory.cli", "Inspect, search, export and import experience memory"),
     "models": ("onboard.inference.models_cli", "List, verify, prepare, quantize models; build TensorRT engines"),
     "world": ("sim.world.cli", "Build and render the Helsinki world"),

@@ -43,7 +43,7 @@ class DemoFailed(RuntimeError):
 
 def _vehicle_config(rig: Any, out: Path, keys: dict[str, Path]) -> Any:
     from onboard.config import AerieConfig
-    from onboard.log_setup import LoggingConfig
+    from contract.log_setup import LoggingConfig
 
     base = AerieConfig()
     cfg = rig.config(base, out / "vehicle", curve=True)
@@ -69,7 +69,7 @@ def _ground_config(vcfg: Any, out: Path, keys: dict[str, Path]) -> Any:
 def _write_yaml(obj: Any, path: Path) -> Path:
     import yaml
 
-    from onboard.typed_config import to_dict
+    from contract.typed_config import to_dict
 
     path.write_text(yaml.safe_dump(to_dict(obj), sort_keys=False), encoding="utf-8")
     return path
@@ -121,7 +121,7 @@ def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: i
     from ground_station.ingest import GroundStation
     from ground_station.post_flight import PostFlightWatcher
     from onboard.supervisor.mission import Mission
-    from onboard.telemetry.curve_keys import generate_link_keys
+    from contract.curve_keys import generate_link_keys
     from sim.flight_rig import start_rig
     from sim.world.cache import load_world
 

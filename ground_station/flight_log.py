@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 import msgpack
 
-from onboard.telemetry.envelope import Envelope
+from contract.envelope import Envelope
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vehicles (

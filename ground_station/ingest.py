@@ -24,7 +24,7 @@ import msgpack
 
 from ground_station.flight_log import FlightLog
 from ground_station.settings import GroundConfig, VehicleLinkConfig, resolve
-from onboard.telemetry.envelope import Envelope, EnvelopeError, decode
+from contract.envelope import Envelope, EnvelopeError, decode
 
 log = logging.getLogger("aerie.ground")
 
@@ -59,7 +59,7 @@ class VehicleLink:
     def _setup(self, cfg: VehicleLinkConfig, ground: GroundConfig, base_dir: Path, flight_log: FlightLog) -> None:
         import zmq
 
-        from onboard.telemetry import curve_keys
+        from contract import curve_keys
 
         for sock in (self.sub, self.dealer):
             sock.linger = 0

@@ -27,7 +27,7 @@ def push_bundle(bundle: str | Path, link: VehicleLinkConfig, cfg: GroundConfig, 
     import zmq
 
     from onboard.memory.bundle import read_bundle
-    from onboard.telemetry import curve_keys
+    from contract import curve_keys
 
     bundle = Path(bundle)
     read_bundle(bundle)  # refuse to send what the vehicle would refuse to read

@@ -1,7 +1,7 @@
 """The deterministic post-flight analyser: lessons from a logged flight when no model is configured.
 
 After a flight ends, the ground station turns its ``agent_step`` messages into
-the three ReflectionNav reflections, as :mod:`onboard.memory.records`:
+the three ReflectionNav reflections, as :mod:`contract.records`:
 
 * the **key timestep**: the decision after which the distance to the target
   grew the most (``distance_estimate_m`` of the following step minus its own);
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from onboard.memory.records import (NavigateExperience, Record, SearchLocateExperience, StrategicPlan,
+from contract.records import (NavigateExperience, Record, SearchLocateExperience, StrategicPlan,
                                     TaskExperience)
 
 log = logging.getLogger("aerie.ground.post_flight")

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 def _load_config(prog: str, path: str) -> "tuple[GroundConfig, Path] | None":
     """The ground config and its base directory, or None after saying why on stderr."""
     from ground_station.settings import load_ground_config
-    from onboard.typed_config import ConfigError
+    from contract.typed_config import ConfigError
 
     try:
         return load_ground_config(path)
@@ -194,7 +194,7 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] == "export-rrd":
         return export_rrd_main(argv[1:])
     from ground_station.ingest import GroundStation, IngestError
-    from onboard.log_setup import LoggingConfig, configure_logging
+    from contract.log_setup import LoggingConfig, configure_logging
 
     parser = argparse.ArgumentParser(prog="aerie ground", description="Run the ground station")
     parser.add_argument("--config", required=True, help="ground-station YAML file")

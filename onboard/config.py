@@ -2,7 +2,7 @@
 
 Each package owns the dataclass of its own section; this module composes
 them and is the only place that reads the file. Unknown keys are errors that
-name the key and the file (see :mod:`onboard.typed_config`).
+name the key and the file (see :mod:`contract.typed_config`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import yaml
 from firmware_bridge.settings import BridgeConfig, LinkConfig, SafetyConfig, StreamerConfig
 from onboard.agent.settings import AgentConfig
 from onboard.inference.settings import InferenceConfig
-from onboard.log_setup import LoggingConfig
+from contract.log_setup import LoggingConfig
 from onboard.memory.settings import MemoryConfig
 from onboard.supervisor.settings import SupervisorConfig
 from onboard.telemetry.settings import TelemetryConfig
-from onboard.typed_config import ConfigError, load_file, to_dict
+from contract.typed_config import ConfigError, load_file, to_dict
 
 
 

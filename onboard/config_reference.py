@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from onboard.field_comments import dataclass_comments, yaml_file_comments
-from onboard.typed_config import to_dict
+from contract.typed_config import to_dict
 
 START_MARKER = "<!-- config-reference:start -->"
 END_MARKER = "<!-- config-reference:end -->"

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from onboard.telemetry.messages import agent_step_payload, map_payload
+from contract.messages import agent_step_payload, map_payload
 
 GOAL = "the red kiosk at the north end of the square"
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from onboard.agent.discovery_wire import MAX_FRAME_BYTES, decode, encode
 from onboard.agent.exploration_view import ExplorationView, Fix
-from onboard.telemetry.envelope import EnvelopeError
+from contract.envelope import EnvelopeError
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Discovery messages on the wire: msgpack in the telemetry envelope's shape.
 
 The frame is ``{v, type, vehicle_id, seq, t_ns, payload}`` like every
-telemetry message (`onboard.telemetry.envelope`), with type ``discovery``
+telemetry message (`contract.envelope`), with type ``discovery``
 and the team name in the payload. It travels on the vehicle-to-vehicle link,
 not the telemetry link, so it does not add a type to the telemetry envelope.
 A frame from the peer is untrusted: every field is type-checked and every
@@ -17,7 +17,7 @@ from typing import Any
 import msgpack
 
 from onboard.agent.exploration_view import Discovery, Fix, SeenPoi, VisitedWaypoint
-from onboard.telemetry.envelope import EnvelopeError
+from contract.envelope import EnvelopeError
 
 DISCOVERY_VERSION = 1
 DISCOVERY_TYPE = "discovery"

@@ -21,7 +21,7 @@ from typing import Any
 
 from onboard.agent.agent_state import AgentState
 from onboard.agent.frame_log import FrameLog
-from onboard.telemetry.messages import agent_step_payload
+from contract.messages import agent_step_payload
 
 
 def anchor_graph_payload(state: AgentState) -> dict[str, Any] | None:

@@ -5,7 +5,7 @@ modules directly::
 
     from onboard.memory.embedder import MiniLMEmbedder
     from onboard.memory.experience_store import ExperienceStore
-    from onboard.memory.records import NavigateExperience
+    from contract.records import NavigateExperience
     from onboard.memory.anchor_graph import AnchorGraph
 
     with ExperienceStore.open(path, MiniLMEmbedder.load(), cfg.memory) as store:

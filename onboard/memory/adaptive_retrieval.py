@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from onboard.memory.experience_store import ExperienceStore
-from onboard.memory.records import NAVIGATE_EXPERIENCE, SEARCH_AND_LOCATE, STRATEGIC_PLAN, TASK_EXPERIENCE, Retrieved
+from contract.records import NAVIGATE_EXPERIENCE, SEARCH_AND_LOCATE, STRATEGIC_PLAN, TASK_EXPERIENCE, Retrieved
 from onboard.memory.settings import MemoryConfig
 
 Complexity = Literal["simple", "medium", "complex"]

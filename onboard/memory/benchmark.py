@@ -73,7 +73,7 @@ def _fill(path: Path, target: Any, others: Any, cfg: Any, log: Callable[[str], N
     import numpy as np
 
     from onboard.memory.experience_store import ExperienceStore
-    from onboard.memory.records import NavigateExperience, SearchLocateExperience
+    from contract.records import NavigateExperience, SearchLocateExperience
 
     batch = 1000
     uids: list[str] = []
@@ -116,7 +116,7 @@ def bench_size(n: int, n_queries: int, oversample: int, seed: int, log: Callable
     import numpy as np
 
     from onboard.memory.experience_store import ExperienceStore
-    from onboard.memory.records import NAVIGATE_EXPERIENCE
+    from contract.records import NAVIGATE_EXPERIENCE
     from onboard.memory.settings import MemoryConfig
 
     rng = np.random.default_rng(seed)

@@ -21,7 +21,7 @@ from typing import Any
 import msgpack
 
 from onboard.memory.experience_store import ExperienceStore
-from onboard.memory.records import COLLECTIONS, RecordError, content_uid, image_of, text_fields
+from contract.records import COLLECTIONS, RecordError, content_uid, image_of, text_fields
 
 BUNDLE_FORMAT = "aerie-memory-bundle"
 BUNDLE_VERSION = 1

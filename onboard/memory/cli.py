@@ -59,7 +59,7 @@ def main(argv: list[str]) -> int:
     from onboard.memory.bundle import BundleError, export_bundle, import_bundle
     from onboard.memory.embedder import EmbedderError, MiniLMEmbedder
     from onboard.memory.experience_store import ExperienceStore, ExperienceStoreError
-    from onboard.memory.records import RecordError
+    from contract.records import RecordError
     from onboard.memory.schema import SchemaError
 
     try:

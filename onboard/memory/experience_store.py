@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from onboard.memory.embedder import Embedder
-from onboard.memory.records import (
+from contract.records import (
     COLLECTIONS,
     NAVIGATE_EXPERIENCE,
     SEARCH_AND_LOCATE,

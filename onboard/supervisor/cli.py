@@ -51,9 +51,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     from onboard.config import load_config
-    from onboard.log_setup import configure_logging
+    from contract.log_setup import configure_logging
     from onboard.supervisor.mission import Mission, load_mission
-    from onboard.typed_config import ConfigError
+    from contract.typed_config import ConfigError
 
     try:
         cfg = load_config(args.config)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from firmware_bridge.settings import GeofenceConfig
-from onboard.typed_config import load_file
+from contract.typed_config import load_file
 
 
 @dataclass(frozen=True)

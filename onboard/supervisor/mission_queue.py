@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from onboard.supervisor.mission import Mission, load_mission
-from onboard.typed_config import ConfigError
+from contract.typed_config import ConfigError
 
 SUFFIXES = (".yaml", ".yml", ".json")
 

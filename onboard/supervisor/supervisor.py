@@ -190,13 +190,13 @@ class Supervisor:
 
     async def _connect_bridge(self) -> None:
         from firmware_bridge.bridge import FlightBridge
-        from onboard.telemetry.messages import bridge_event_listener
+        from contract.messages import bridge_event_listener
 
         self.bridge = await FlightBridge.connect(self.cfg.bridge)
         self.bridge.events.add_listener(bridge_event_listener(self.event))
 
     async def _state_loop(self) -> None:
-        from onboard.telemetry.messages import state_payload
+        from contract.messages import state_payload
 
         period = 1.0 / self.cfg.telemetry.state_rate_hz if self.cfg.telemetry.state_rate_hz > 0 else 0.1
         while True:
@@ -251,7 +251,7 @@ class Supervisor:
         from firmware_bridge.maneuvers import position_from_home
         from onboard.perception.camera_model import CameraPose
         from onboard.supervisor.camera_source import decode_png
-        from onboard.telemetry.messages import plain
+        from contract.messages import plain
 
         if self.camera is not None:
             frame = await self.camera.call(lambda cam: asyncio.to_thread(cam.read))
@@ -438,7 +438,7 @@ class Supervisor:
         if not self.sup.save_maps and self.publisher is None:
             return False
         from onboard.agent.map_render import encode_png, render_semantic_map, write_maps
-        from onboard.telemetry.messages import map_payload
+        from contract.messages import map_payload
 
         try:
             if self.sup.save_maps:

@@ -11,7 +11,7 @@ Both sockets are CurveZMQ servers admitting only authorized ground keys
 Supervisor usage::
 
     from onboard.telemetry.publisher import TelemetryPublisher
-    from onboard.telemetry.messages import bridge_event_listener, state_payload, agent_step_payload
+    from contract.messages import bridge_event_listener, state_payload, agent_step_payload
 
     pub = TelemetryPublisher(cfg.telemetry, cfg.vehicle_id, data_dir=cfg.data_dir).start()
     bridge.events.add_listener(bridge_event_listener(pub.event))   # BridgeEvent -> "event"

@@ -37,8 +37,8 @@ def _receiver(endpoint: str, curve: dict[str, str] | None, conn: Any, idle_s: fl
     """Subscriber process: reports latencies (ms) of 'state' frames and the first/last receive times."""
     import zmq
 
-    from onboard.telemetry import curve_keys
-    from onboard.telemetry.envelope import EnvelopeError, decode
+    from contract import curve_keys
+    from contract.envelope import EnvelopeError, decode
 
     ctx = zmq.Context()
     sub = ctx.socket(zmq.SUB)
@@ -138,8 +138,8 @@ def run_floor(*, rate_hz: float | None, count: int) -> dict[str, Any]:
     """The same envelopes on a bare PUB socket: the machine's own loopback latency floor."""
     import zmq
 
-    from onboard.telemetry.envelope import encode
-    from onboard.telemetry.messages import event_payload
+    from contract.envelope import encode
+    from contract.messages import event_payload
 
     ctx = zmq.Context()
     pub = ctx.socket(zmq.PUB)
@@ -174,7 +174,7 @@ def run_floor(*, rate_hz: float | None, count: int) -> dict[str, Any]:
 
 def run_scenario(*, curve: bool, rate_hz: float | None, count: int, workdir: Path) -> dict[str, Any]:
     """Publish ``count`` state messages at ``rate_hz`` (None: flat out) and measure them."""
-    from onboard.telemetry.curve_keys import generate_link_keys
+    from contract.curve_keys import generate_link_keys
     from onboard.telemetry.publisher import TelemetryPublisher
     from onboard.telemetry.settings import TelemetryConfig
 

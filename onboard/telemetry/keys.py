@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from onboard.telemetry.curve_keys import CurveKeyError, generate_link_keys
+from contract.curve_keys import CurveKeyError, generate_link_keys
 
 
 def main(argv: list[str]) -> int:

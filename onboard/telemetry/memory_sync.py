@@ -52,7 +52,7 @@ class MemorySyncServer:
     def start(self) -> "MemorySyncServer":
         import zmq
 
-        from onboard.telemetry import curve_keys
+        from contract import curve_keys
 
         self.incoming_dir.mkdir(parents=True, exist_ok=True)
         self._ctx = zmq.Context()

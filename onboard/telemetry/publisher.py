@@ -27,9 +27,9 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
-from onboard.telemetry.envelope import MESSAGE_TYPES, encode
+from contract.envelope import MESSAGE_TYPES, encode
 from onboard.telemetry.journal import Journal
-from onboard.telemetry.messages import event_payload
+from contract.messages import event_payload
 from onboard.telemetry.replay_server import ReplayServer
 from onboard.telemetry.settings import TelemetryConfig, resolve_path
 
@@ -110,7 +110,7 @@ class TelemetryPublisher:
         """Open the journal, bind both sockets (CURVE unless disabled) and start the threads."""
         import zmq
 
-        from onboard.telemetry import curve_keys
+        from contract import curve_keys
 
         self._lock_file = _lock_journal(self.journal_path)
         try:

@@ -8,7 +8,7 @@ import pytest
 
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
-from firmware_bridge.flight_check import run_flight_check
+from sim.flight_check import run_flight_check
 from firmware_bridge.geo import geo_from_ned
 from firmware_bridge.intents import GlobalTarget, PositionNed, VelocityNed
 from firmware_bridge.maneuvers import (

@@ -29,7 +29,7 @@ from ground_station.dashboard.demo import GOAL, scripted_flight
 from ground_station.dashboard.server import DashboardServer
 from ground_station.ingest import GroundStation
 from ground_station.settings import GroundConfig, VehicleLinkConfig
-from onboard.telemetry.messages import bridge_event_listener, state_payload
+from contract.messages import bridge_event_listener, state_payload
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
 
@@ -186,7 +186,7 @@ async def _until(pred: Any, timeout: float, what: str) -> Any:
 
 async def test_dashboard_follows_the_simulated_vehicle(tmp_path: Path, browser: Any) -> None:
     from firmware_bridge.bridge import FlightBridge
-    from firmware_bridge.flight_check import run_flight_check
+    from sim.flight_check import run_flight_check
     from firmware_bridge.settings import BridgeConfig, LinkConfig, StreamerConfig
     from sim.vehicle import SimVehicleProcess
 

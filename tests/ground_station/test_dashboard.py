@@ -23,8 +23,8 @@ from ground_station.dashboard.server import DashboardServer
 from ground_station.flight_log import FlightLog
 from ground_station.ingest import GroundStation
 from ground_station.settings import GroundConfig, VehicleLinkConfig
-from onboard.telemetry.envelope import decode, encode
-from onboard.telemetry.messages import map_payload
+from contract.envelope import decode, encode
+from contract.messages import map_payload
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
 

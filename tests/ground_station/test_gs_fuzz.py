@@ -15,7 +15,7 @@ import zmq
 
 from ground_station.flight_log import FlightLog
 from ground_station.settings import GroundConfig, VehicleLinkConfig
-from onboard.telemetry.envelope import ENVELOPE_VERSION, encode
+from contract.envelope import ENVELOPE_VERSION, encode
 from tests.telemetry.linkkit import GroundThread, wait_until
 
 MAX_FRAME = 4096

@@ -10,8 +10,8 @@ import pytest
 from ground_station import service
 from ground_station.flight_log import FlightLog
 from ground_station.settings import load_ground_config
-from onboard.telemetry.envelope import decode, encode
-from onboard.typed_config import ConfigError
+from contract.envelope import decode, encode
+from contract.typed_config import ConfigError
 
 
 def _env(seq: int, msg_type: str = "state", payload: object = None, vid: str = "u"):

@@ -8,7 +8,7 @@ import pytest
 
 from firmware_bridge.vehicle_state import VehicleState
 from ground_station.home_frame import M_PER_DEG, enu_from_home
-from onboard.telemetry.messages import state_payload
+from contract.messages import state_payload
 
 
 def test_local_position_is_taken_relative_to_home_in_the_same_frame() -> None:

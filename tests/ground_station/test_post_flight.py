@@ -11,10 +11,10 @@ from ground_station import service
 from ground_station.flight_log import FlightLog
 from ground_station.post_flight import PostFlightWatcher, analyse, bundle_name
 from onboard.memory.bundle import import_bundle, read_bundle
-from onboard.memory.records import (NAVIGATE_EXPERIENCE, STRATEGIC_PLAN, TASK_EXPERIENCE, NavigateExperience,
+from contract.records import (NAVIGATE_EXPERIENCE, STRATEGIC_PLAN, TASK_EXPERIENCE, NavigateExperience,
                                     SearchLocateExperience)
-from onboard.telemetry.envelope import decode, encode
-from onboard.telemetry.messages import agent_step_payload
+from contract.envelope import decode, encode
+from contract.messages import agent_step_payload
 
 DISTANCES = [100.0, 90.0, 120.0, 80.0, 60.0, 70.0, 15.0]
 ACTIONS = ["forward", "turn_left", "forward", "forward", "turn_right", "forward", "stop"]

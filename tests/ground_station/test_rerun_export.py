@@ -14,8 +14,8 @@ from firmware_bridge.vehicle_state import VehicleState
 from ground_station import service
 from ground_station.flight_log import FlightLog
 from ground_station.rerun_export import ExportError, FlightNotFound, export_flight
-from onboard.telemetry.envelope import decode, encode
-from onboard.telemetry.messages import agent_step_payload, event_payload, map_payload, state_payload
+from contract.envelope import decode, encode
+from contract.messages import agent_step_payload, event_payload, map_payload, state_payload
 
 rr = pytest.importorskip("rerun", reason="rerun-sdk is not installed (pip install rerun-sdk)")
 from rerun.chunk import RrdReader  # noqa: E402

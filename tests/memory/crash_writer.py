@@ -6,7 +6,7 @@ import sys
 
 from onboard.memory.embedder import MiniLMEmbedder
 from onboard.memory.experience_store import ExperienceStore
-from onboard.memory.records import NavigateExperience
+from contract.records import NavigateExperience
 from onboard.memory.settings import MemoryConfig
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from onboard.memory.adaptive_retrieval import assess_complexity, retrieve_adaptive
 from onboard.memory.experience_store import ExperienceStore
-from onboard.memory.records import NavigateExperience, StrategicPlan, TaskExperience
+from contract.records import NavigateExperience, StrategicPlan, TaskExperience
 from onboard.memory.settings import MemoryConfig
 
 COMPLEX = "Fly from the harbour to the hospital roof, avoid the stadium crowd and land on the helipad safely"

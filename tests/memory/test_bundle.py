@@ -9,7 +9,7 @@ import pytest
 
 from onboard.memory.bundle import BundleError, export_bundle, import_bundle
 from onboard.memory.experience_store import ExperienceStore
-from onboard.memory.records import NavigateExperience, StrategicPlan, TaskExperience
+from contract.records import NavigateExperience, StrategicPlan, TaskExperience
 
 from .conftest import png_bytes
 

@@ -10,9 +10,9 @@ import yaml
 from onboard.config import AerieConfig, load_config
 from onboard.memory import cli
 from onboard.memory.experience_store import ExperienceStore
-from onboard.memory.records import NavigateExperience
+from contract.records import NavigateExperience
 from onboard.memory.settings import MemoryConfig
-from onboard.typed_config import build
+from contract.typed_config import build
 
 REPO_CONFIG = Path(__file__).resolve().parents[2] / "config.yaml"
 
@@ -25,7 +25,7 @@ def test_shipped_memory_section_equals_the_defaults() -> None:
 def test_unknown_memory_key_is_an_error(tmp_path: Path) -> None:
     import pytest
 
-    from onboard.typed_config import ConfigError
+    from contract.typed_config import ConfigError
 
     cfg_file = tmp_path / "config.yaml"
     cfg_file.write_text("memory:\n  anchors:\n    stuck_windw: 3\n")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from onboard.memory.experience_store import ExperienceStore
-from onboard.memory.records import NAVIGATE_EXPERIENCE
+from contract.records import NAVIGATE_EXPERIENCE
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from onboard.memory.experience_store import ExperienceStore, ExperienceStoreError
-from onboard.memory.records import (
+from contract.records import (
     NAVIGATE_EXPERIENCE,
     SEARCH_AND_LOCATE,
     NavigateExperience,

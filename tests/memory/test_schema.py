@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from onboard.memory.experience_store import ExperienceStore, ExperienceStoreError
-from onboard.memory.records import NavigateExperience
+from contract.records import NavigateExperience
 from onboard.memory.schema import (
     APPLICATION_ID,
     SCHEMA_VERSION,

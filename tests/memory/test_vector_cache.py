@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from onboard.memory.experience_store import ExperienceStore
-from onboard.memory.records import NAVIGATE_EXPERIENCE, NavigateExperience
+from contract.records import NAVIGATE_EXPERIENCE, NavigateExperience
 from onboard.memory.settings import MemoryConfig
 
 DIM = 384

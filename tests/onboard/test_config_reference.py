@@ -16,7 +16,7 @@ from onboard.config import AerieConfig
 from onboard.config_reference import (END_MARKER, START_MARKER, between_markers, reference_markdown,
                                       replace_between_markers, sections)
 from onboard.field_comments import dataclass_comments, yaml_comments
-from onboard.typed_config import to_dict
+from contract.typed_config import to_dict
 
 REPO = Path(__file__).resolve().parents[2]
 ROW = re.compile(r"^\| `(?P<key>[^`]+)` \| `(?P<type>[^`]+)` \| `(?P<default>[^`]*)` \| (?P<doc>.*) \|$")

@@ -13,10 +13,10 @@ import yaml
 
 from ground_station.ingest import GroundStation
 from ground_station.settings import GroundConfig, VehicleLinkConfig
-from onboard.telemetry.curve_keys import generate_link_keys
+from contract.curve_keys import generate_link_keys
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
-from onboard.typed_config import to_dict
+from contract.typed_config import to_dict
 
 REPO = Path(__file__).resolve().parents[2]
 

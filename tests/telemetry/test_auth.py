@@ -10,8 +10,8 @@ from pathlib import Path
 import zmq
 
 from ground_station.flight_log import FlightLog
-from onboard.telemetry import curve_keys
-from onboard.telemetry.envelope import encode
+from contract import curve_keys
+from contract.envelope import encode
 from onboard.telemetry.publisher import TelemetryPublisher
 from tests.telemetry.linkkit import GroundThread, ground_cfg, make_keys, vehicle_cfg, wait_until
 

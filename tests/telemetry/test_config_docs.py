@@ -9,7 +9,7 @@ import yaml
 
 from ground_station.settings import GroundConfig, load_ground_config
 from onboard.telemetry.settings import TelemetryConfig
-from onboard.typed_config import build
+from contract.typed_config import build
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ground_station.flight_log import FlightLog
-from onboard.telemetry.envelope import decode
+from contract.envelope import decode
 from onboard.telemetry.journal import Journal
 from onboard.telemetry.publisher import TelemetryPublisher
 from tests.telemetry.linkkit import (REPO, GroundThread, ground_cfg, make_keys, python, vehicle_cfg, wait_until,

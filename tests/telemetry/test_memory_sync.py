@@ -24,7 +24,7 @@ def embedder():
 def test_bundle_is_delivered_acknowledged_and_imported_once(tmp_path: Path, embedder) -> None:
     from onboard.memory.bundle import export_bundle, import_bundle
     from onboard.memory.experience_store import ExperienceStore
-    from onboard.memory.records import StrategicPlan, TaskExperience
+    from contract.records import StrategicPlan, TaskExperience
     from onboard.memory.settings import MemoryConfig
 
     bundle = tmp_path / "lessons.msgpack"

@@ -17,12 +17,12 @@ import pytest
 import yaml
 
 from onboard.telemetry import keys as keys_cli
-from onboard.telemetry.envelope import ENVELOPE_VERSION, EnvelopeError, decode, encode
+from contract.envelope import ENVELOPE_VERSION, EnvelopeError, decode, encode
 from onboard.telemetry.journal import Journal, JournalError
-from onboard.telemetry.messages import agent_step_payload, bridge_event_listener, state_payload
+from contract.messages import agent_step_payload, bridge_event_listener, state_payload
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
-from onboard.typed_config import ConfigError, build, to_dict
+from contract.typed_config import ConfigError, build, to_dict
 from tests.telemetry.linkkit import vehicle_cfg
 
 

@@ -22,7 +22,7 @@ from firmware_bridge.maneuvers import (
     goto_and_wait, hold_intent, land_and_wait, offboard_to, position_from_home, takeoff_and_wait, wait_until,
 )
 from firmware_bridge.settings import BridgeConfig, LinkConfig
-from onboard.log_setup import LoggingConfig, configure_logging
+from contract.log_setup import LoggingConfig, configure_logging
 
 
 async def run_flight_check(bridge: FlightBridge, altitude_m: float = 10.0, square_m: float = 10.0,
