@@ -25,7 +25,7 @@ Modules: ``experience_store`` (collections, KNN, writer lock), ``records``
 (simple / medium / complex), ``reflection_memory`` (reflection window,
 episodic sentences, semantic summary), ``anchor_graph`` +
 ``discovered_context`` + ``navigation_context`` (Place–Anchor memory),
-``schema`` (versions, migrations, integrity), ``bundle`` (msgpack sync),
+``store_lock`` (the one-writer lock and transactions), ``flight_notes`` (reflections, episodic sentences, summaries), ``schema`` (versions, migrations, integrity), ``bundle`` (msgpack sync),
 ``embedder`` (MiniLM on ONNX Runtime), ``sqlite_vec_db`` (loading sqlite-vec),
 ``vector_cache`` + ``partition_vectors`` (the in-memory vectors and PQ prefilter search runs on),
 ``cli`` and ``benchmark`` (the `aerie memory` and `aerie bench memory` commands).

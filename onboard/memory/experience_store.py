@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +55,8 @@ from contract.records import (
     text_fields,
     validate,
 )
-from onboard.memory.schema import OpenReport, SchemaError, WriterBusy, is_locked_error, open_memory_file
+from onboard.memory.schema import OpenReport, SchemaError, WriterBusy, open_memory_file
+from onboard.memory.store_lock import StoreLock, WriteTransaction
 from onboard.memory.settings import MemoryConfig
 from onboard.memory.sqlite_vec_db import SqliteBackend, find_backend
 from onboard.memory.vector_cache import NewRow, VectorCache
@@ -108,7 +108,7 @@ class ExperienceStore:
         self.backend = backend
         self.open_report = report
         self.image_dir = image_dir
-        self._tx_lock = threading.Lock()
+        self._lock = StoreLock(lambda: self.conn, path, cfg.writer_timeout_s)
         self._vectors = VectorCache(embedder.dim)
 
     # ------------------------------------------------------------------ lifecycle
@@ -145,7 +145,7 @@ class ExperienceStore:
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'embedding_model'").fetchone()
         wanted = f"{self.embedder.model_id}/{self.embedder.dim}"
         if row is None:
-            with self._write():
+            with self.write():
                 self._conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('embedding_model', ?)", (wanted,))
         elif row[0] != wanted:
             raise ExperienceStoreError(
@@ -171,50 +171,11 @@ class ExperienceStore:
         return self._conn
 
     # ------------------------------------------------------------------ transactions
-    class _Tx:
-        """``BEGIN IMMEDIATE`` .. ``COMMIT``; ``on_commit`` runs after a successful commit, still
-        under the thread lock, so the vector cache sees this process's writes in commit order."""
+    def write(self, on_commit: Callable[[], None] | None = None) -> WriteTransaction:
+        """One ``BEGIN IMMEDIATE`` transaction (see :mod:`onboard.memory.store_lock`); a cache update
+        that fails after the commit drops the cache so the next search reloads it."""
+        return self._lock.write(on_commit, on_commit_failed=self._vectors.clear)
 
-        def __init__(self, store: "ExperienceStore", on_commit: Callable[[], None] | None) -> None:
-            self.store = store
-            self.on_commit = on_commit
-
-        def __enter__(self) -> Any:
-            conn = self.store.conn
-            # Threads of this process share one connection: serialise their transactions here,
-            # SQLite's lock serialises other processes.
-            if not self.store._tx_lock.acquire(timeout=self.store.cfg.writer_timeout_s):
-                raise WriterBusy(f"{self.store.path}: another thread held the memory file for more than "
-                                 f"{self.store.cfg.writer_timeout_s:g} s")
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except Exception as exc:  # noqa: BLE001 - OperationalError of whichever sqlite module
-                self.store._tx_lock.release()
-                if is_locked_error(exc):
-                    raise WriterBusy(
-                        f"{self.store.path}: another writer held the memory file for more than "
-                        f"{self.store.cfg.writer_timeout_s:g} s"
-                    ) from exc
-                raise
-            return conn
-
-        def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-            conn = self.store.conn
-            try:
-                conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
-                if exc_type is None and self.on_commit is not None:
-                    try:
-                        self.on_commit()
-                    except BaseException:
-                        self.store._vectors.clear()  # committed but not cached: reload on next search
-                        raise
-            finally:
-                self.store._tx_lock.release()
-
-    def _write(self, on_commit: Callable[[], None] | None = None) -> "ExperienceStore._Tx":
-        return ExperienceStore._Tx(self, on_commit)
-
-    # ------------------------------------------------------------------ writing experiences
     def add(self, record: Record, *, parent_uid: str | None = None, source: str = "local",
             embedding: np.ndarray | None = None) -> str:
         """Store one experience; returns its content-hash uid (existing uid if already stored)."""
@@ -238,7 +199,7 @@ class ExperienceStore:
         uids = []
         fresh: list[NewRow] = []
         now = time.time()
-        with self._write(on_commit=lambda: self._vectors.added(fresh)) as conn:
+        with self.write(on_commit=lambda: self._vectors.added(fresh)) as conn:
             for i, (record, spec, parent) in enumerate(zip(records, specs, parent_uids)):
                 fields_ = text_fields(record)
                 image = image_of(record)
@@ -307,7 +268,7 @@ class ExperienceStore:
             for rowid, collection, outcome in gone:
                 self._vectors.removed(rowid, collection, outcome)
 
-        with self._write(on_commit=forget) as conn:
+        with self.write(on_commit=forget) as conn:
             row = conn.execute("SELECT id, collection, is_success FROM experiences WHERE uid = ?", (uid,)).fetchone()
             if row is None:
                 return False
@@ -331,7 +292,7 @@ class ExperienceStore:
         k, threshold, vec = self._search_args(query, collection, k, outcome, threshold)
         hits = self._vectors.knn(self.conn, vec, collection, k, outcome,
                                  candidates=self._candidates(k),
-                                 exact_max_rows=self.cfg.exact_search_max_rows, load_guard=self._read_guard)
+                                 exact_max_rows=self.cfg.exact_search_max_rows, load_guard=self._lock.reading)
         return self._materialise(hits, threshold)
 
     def warm(self, collections: Sequence[str] | None = None) -> None:
@@ -344,7 +305,7 @@ class ExperienceStore:
             if collection not in COLLECTIONS:
                 raise ExperienceStoreError(f"unknown collection {collection!r} (known: {', '.join(COLLECTIONS)})")
             self._vectors.warm(self.conn, collection, candidates=self._candidates(self.cfg.max_retrieval_results),
-                               exact_max_rows=self.cfg.exact_search_max_rows, load_guard=self._read_guard)
+                               exact_max_rows=self.cfg.exact_search_max_rows, load_guard=self._lock.reading)
 
     def _candidates(self, k: int) -> int:
         return max(k * self.cfg.prefilter_oversample, k)
@@ -376,23 +337,6 @@ class ExperienceStore:
         if outcome is not None and outcome not in ("success", "failure"):
             raise RecordError(f"outcome must be 'success' or 'failure', got {outcome!r}")
         return k, threshold, self._query_vector(query)
-
-    def _read_guard(self) -> "ExperienceStore._ReadGuard":
-        return ExperienceStore._ReadGuard(self)
-
-    class _ReadGuard:
-        """Holds this process's writers off while the vector cache reads a collection."""
-
-        def __init__(self, store: "ExperienceStore") -> None:
-            self.store = store
-
-        def __enter__(self) -> None:
-            if not self.store._tx_lock.acquire(timeout=self.store.cfg.writer_timeout_s):
-                raise WriterBusy(f"{self.store.path}: another thread held the memory file for more than "
-                                 f"{self.store.cfg.writer_timeout_s:g} s")
-
-        def __exit__(self, *exc: object) -> None:
-            self.store._tx_lock.release()
 
     def collection_size(self, collection: str) -> int:
         row = self.conn.execute("SELECT n FROM collection_counts WHERE collection = ?", (collection,)).fetchone()
@@ -468,37 +412,6 @@ class ExperienceStore:
         sims = mat @ vec
         order = np.argsort(-sims)[:k]
         return self._materialise([(rows[i][0], float(sims[i])) for i in order], threshold)
-
-    # ------------------------------------------------------------------ reflections, episodes, summaries
-    def save_reflection(self, flight_id: str, text: str) -> None:
-        with self._write() as conn:
-            conn.execute("INSERT INTO reflections(flight_id, text, created_at) VALUES (?,?,?)",
-                         (flight_id, text, time.time()))
-
-    def recent_reflections(self, n: int | None = None) -> list[str]:
-        """The last ``n`` reflections over all flights, oldest first."""
-        n = self.cfg.reflection_window if n is None else n
-        rows = self.conn.execute("SELECT text FROM reflections ORDER BY id DESC LIMIT ?", (n,)).fetchall()
-        return [r[0] for r in reversed(rows)]
-
-    def save_episode(self, flight_id: str, step: int, sentence: str) -> None:
-        with self._write() as conn:
-            conn.execute("INSERT INTO episodic(flight_id, step, sentence, created_at) VALUES (?,?,?,?)",
-                         (flight_id, step, sentence, time.time()))
-
-    def episodes(self, flight_id: str) -> list[tuple[int, str]]:
-        return [tuple(r) for r in self.conn.execute(
-            "SELECT step, sentence FROM episodic WHERE flight_id = ? ORDER BY step, id", (flight_id,))]
-
-    def set_semantic_summary(self, flight_id: str, text: str) -> None:
-        with self._write() as conn:
-            conn.execute("DELETE FROM semantic_summary WHERE flight_id = ?", (flight_id,))
-            conn.execute("INSERT INTO semantic_summary(flight_id, text, updated_at) VALUES (?,?,?)",
-                         (flight_id, text, time.time()))
-
-    def semantic_summary(self, flight_id: str) -> str | None:
-        row = self.conn.execute("SELECT text FROM semantic_summary WHERE flight_id = ?", (flight_id,)).fetchone()
-        return row[0] if row else None
 
     # ------------------------------------------------------------------ export support and stats
     def iter_experiences(self, collection: str | None = None) -> Iterator[StoredExperience]:

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Sequence
 
+from onboard.memory import flight_notes
+
 if TYPE_CHECKING:
     from onboard.memory.experience_store import ExperienceStore
 
@@ -31,7 +33,7 @@ class ReflectionWindow:
         self._store = store
         self._flight_id = flight_id
         if store is not None:
-            self._items.extend(store.recent_reflections(size))
+            self._items.extend(flight_notes.recent_reflections(store, size))
 
     def add(self, reflection: str) -> None:
         reflection = reflection.strip()
@@ -39,7 +41,7 @@ class ReflectionWindow:
             return
         self._items.append(reflection)
         if self._store is not None:
-            self._store.save_reflection(self._flight_id, reflection)
+            flight_notes.save_reflection(self._store, self._flight_id, reflection)
 
     def recent(self) -> list[str]:
         return list(self._items)
@@ -81,21 +83,21 @@ class EpisodicMemory:
         self.sentences: list[str] = []
         self.semantic_summary: str = ""
         if store is not None:
-            self.sentences = [s for _, s in store.episodes(flight_id)]
-            self.semantic_summary = store.semantic_summary(flight_id) or ""
+            self.sentences = [s for _, s in flight_notes.episodes(store, flight_id)]
+            self.semantic_summary = flight_notes.semantic_summary(store, flight_id) or ""
 
     def record_move(self, at: Sequence[float], options: Sequence[str], chosen: str, arrived: Sequence[float],
                     note: str = "") -> str:
         sentence = move_sentence(at, options, chosen, arrived, note)
         self.sentences.append(sentence)
         if self._store is not None:
-            self._store.save_episode(self.flight_id, len(self.sentences) - 1, sentence)
+            flight_notes.save_episode(self._store, self.flight_id, len(self.sentences) - 1, sentence)
         return sentence
 
     def set_semantic_summary(self, text: str) -> None:
         self.semantic_summary = text.strip()
         if self._store is not None:
-            self._store.set_semantic_summary(self.flight_id, self.semantic_summary)
+            flight_notes.set_semantic_summary(self._store, self.flight_id, self.semantic_summary)
 
     def format_for_prompt(self, last: int | None = None) -> str:
         """Numbered recent moves (the numbers keep their place in the whole flight) and the summary.

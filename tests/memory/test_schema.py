@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from onboard.memory import flight_notes
 from onboard.memory.experience_store import ExperienceStore, ExperienceStoreError
 from contract.records import NavigateExperience
 from onboard.memory.schema import (
@@ -40,10 +41,10 @@ def test_forward_migration_from_v1_keeps_data(tmp_path: Path, embedder, cfg) -> 
     with ExperienceStore.open(path, embedder, cfg) as s:  # v1 -> v2
         assert (s.open_report.from_version, s.open_report.to_version) == (1, SCHEMA_VERSION)
         s.add(NavigateExperience("g", "success", "r", "{}", "over the river"))
-        s.save_reflection("f1", "keep altitude over water")
+        flight_notes.save_reflection(s, "f1", "keep altitude over water")
     with ExperienceStore.open(path, embedder, cfg) as s:
         assert s.open_report.from_version == SCHEMA_VERSION
-        assert s.count() == 1 and s.recent_reflections() == ["keep altitude over water"]
+        assert s.count() == 1 and flight_notes.recent_reflections(s) == ["keep altitude over water"]
 
 
 def test_newer_schema_is_refused(tmp_path: Path, embedder, cfg) -> None:
