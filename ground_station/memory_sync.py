@@ -26,7 +26,7 @@ def push_bundle(bundle: str | Path, link: VehicleLinkConfig, cfg: GroundConfig, 
     """Send ``bundle`` to the vehicle of ``link``; returns its acknowledgement (added, already_present ...)."""
     import zmq
 
-    from onboard.memory.bundle import read_bundle
+    from contract.bundle import read_bundle
     from contract import curve_keys
 
     bundle = Path(bundle)

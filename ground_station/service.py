@@ -42,7 +42,7 @@ def _load_config(prog: str, path: str) -> "tuple[GroundConfig, Path] | None":
 
 def sync_main(argv: list[str]) -> int:
     from ground_station.memory_sync import SyncError, push_bundle
-    from onboard.memory.bundle import BundleError
+    from contract.bundle import BundleError
 
     parser = argparse.ArgumentParser(prog="aerie ground sync", description="Send a memory bundle to a vehicle")
     parser.add_argument("--config", required=True, help="ground-station YAML file")

@@ -56,7 +56,8 @@ def _resolve(args: argparse.Namespace):
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     from onboard.config import ConfigError
-    from onboard.memory.bundle import BundleError, export_bundle, import_bundle
+    from contract.bundle import BundleError
+    from onboard.memory.bundle import export_bundle, import_bundle
     from onboard.memory.embedder import EmbedderError, MiniLMEmbedder
     from onboard.memory.experience_store import ExperienceStore, ExperienceStoreError
     from contract.records import RecordError

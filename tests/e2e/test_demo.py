@@ -15,7 +15,7 @@ from pathlib import Path
 
 from aerie.demo import run_demo
 from ground_station.flight_log import FlightLog
-from onboard.memory.bundle import read_bundle
+from contract.bundle import read_bundle
 
 
 def test_failing_flight_reflect_sync_and_fly_again(tmp_path, capsys):

@@ -10,7 +10,8 @@ import pytest
 from ground_station import service
 from ground_station.flight_log import FlightLog
 from ground_station.post_flight import PostFlightWatcher, analyse, bundle_name
-from onboard.memory.bundle import import_bundle, read_bundle
+from contract.bundle import read_bundle
+from onboard.memory.bundle import import_bundle
 from contract.records import (NAVIGATE_EXPERIENCE, STRATEGIC_PLAN, TASK_EXPERIENCE, NavigateExperience,
                                     SearchLocateExperience)
 from contract.envelope import decode, encode

@@ -7,7 +7,8 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from onboard.memory.bundle import BundleError, export_bundle, import_bundle
+from contract.bundle import BundleError
+from onboard.memory.bundle import export_bundle, import_bundle
 from onboard.memory.experience_store import ExperienceStore
 from contract.records import NavigateExperience, StrategicPlan, TaskExperience
 
