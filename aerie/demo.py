@@ -30,6 +30,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from contract.results import read_summary
+
 DEFAULT_TASK = "t019"
 
 
@@ -107,7 +109,7 @@ def _fly(n: int, config: Path, mission: Path, out: Path) -> dict[str, Any]:
 
 
 def _retrieved_lessons(outcome: dict[str, Any]) -> list[dict[str, Any]]:
-    summary = json.loads((Path(outcome["results_dir"]) / "episode_summary.json").read_text())
+    summary = read_summary(outcome["results_dir"])
     return [x for x in summary.get("retrieved_lessons") or [] if isinstance(x, dict)]
 
 

@@ -26,6 +26,8 @@ from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
+from contract.results import SUMMARY_FILE
+
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="aerie bench fly", description=__doc__.splitlines()[0])
@@ -63,7 +65,7 @@ def fly_one(task_id: str, planner: str, camera: str, noise: str, workdir: Path, 
             raise RuntimeError(f"aerie fly on {task_id} exited {proc.returncode}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}")
         outcome = json.loads(out.read_text())
         judged = rig.judge(SimpleNamespace(**outcome))
-        summary_file = Path(outcome["results_dir"]) / "episode_summary.json"
+        summary_file = Path(outcome["results_dir"]) / SUMMARY_FILE
         llm = json.loads(summary_file.read_text()).get("llm_plan") if summary_file.exists() else None
     steps = outcome["step_ms"]
     return {"task": task_id, **judged, "exit_code": proc.returncode, "wall_s": round(wall, 1),

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
+
+from contract.results import write_episode
 
 from onboard.agent.agent_state import AgentState, StaticState
 from onboard.agent.goal_description import parse_goal_description
@@ -103,11 +105,7 @@ class GraphAgent:
             "reflections": st.static.reflections.recent(), "episodic_memory": st.static.episodic.sentences,
         }
 
-    def write_results(self, folder: str | Path) -> Path:
-        """`trajectory.json` (the FrameLogs) and `episode_summary.json` into `folder` (the design's layout)."""
-        out = Path(folder)
-        out.mkdir(parents=True, exist_ok=True)
+    def write_results(self, folder: str | Path, extra: dict[str, Any] | None = None) -> Path:
+        """`trajectory.json` (the FrameLogs) and `episode_summary.json` (the summary plus ``extra``) into `folder`."""
         frames = [fr.to_json() for fr in self.state.dynamic.trajectory_history]
-        (out / "trajectory.json").write_text(json.dumps(frames, ensure_ascii=False, indent=1) + "\n")
-        (out / "episode_summary.json").write_text(json.dumps(self.summary(), ensure_ascii=False, indent=1) + "\n")
-        return out
+        return write_episode(folder, frames, {**self.summary(), **(extra or {})})

@@ -42,6 +42,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from contract.results import map_image_paths
 from onboard.agent.agent_state import AgentState
 
 SIZE = 480                 # image width and height, pixels
@@ -69,7 +70,6 @@ FRONTIER = (30, 170, 240)
 PLACE_PALETTE = ((180, 119, 31), (189, 103, 148), (75, 86, 140), (194, 119, 227), (128, 128, 0), (90, 90, 90))
 
 _FONT = cv2.FONT_HERSHEY_SIMPLEX
-_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def ascii_text(text: str) -> str:
@@ -371,18 +371,10 @@ def current_step(state: AgentState) -> int:
     return hist[-1].timestep if hist else state.dynamic.timestep
 
 
-def map_file_names(episode_id: str, step: int) -> tuple[str, str]:
-    """(landmark map, semantic map) file names inside ``semantic_images/``."""
-    eid = _SAFE.sub("_", episode_id) or "episode"
-    return f"landmark_{eid}_step_{step:04d}.png", f"semantic_{eid}_step_{step:04d}.png"
-
-
 def write_maps(state: AgentState, folder: str | Path, episode_id: str) -> tuple[bytes, bytes]:
     """Render both maps of the current step into ``folder/semantic_images/``; returns their PNG bytes."""
     landmark, semantic = (encode_png(img) for img in render_maps(state, episode_id))
-    out = Path(folder) / "semantic_images"
-    out.mkdir(parents=True, exist_ok=True)
-    names = map_file_names(episode_id, current_step(state))
-    (out / names[0]).write_bytes(landmark)
-    (out / names[1]).write_bytes(semantic)
+    landmark_path, semantic_path = map_image_paths(folder, episode_id, current_step(state))
+    landmark_path.write_bytes(landmark)
+    semantic_path.write_bytes(semantic)
     return landmark, semantic

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from contract.results import rgb_image_path, write_episode
 from onboard.config import AerieConfig
 from onboard.supervisor.flight_executor import FlightExecutor, MissionAborted
 from onboard.supervisor.mission import Mission
@@ -260,9 +261,7 @@ class Supervisor:
         if frame is None:
             return
         if self.sup.save_images:
-            rgb = folder / "rgb_images"
-            rgb.mkdir(parents=True, exist_ok=True)
-            cv2.imwrite(str(rgb / f"rgb_timestep_{step:04d}.png"), frame)
+            cv2.imwrite(str(rgb_image_path(folder, step)), frame)
         if frame.shape[:2] != (self.sup.camera_height, self.sup.camera_width):
             frame = cv2.resize(frame, (self.sup.camera_width, self.sup.camera_height))
         here = position_from_home(self.bridge)
@@ -467,15 +466,11 @@ class Supervisor:
         return got
 
     def _write_results(self, folder: Path, outcome: FlightOutcome) -> None:
-        import json
-
+        flight = {"flight": outcome.to_json()}
         if self.agent is not None and self.agent.state is not None:
-            self.agent.write_results(folder)
-            summary = json.loads((folder / "episode_summary.json").read_text())
+            self.agent.write_results(folder, extra=flight)
         else:
-            summary = {}
-        summary["flight"] = outcome.to_json()
-        (folder / "episode_summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n")
+            write_episode(folder, [], flight)
 
     async def close(self) -> None:
         """Stop everything started, each part on its own: one failing to close never keeps another open."""

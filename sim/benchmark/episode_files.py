@@ -10,9 +10,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from contract import results
 from sim.world.geo import bearing_deg
 from sim.world.world import World
 
@@ -26,7 +26,6 @@ def write_episode(world: World, record: dict, out: str | Path, run: str, images:
     """Write one episode's folder; returns it."""
     g = world.graph
     folder = episode_folder(out, run, record["task"])
-    folder.mkdir(parents=True, exist_ok=True)
     traj = record["trajectory"]
     headings, h = [], 0.0
     for i, node in enumerate(traj):
@@ -37,17 +36,13 @@ def write_episode(world: World, record: dict, out: str | Path, run: str, images:
     frames = [{"timestep": i, "node": int(n), "lat": float(g.latlon[n][0]), "lon": float(g.latlon[n][1]),
                "alt_m": world.cruise_alt, "east_m": round(float(g.xy[n][0]), 2), "north_m": round(float(g.xy[n][1]), 2),
                "heading_deg": headings[i]} for i, n in enumerate(traj)]
-    (folder / "trajectory.json").write_text(json.dumps(frames, indent=1) + "\n")
-    summary = {k: v for k, v in record.items() if k != "trajectory"}
-    (folder / "episode_summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    results.write_episode(folder, frames, {k: v for k, v in record.items() if k != "trajectory"})
     if images:
         import cv2
 
         from sim.world.render import ViewRenderer
 
-        rgb = folder / "rgb_images"
-        rgb.mkdir(exist_ok=True)
         r = ViewRenderer(world)
         for f in frames:
-            cv2.imwrite(str(rgb / f"rgb_timestep_{f['timestep']:04d}.png"), r.oblique(f["node"], f["heading_deg"]))
+            cv2.imwrite(str(results.rgb_image_path(folder, f["timestep"])), r.oblique(f["node"], f["heading_deg"]))
     return folder

@@ -6,6 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
+from contract.results import map_file_names
 from onboard.agent import map_render as mr
 from onboard.agent.agent import GraphAgent
 from onboard.agent.settings import AgentConfig
@@ -98,7 +99,7 @@ def test_maps_are_written_as_documented_and_decode_losslessly(tmp_path, short_fl
     for png, render in ((landmark, mr.render_landmark_map), (semantic, mr.render_semantic_map)):
         decoded = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
         assert np.array_equal(decoded, render(st, "t019")[0])
-    assert mr.map_file_names("run 7/b", 12) == ("landmark_run_7_b_step_0012.png", "semantic_run_7_b_step_0012.png")
+    assert map_file_names("run 7/b", 12) == ("landmark_run_7_b_step_0012.png", "semantic_run_7_b_step_0012.png")
 
 
 def test_drawing_the_maps_every_step_changes_no_decision(tmp_path):

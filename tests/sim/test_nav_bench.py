@@ -116,7 +116,7 @@ def test_episode_folders_follow_the_results_layout(tmp_path):
     assert not (folder / "semantic_images").exists()  # the greedy baseline keeps no maps
 
     # Aerie's agent draws its two maps at every step while the episode runs (`--episode-dir`).
-    from onboard.agent.map_render import map_file_names
+    from contract.results import map_file_names
 
     rec = run_tasks(w, resolve_all(city, tasks[:1], w), "geometric", "perfect", progress=False,
                     maps_dir=tmp_path)["records"][0]

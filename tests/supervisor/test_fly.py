@@ -20,7 +20,8 @@ import yaml
 from ground_station.dashboard.log_reader import map_png, open_reader
 from ground_station.flight_log import FlightLog
 from ground_station.rerun_export import export_flight
-from onboard.agent.map_render import SIZE, map_file_names
+from contract.results import map_file_names
+from onboard.agent.map_render import SIZE
 from onboard.config import AerieConfig, load_config
 from onboard.status import STATUS_SOCKET_NAME, read_supervisor
 from sim.flight_rig import start_rig
