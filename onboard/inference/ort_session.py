@@ -131,9 +131,6 @@ class OrtSession:
     def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         return self.session.run(self.output_names, feeds)
 
-    def run_named(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return dict(zip(self.output_names, self.session.run(self.output_names, feeds)))
-
 
 def open_model(spec: Any, directory: Path, cfg: Any) -> OrtSession:
     """Open a manifest model (verified first) with the configured providers.
