@@ -3,7 +3,7 @@
 Two flights, each published by a real :class:`TelemetryPublisher` and ingested by a
 real :class:`GroundStation` on loopback:
 
-* the scripted one of :mod:`ground_station.dashboard.demo` (states, agent steps with an
+* the scripted one of :mod:`sim.dashboard_demo` (states, agent steps with an
   anchor graph, detections, events; positions from the script), then replayed from the
   flight log; its screenshot is copied to ``$AERIE_DASHBOARD_SCREENSHOT`` if set (that is
   how ``docs/dashboard.png`` is made);
@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import pytest
 
-from ground_station.dashboard.demo import GOAL, scripted_flight
+from sim.dashboard_demo import GOAL, scripted_flight
 from ground_station.dashboard.server import DashboardServer
 from ground_station.ingest import GroundStation
 from ground_station.settings import GroundConfig, VehicleLinkConfig

@@ -1,6 +1,6 @@
 """A scripted flight through a real telemetry link, to look at the dashboard without a vehicle.
 
-``python -m ground_station.dashboard.demo [--port 8765] [--steps 240] [--buildings-radius 400]`` starts a
+``python -m sim.dashboard_demo [--port 8765] [--steps 240] [--buildings-radius 400]`` starts a
 :class:`TelemetryPublisher` and a :class:`GroundStation` on loopback (no CURVE,
 temporary directory) with the dashboard, and publishes a scripted flight:
 states along a survey path, agent steps with goal/decision/reason and an
@@ -135,7 +135,7 @@ def main(argv: list[str]) -> int:
     from onboard.telemetry.publisher import TelemetryPublisher
     from onboard.telemetry.settings import TelemetryConfig
 
-    parser = argparse.ArgumentParser(prog="python -m ground_station.dashboard.demo", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.dashboard_demo", description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--steps", type=int, default=240)
     parser.add_argument("--period", type=float, default=0.1, help="seconds between steps")
