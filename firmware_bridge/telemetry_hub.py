@@ -47,7 +47,6 @@ class TelemetryHub:
         self._state = VehicleState()
         self._tasks: dict[str, asyncio.Task] = {}
         self._watchers: set[asyncio.Event] = set()
-        self._text_queues: set[asyncio.Queue] = set()
         self._autopilot_sysid: int | None = None
 
     @property
@@ -119,15 +118,6 @@ class TelemetryHub:
 
         return await asyncio.wait_for(_wait(), timeout_s)
 
-    async def status_texts(self) -> AsyncIterator[StatusText]:
-        queue: asyncio.Queue = asyncio.Queue(maxsize=256)
-        self._text_queues.add(queue)
-        try:
-            while True:
-                yield await queue.get()
-        finally:
-            self._text_queues.discard(queue)
-
     def invalidate_health(self) -> None:
         """Forget health flags after a link loss: a restarted autopilot must earn them again."""
         self._set(global_position_ok=False, home_position_ok=False, local_position_ok=False, armable=False)
@@ -177,10 +167,6 @@ class TelemetryHub:
     def _on_status_text(self, s: Any) -> None:
         text = StatusText(severity=s.type.name, text=str(s.text).rstrip("\t"), t=time.monotonic())
         log.info("autopilot: %s", text.text, extra={"fields": {"event": "statustext", "severity": text.severity}})
-        for queue in self._text_queues:
-            if queue.full():
-                queue.get_nowait()
-            queue.put_nowait(text)
 
     def _on_heartbeat(self, msg: Any) -> None:
         if msg.system_id == self._autopilot_sysid and msg.component_id == 1:

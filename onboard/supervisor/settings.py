@@ -8,11 +8,9 @@ from typing import Literal
 
 @dataclass(frozen=True)
 class SupervisorConfig:
-    # Where observations (waypoints on offer, landmarks, readable signs) come from. "world": the
-    # simulator's observation server (`sim/world/observation_server.py`) at world_endpoint. A real
-    # vehicle needs its own corridor map and landmark recogniser, which Aerie does not ship yet.
-    observation_source: Literal["world"] = "world"
-    # ZeroMQ REQ endpoint of the observation server.
+    # ZeroMQ REQ endpoint of the observation server: waypoints on offer, landmarks and readable signs
+    # (in simulation `sim/world/observation_server.py`; a real vehicle needs its own corridor map and
+    # landmark recogniser behind the same interface, which Aerie does not ship yet).
     world_endpoint: str = "tcp://127.0.0.1:7720"
     # One observation request may take this long before it is retried on a fresh socket.
     world_timeout_s: float = 5.0
