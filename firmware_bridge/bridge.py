@@ -34,6 +34,17 @@ from firmware_bridge.vehicle_state import VehicleState
 log = logging.getLogger(__name__)
 
 
+# The telemetry streams whose values the bridge's users act on (state, envelope, monitor, agent).
+# `connect` returns only once each has delivered, so no caller ever reads a default that the
+# autopilot never said (``landed_state == "UNKNOWN"`` on a vehicle standing on the ground).
+STATE_STREAMS: tuple[str, ...] = ("heartbeat", "health", "home", "position", "position_velocity_ned",
+                                  "attitude_euler", "battery", "flight_mode", "armed", "in_air", "landed_state")
+
+
+class StreamsMissing(BridgeError):
+    """The autopilot answered but some telemetry stream the bridge relies on never delivered."""
+
+
 class FenceChangeRefused(BridgeError):
     """A geofence change was asked for while the vehicle is in the air."""
 
@@ -98,15 +109,19 @@ class FlightBridge:
 
     # -- construction ---------------------------------------------------------------
     @classmethod
-    async def connect(cls, cfg: BridgeConfig, *, wait_healthy: bool = True) -> "FlightBridge":
+    async def connect(cls, cfg: BridgeConfig) -> "FlightBridge":
+        """Connect and return once every stream of :data:`STATE_STREAMS` has delivered at least once
+        and the vehicle is healthy, each within the link's timeouts;
+        otherwise raise :class:`StreamsMissing` naming the silent streams, or :class:`HealthTimeout`."""
         link = await open_link(cfg.link.url, cfg.link.connect_timeout_s)
         bridge = cls(cfg, link)
         try:
-            # The first telemetry arrives with the autopilot's next heartbeat (<= 1 s).
-            await bridge.hub.wait_for(lambda s: not math.isnan(s.last_heartbeat_t), cfg.link.connect_timeout_s)
+            missing = await bridge.hub.wait_delivered(STATE_STREAMS, cfg.link.connect_timeout_s)
+            if missing:
+                raise StreamsMissing(f"autopilot on {link.url} answered, but within {cfg.link.connect_timeout_s:.1f} s "
+                                     f"these telemetry streams never delivered: {', '.join(missing)}")
             bridge.monitor.start()
-            if wait_healthy:
-                await bridge.wait_healthy(cfg.link.health_timeout_s)
+            await bridge.wait_healthy(cfg.link.health_timeout_s)
         except BaseException:
             await bridge.close()
             raise

@@ -16,7 +16,7 @@ import dataclasses
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from firmware_bridge.errors import BridgeError
@@ -48,6 +48,7 @@ class TelemetryHub:
         self._tasks: dict[str, asyncio.Task] = {}
         self._watchers: set[asyncio.Event] = set()
         self._autopilot_sysid: int | None = None
+        self._first_value: dict[str, asyncio.Event] = {}
 
     @property
     def state(self) -> VehicleState:
@@ -83,6 +84,7 @@ class TelemetryHub:
     def _stream(self, name: str, subscribe: Callable[[], AsyncIterator[Any]], on_value: Callable[[Any], None]) -> None:
         if name in self._tasks:
             raise DuplicateSubscription(f"telemetry stream '{name}' is already subscribed")
+        self._first_value[name] = asyncio.Event()
         self._tasks[name] = asyncio.get_running_loop().create_task(self._pump(name, subscribe, on_value), name=f"telemetry:{name}")
 
     async def _pump(self, name: str, subscribe: Callable[[], AsyncIterator[Any]], on_value: Callable[[Any], None]) -> None:
@@ -91,6 +93,21 @@ class TelemetryHub:
                 on_value(value)
             except Exception:  # a malformed value must not end the stream
                 log.exception("telemetry stream %s: bad value %r", name, value)
+            else:
+                self._first_value[name].set()
+
+    def delivered(self, name: str) -> bool:
+        """Whether stream ``name`` has delivered a value since the hub started."""
+        event = self._first_value.get(name)
+        return event is not None and event.is_set()
+
+    async def wait_delivered(self, names: Sequence[str], timeout_s: float) -> list[str]:
+        """Wait until every stream in ``names`` has delivered once; returns those still missing at the timeout."""
+        pending = [self._first_value[n].wait() for n in names if not self.delivered(n)]
+        if pending:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*pending), timeout_s)
+        return [n for n in names if not self.delivered(n)]
 
     # -- readers ---------------------------------------------------------------
     async def changes(self) -> AsyncIterator[VehicleState]:
