@@ -87,16 +87,23 @@ def show_main(argv: list[str]) -> int:
 
 
 def _start_dashboard(cfg: "GroundConfig", base_dir: "Path", prog: str) -> "DashboardServer | None":
-    """Start the dashboard and print its URL; a taken port is reported, not fatal to ingest."""
-    from ground_station.dashboard.server import DashboardError, DashboardServer
+    """Start the dashboard and print its URL; a taken port is reported, not fatal to ingest.
+
+    A dashboard that would be open beyond loopback without a token raises
+    :class:`DashboardAuthError`: the caller refuses to start at all.
+    """
+    from ground_station.dashboard.server import DashboardAuthError, DashboardError, DashboardServer
 
     server = DashboardServer.from_config(cfg, base_dir)
     try:
         url = server.start()
+    except DashboardAuthError:
+        raise
     except DashboardError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return None
-    print(f"{prog}: dashboard at {url}", file=sys.stderr, flush=True)
+    gated = " (every request needs the dashboard token)" if server.ctx.token_digest is not None else ""
+    print(f"{prog}: dashboard at {url}{gated}", file=sys.stderr, flush=True)
     return server
 
 
@@ -113,7 +120,13 @@ def dashboard_main(argv: list[str]) -> int:
     if loaded is None:
         return 1
     cfg, base_dir = loaded
-    server = _start_dashboard(cfg, base_dir, "aerie ground dashboard")
+    from ground_station.dashboard.server import DashboardAuthError
+
+    try:
+        server = _start_dashboard(cfg, base_dir, "aerie ground dashboard")
+    except DashboardAuthError as exc:
+        print(f"aerie ground dashboard: {exc}", file=sys.stderr)
+        return 1
     if server is None:
         return 1
     done = threading.Event()
@@ -206,8 +219,14 @@ def main(argv: list[str]) -> int:
     if loaded is None:
         return 1
     cfg, base_dir = loaded
+    from ground_station.dashboard.server import DashboardAuthError
+
+    try:   # before anything else starts, so a refused dashboard leaves nothing running
+        dashboard = _start_dashboard(cfg, base_dir, "aerie ground") if cfg.dashboard_enabled else None
+    except DashboardAuthError as exc:
+        print(f"aerie ground: {exc}", file=sys.stderr)
+        return 1
     station = GroundStation(cfg, base_dir=base_dir)
-    dashboard = _start_dashboard(cfg, base_dir, "aerie ground") if cfg.dashboard_enabled else None
     watcher = _watcher(cfg, base_dir).start() if cfg.post_flight_enabled else None
 
     def _stop(signum: int, frame: object) -> None:

@@ -62,12 +62,18 @@ class GroundConfig:
     # Serve the live web dashboard (map, vehicle, agent, detections, events, flight replay)
     # while the ground station runs; `aerie ground dashboard` serves it without ingesting.
     dashboard_enabled: bool = True
-    # Address the dashboard listens on; keep it on loopback unless a proxy guards it.
+    # Address the dashboard listens on. On loopback it is open to this machine; on any other
+    # address every request needs the dashboard token (see dashboard_token_hash).
     dashboard_host: str = "127.0.0.1"
-    # Its TCP port (0 picks a free one; the URL is printed at start).
+    # The SHA-256 of the dashboard token (`aerie keys generate` writes it and prints the token
+    # once). Required when dashboard_host is not loopback: without it the dashboard refuses to start.
+    dashboard_token_hash: str = "keys/dashboard.token_sha256"
+    # The dashboard's TCP port (0 picks a free one; the URL is printed at start).
     dashboard_port: int = 8765
     # Seconds between the dashboard's reads of new messages from the flight log.
     dashboard_poll_interval_s: float = 0.25
+    # Most live (SSE) viewers served at once; one more is answered 503 until a viewer leaves.
+    dashboard_max_live_clients: int = 32
     # Draw the simulated world's building footprints (sim.world) within this many metres of
     # the local origin; 0 disables (the first load of the world takes about 35 s).
     dashboard_buildings_radius_m: float = 0.0
@@ -90,6 +96,8 @@ def load_ground_config(path: str | Path) -> tuple[GroundConfig, Path]:
     ids = [v.vehicle_id for v in cfg.vehicles]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"{path}: 'vehicles' lists a vehicle_id twice")
+    if not (1 <= cfg.dashboard_max_live_clients <= 10000):
+        raise ConfigError(f"{path}: dashboard_max_live_clients must be 1 to 10000, not {cfg.dashboard_max_live_clients}")
     return cfg, path.resolve().parent
 
 

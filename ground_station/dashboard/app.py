@@ -3,16 +3,20 @@
 Routes:
 
 * ``GET /`` the page (``static/index.html`` with ``app.js`` and ``style.css``; no CDN).
-* ``GET /api/vehicles``: the vehicles in the flight log with their counters.
+* ``GET /api/vehicles``: the vehicles in the flight log with their counters, their last message
+  and their last ``state`` (its payload), each with ``age_s``: seconds since the ground received it.
 * ``GET /api/flights``: every flight (vehicle, start/end seq and time, flight_start info).
 * ``GET /api/flights/{vehicle_id}/{start_seq}``: all items of one flight, for replay, and its
   deterministic post-flight analysis (:mod:`ground_station.post_flight`; null without agent steps).
 * ``GET /api/live``: SSE; an ``items`` event per batch of new messages of each vehicle's
-  latest flight (the first batch is that flight so far), comments as keep-alive.
-* ``GET /api/map/{vehicle_id}/{seq}.png``: the PNG of a stored ``map`` message.
+  latest flight (the first batch is that flight so far), comments as keep-alive. At most
+  ``max_live_clients`` at once (503 beyond); a viewer's reader is freed when it disconnects.
+* ``GET /api/map/{vehicle_id}/{seq}.png``: the PNG of a stored ``map`` message (404 for any other seq).
 * ``GET /api/world``: ``{origin: [lat, lon] | null, buildings: [[[east, north], ...], ...]}``, the
   footprints near the world's origin if configured; the page shifts them into the vehicle's
   frame with the home lat/lon of its state messages.
+
+Off loopback every route sits behind the token gate (:mod:`.auth`).
 
 Payload shapes the page understands beyond the envelope types (all optional):
 ``agent_step`` may carry ``goal``, ``reflect_reason``, ``refined_action`` and
@@ -26,19 +30,24 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
+
+from ground_station.dashboard.auth import TokenGate
 
 from ground_station.dashboard.items import ItemMaker, json_safe
-from ground_station.dashboard.log_reader import (LogReader, Tail, flight_dict, latest_flight_start, map_png,
-                                                 open_reader, vehicle_ids)
+from ground_station.dashboard.log_reader import (SEQ_LIMIT, LogReader, Tail, flight_dict, latest_flight_start,
+                                                 latest_of, map_png, open_reader, vehicle_ids)
 from ground_station.post_flight import FlightAnalysis, analyse
 
 STATIC_DIR = Path(__file__).with_name("static")
@@ -60,6 +69,11 @@ class DashboardContext:
     # Returns the world (origin and footprints); called once, in a worker thread, on the first /api/world.
     load_world: Callable[[], WorldData] | None = None
     stopping: threading.Event = field(default_factory=threading.Event)
+    # SHA-256 of the access token; None serves without one (loopback only, see DashboardServer).
+    token_digest: bytes | None = None
+    # Most live viewers at once, and how many are being served now (read by tests and the log).
+    max_live_clients: int = 32
+    live_clients: int = 0
     _world: WorldData | None = None
     _world_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -92,6 +106,25 @@ def _sse(event: str, data: Any) -> str:
     return f"event: {event}\ndata: {json.dumps(data, allow_nan=False, separators=(',', ':'))}\n\n"
 
 
+class _LiveResponse(StreamingResponse):
+    """The SSE stream of one viewer: its slot and its generator (and reader) are released however it ends."""
+
+    def __init__(self, ctx: DashboardContext, request: Request) -> None:
+        self._ctx = ctx
+        ctx.live_clients += 1
+        super().__init__(_live_stream(ctx, request), media_type="text/event-stream",
+                         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            try:
+                await self.body_iterator.aclose()   # type: ignore[attr-defined]
+            finally:
+                self._ctx.live_clients -= 1
+
+
 def create_app(ctx: DashboardContext) -> Starlette:
     async def index(request: Request) -> Response:
         return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-store"})
@@ -107,7 +140,9 @@ def create_app(ctx: DashboardContext) -> Starlette:
 
     async def vehicles(request: Request) -> Response:
         def read(r: LogReader) -> Any:
-            return {vid: {k: v for k, v in s.items() if k != "flights"} for vid, s in r.log.summary().items()}
+            now_ns = time.time_ns()
+            return json_safe({vid: {**{k: v for k, v in s.items() if k != "flights"}, **latest_of(r, vid, now_ns)}
+                              for vid, s in r.log.summary().items()})
         return _json(await asyncio.to_thread(_read, read, {}))
 
     async def flights(request: Request) -> Response:
@@ -115,6 +150,8 @@ def create_app(ctx: DashboardContext) -> Starlette:
 
     async def flight(request: Request) -> Response:
         vid, start = request.path_params["vehicle_id"], request.path_params["start_seq"]
+        if not (0 <= start < SEQ_LIMIT):
+            return JSONResponse({"error": "no such flight"}, status_code=404)
 
         def read(r: LogReader) -> Any:
             flights = r.log.flights(vid)
@@ -134,6 +171,8 @@ def create_app(ctx: DashboardContext) -> Starlette:
 
     async def map_image(request: Request) -> Response:
         vid, seq = request.path_params["vehicle_id"], request.path_params["seq"]
+        if not (0 <= seq < SEQ_LIMIT):   # SQLite integers are 64-bit signed: a larger one is no stored seq
+            return Response(status_code=404)
         png = await asyncio.to_thread(_read, lambda r: map_png(r, vid, seq), None)
         return Response(png, media_type="image/png") if png else Response(status_code=404)
 
@@ -141,10 +180,13 @@ def create_app(ctx: DashboardContext) -> Starlette:
         return _json(await asyncio.to_thread(ctx.world))
 
     async def live(request: Request) -> Response:
-        return StreamingResponse(_live_stream(ctx, request), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        if ctx.live_clients >= ctx.max_live_clients:
+            return JSONResponse({"error": f"too many live viewers (at most {ctx.max_live_clients})"},
+                                status_code=503, headers={"Retry-After": "5", "Cache-Control": "no-store"})
+        return _LiveResponse(ctx, request)
 
-    return Starlette(routes=[
+    gate = [Middleware(TokenGate, digest=ctx.token_digest)] if ctx.token_digest is not None else []
+    return Starlette(middleware=gate, routes=[
         Route("/", index),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/api/vehicles", vehicles),

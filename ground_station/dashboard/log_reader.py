@@ -22,6 +22,8 @@ from ground_station.flight_log import Flight, FlightLog
 
 # A vehicle without any flight_start yet shows at most this many of its latest messages.
 _NO_FLIGHT_BACKLOG = 5000
+# Seqs are stored as SQLite integers (64-bit signed); none is this large.
+SEQ_LIMIT = 2 ** 63
 
 
 T = TypeVar("T")
@@ -78,6 +80,27 @@ def latest_flight_start(reader: LogReader, vehicle_id: str) -> int:
         return flights[-1].start_seq
     row = reader.conn.execute("SELECT MAX(seq) FROM messages WHERE vehicle_id = ?", (vehicle_id,)).fetchone()
     return max(0, int(row[0] or 0) - _NO_FLIGHT_BACKLOG + 1)
+
+
+def latest_of(reader: LogReader, vehicle_id: str, now_ns: int) -> dict[str, Any]:
+    """The vehicle's last message and last ``state`` as of ``now_ns``: what it was, not what it is.
+
+    ``age_s`` counts from when the ground received the message (the ground's clock, so a
+    vehicle clock that is off does not make old news look fresh).
+    """
+    out: dict[str, Any] = {"last_message": None, "state": None}
+    row = reader.conn.execute("SELECT seq, type, t_ns, received_ns FROM messages WHERE vehicle_id = ? "
+                              "ORDER BY seq DESC LIMIT 1", (vehicle_id,)).fetchone()
+    if row:
+        out["last_message"] = {"seq": row[0], "type": row[1], "t_ns": row[2],
+                               "age_s": round((now_ns - row[3]) / 1e9, 3)}
+    row = reader.conn.execute("SELECT seq, t_ns, received_ns, frame FROM messages WHERE vehicle_id = ? "
+                              "AND type = 'state' ORDER BY seq DESC LIMIT 1", (vehicle_id,)).fetchone()
+    if row:
+        env = msgpack.unpackb(row[3], raw=False)
+        out["state"] = {"seq": row[0], "t_ns": row[1], "age_s": round((now_ns - row[2]) / 1e9, 3),
+                        "payload": env.get("payload") if isinstance(env, dict) else None}
+    return out
 
 
 def map_png(reader: LogReader, vehicle_id: str, seq: int) -> bytes | None:

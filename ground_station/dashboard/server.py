@@ -4,6 +4,9 @@ The socket is bound here, before the thread starts, so a taken port is
 reported to the caller at once and port 0 yields the real port for the URL.
 Uvicorn does not install signal handlers off the main thread, so the ground
 station's own SIGINT/SIGTERM handling stays in charge and calls :meth:`stop`.
+
+A dashboard bound beyond loopback without a token would serve every flight to
+anyone who can reach it, so it does not start (:class:`DashboardAuthError`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import socket
 import threading
 from pathlib import Path
 
+from contract.access_token import AccessTokenError, load_token_hash
 from ground_station.dashboard.app import DashboardContext, create_app, world_buildings
+from ground_station.dashboard.auth import is_loopback
 from ground_station.settings import GroundConfig, resolve
 
 log = logging.getLogger("aerie.ground.dashboard")
@@ -21,6 +26,10 @@ log = logging.getLogger("aerie.ground.dashboard")
 
 class DashboardError(RuntimeError):
     """The dashboard could not listen on its address."""
+
+
+class DashboardAuthError(DashboardError):
+    """The dashboard would be reachable beyond this machine without a token: a configuration error."""
 
 
 class DashboardServer:
@@ -36,14 +45,27 @@ class DashboardServer:
     @classmethod
     def from_config(cls, cfg: GroundConfig, base_dir: str | Path) -> "DashboardServer":
         radius = cfg.dashboard_buildings_radius_m
+        digest = None
+        if not is_loopback(cfg.dashboard_host):
+            try:
+                digest = load_token_hash(resolve(base_dir, cfg.dashboard_token_hash))
+            except AccessTokenError as exc:
+                raise DashboardAuthError(
+                    f"dashboard_host {cfg.dashboard_host!r} is not a loopback address, so the dashboard needs its "
+                    f"token, and there is none: {exc}. Make one with `aerie keys dashboard-token DIR` (or "
+                    f"`aerie keys generate`) and set dashboard_token_hash, or bind to 127.0.0.1") from exc
         ctx = DashboardContext(db_path=resolve(base_dir, cfg.db_path), poll_interval_s=cfg.dashboard_poll_interval_s,
-                               load_world=world_buildings(radius) if radius > 0 else None)
+                               load_world=world_buildings(radius) if radius > 0 else None, token_digest=digest,
+                               max_live_clients=cfg.dashboard_max_live_clients)
         return cls(ctx, host=cfg.dashboard_host, port=cfg.dashboard_port)
 
     def start(self) -> str:
         """Bind, start serving in a thread and return the URL."""
         import uvicorn
 
+        if self.ctx.token_digest is None and not is_loopback(self.host):
+            raise DashboardAuthError(f"dashboard_host {self.host!r} is not a loopback address: the dashboard "
+                                     "will not serve it without a token (dashboard_token_hash)")
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -64,7 +86,7 @@ class DashboardServer:
         self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="dashboard",
                                         daemon=True)
         self._thread.start()
-        log.info("dashboard serving", extra={"fields": {"url": self.url}})
+        log.info("dashboard serving", extra={"fields": {"url": self.url, "token": self.ctx.token_digest is not None}})
         return self.url
 
     def stop(self, timeout: float = 5.0) -> None:

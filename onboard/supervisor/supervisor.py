@@ -145,7 +145,7 @@ class Supervisor:
 
             self.sync_server = MemorySyncServer(self.cfg.telemetry, data_dir=self.data_dir,
                                                 import_fn=self._import_lessons,
-                                                on_result=lambda r: self.event("lessons_imported", r)).start()
+                                                on_result=self.event).start()
 
     def _import_lessons(self, bundle: Path) -> Any:
         """Runs on the sync thread: its own connection to the memory file (WAL, one writer at a time)."""

@@ -9,7 +9,12 @@ acknowledgement. Import is idempotent (content-hash ids), so a ground station
 that timed out and sends the same bundle again changes nothing. Any failure
 is answered as ``{op: "error", reason}``; the server keeps running.
 
-``import_fn`` runs on this server's thread.
+A bundle the import refuses does not stay among the received ones: it is moved
+to ``sync_incoming_dir/refused/`` (kept as evidence, never imported again), and
+``on_result`` hears ``lessons_refused`` with the reason instead of
+``lessons_imported`` (the supervisor publishes both as events).
+
+``import_fn`` and ``on_result`` run on this server's thread.
 """
 
 from __future__ import annotations
@@ -29,13 +34,26 @@ from onboard.telemetry.settings import TelemetryConfig, resolve_path
 log = logging.getLogger("aerie.telemetry.sync")
 
 
+# Where refused bundles go, under the incoming directory.
+REFUSED_DIR = "refused"
+
+
 class MemorySyncError(RuntimeError):
     """The sync server could not start, or a bundle could not be delivered."""
 
 
+class BundleRefused(MemorySyncError):
+    """The import refused a received bundle; it was moved out of the incoming directory."""
+
+    def __init__(self, reason: str, sha256: str, moved_to: Path | None) -> None:
+        super().__init__(reason)
+        self.sha256 = sha256
+        self.moved_to = moved_to
+
+
 class MemorySyncServer:
     def __init__(self, cfg: TelemetryConfig, *, data_dir: str | Path, import_fn: Callable[[Path], Any],
-                 on_result: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 on_result: Callable[[str, dict[str, Any]], None] | None = None) -> None:
         self.cfg = cfg
         self._data_dir = Path(data_dir)
         self._import_fn = import_fn
@@ -101,16 +119,25 @@ class MemorySyncServer:
                 continue
             body = self._rep.recv()
             self.counters["received"] += 1
+            event: dict[str, Any]
             try:
-                reply = self._handle(body)
+                reply = event = self._handle(body)
+                kind = "lessons_imported"
                 self.counters["imported"] += 1
             except Exception as exc:  # noqa: BLE001 - any failure is answered, never fatal
                 self.counters["errors"] += 1
-                log.warning("memory bundle refused", extra={"fields": {"reason": str(exc)}})
                 reply = {"op": "error", "reason": str(exc)[:500]}
+                event = {"reason": reply["reason"]}
+                if isinstance(exc, BundleRefused):
+                    event.update(sha256=exc.sha256, moved_to=str(exc.moved_to) if exc.moved_to else None)
+                kind = "lessons_refused"
+                log.warning("memory bundle refused", extra={"fields": event})
             self._rep.send(msgpack.packb(reply, use_bin_type=True))
             if self._on_result is not None:
-                self._on_result(reply)
+                try:
+                    self._on_result(kind, event)
+                except Exception:  # noqa: BLE001 - a listener's failure must not end the server
+                    log.exception("memory sync listener failed on %s", kind)
 
     def _handle(self, body: bytes) -> dict[str, Any]:
         try:
@@ -131,9 +158,24 @@ class MemorySyncServer:
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, path)
-        report = self._import_fn(path)
+        try:
+            report = self._import_fn(path)
+        except Exception as exc:  # noqa: BLE001 - whatever the import refuses is refused, never kept
+            raise BundleRefused(str(exc), sha, self._move_refused(path)) from exc
         result = {"op": "imported", "sha256": sha, "total": int(getattr(report, "total", 0)),
                   "added": int(getattr(report, "added", 0)),
                   "already_present": int(getattr(report, "already_present", 0))}
         log.info("memory bundle imported", extra={"fields": result})
         return result
+
+    def _move_refused(self, path: Path) -> Path | None:
+        """Move a refused bundle to the refused directory (delete it if that fails); where it went."""
+        target = path.parent / REFUSED_DIR / path.name
+        try:
+            target.parent.mkdir(exist_ok=True)
+            os.replace(path, target)
+            return target
+        except OSError:
+            log.exception("cannot move refused bundle %s; deleting it", path)
+            path.unlink(missing_ok=True)
+            return None

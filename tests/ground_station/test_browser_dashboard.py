@@ -249,3 +249,46 @@ async def test_dashboard_follows_the_simulated_vehicle(tmp_path: Path, browser: 
                 ground.join(10)
     finally:
         sim.stop()
+
+
+def test_the_page_shows_how_old_the_state_is_and_events_in_words(tmp_path: Path, browser: Any) -> None:
+    """The last state said armed and in the air, then the flight ended: the page says when that state
+    was true instead of showing it as now, and events read as words. Served beyond loopback, so the
+    browser logs in with the token link and its page and live stream then ride on the cookie."""
+    from selenium.webdriver.common.by import By
+
+    from contract.access_token import generate_token
+    from contract.envelope import decode, encode
+    from ground_station.flight_log import FlightLog
+
+    frames = [encode("u", 1, "flight_start", {"mission": "m"}, t_ns=1_000_000_000),
+              encode("u", 2, "state", {"armed": True, "in_air": True, "flight_mode": "HOLD", "lat": 60.0, "lon": 24.0},
+                     t_ns=2_000_000_000),
+              encode("u", 3, "event", {"kind": "lessons_refused", "detail": {"reason": "experience #0 id does not "
+                                                                             "match its content"}}, t_ns=3_000_000_000),
+              encode("u", 4, "event", {"kind": "lessons_imported", "detail": {"added": 2, "already_present": 1}},
+                     t_ns=3_500_000_000),
+              encode("u", 5, "flight_end", {"reason": "landed"}, t_ns=4_000_000_000)]
+    with FlightLog.open(tmp_path / "fl.sqlite") as fl:
+        fl.store([(decode(f, max_bytes=1 << 20), f) for f in frames])
+        fl.advance("u", seen=5)
+    token, _ = generate_token(tmp_path / "keys")
+    gcfg = GroundConfig(db_path="fl.sqlite", curve=False, vehicles=[], dashboard_host="0.0.0.0", dashboard_port=0,
+                        dashboard_token_hash="keys/dashboard.token_sha256", dashboard_poll_interval_s=0.1)
+    with DashboardServer.from_config(gcfg, tmp_path) as dash:
+        port = int(dash.url.rsplit(":", 1)[1].strip("/"))
+        browser.get(f"http://127.0.0.1:{port}/")
+        assert "401" in browser.find_element(By.TAG_NAME, "body").text
+        browser.get(f"http://127.0.0.1:{port}/?token={token}")
+        assert "token=" not in browser.current_url
+        _wait(lambda: browser.find_element(By.ID, "link").text == "live", 15, "the live feed (with the cookie)")
+        table = _wait(lambda: "state as of" in (t := browser.find_element(By.ID, "vehicle-table").text) and t, 15,
+                      "the state's age")
+        assert "the flight ended after it" in table and "HOLD" in table
+        assert "stale" in browser.find_element(By.ID, "vehicle-table").get_attribute("class")
+        events = browser.find_element(By.ID, "events").text
+        assert "lessons refused: experience #0 id does not match its content" in events
+        assert "lessons imported: 2 new, 1 already known" in events
+        errors = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"
+                  and "401" not in e.get("message", "")]
+        assert not errors, f"the page logged errors: {errors}"

@@ -37,10 +37,10 @@ def test_bundle_is_delivered_acknowledged_and_imported_once(tmp_path: Path, embe
 
     keys = make_keys(tmp_path)
     vcfg = dataclasses.replace(vehicle_cfg(tmp_path, curve=True, keys=keys), sync_endpoint="tcp://127.0.0.1:0")
-    results: list[dict] = []
+    results: list[str] = []
     with ExperienceStore.open(tmp_path / "vehicle_memory.sqlite", embedder, MemoryConfig()) as vehicle_store:
         with MemorySyncServer(vcfg, data_dir=tmp_path, import_fn=lambda p: import_bundle(vehicle_store, p),
-                              on_result=results.append) as server:
+                              on_result=lambda kind, detail: results.append(kind)) as server:
             link = VehicleLinkConfig(vehicle_id="uav-m", sync_endpoint=server.endpoint,
                                      server_public_key=str(keys["vehicle_public"]))
             gcfg = GroundConfig(vehicles=[link], client_secret_key=str(keys["ground_secret"]), sync_timeout_s=20.0)
@@ -63,5 +63,7 @@ def test_bundle_is_delivered_acknowledged_and_imported_once(tmp_path: Path, embe
             with pytest.raises(SyncError, match="no acknowledgement"):
                 push_bundle(bundle, link, bad)
             assert push_bundle(bundle, link, gcfg)["already_present"] == 2
-    assert [r["op"] for r in results] == ["imported", "imported", "error", "imported"]
-    assert len(list((tmp_path / "incoming_bundles").glob("*.msgpack"))) == 2
+    assert results == ["lessons_imported", "lessons_imported", "lessons_refused", "lessons_imported"]
+    # The refused bundle is not kept among the received ones.
+    assert len(list((tmp_path / "incoming_bundles").glob("*.msgpack"))) == 1
+    assert len(list((tmp_path / "incoming_bundles" / "refused").glob("*.msgpack"))) == 1

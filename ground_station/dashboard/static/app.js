@@ -7,7 +7,10 @@ const $ = (id) => document.getElementById(id);
 const SVGNS = "http://www.w3.org/2000/svg";
 const W = 800, H = 600;
 
-const store = { live: {}, vehicle: null, source: "live", replay: null, buildings: [], worldOrigin: null, flights: [] };
+const store = { live: {}, vehicle: null, source: "live", replay: null, buildings: [], worldOrigin: null, flights: [],
+                status: {}, statusAt: 0 };
+// A live state older than this is shown as stale: the vehicle said it, but it may no longer be true.
+const STALE_S = 5;
 const M_PER_DEG = 6371008.8 * Math.PI / 180;
 let renderQueued = false;
 let mapProjection = null;   // [east, north] -> SVG x, y of the map as last drawn
@@ -200,18 +203,34 @@ function renderVehicle(d) {
     (typeof p.battery_voltage_v === "number" ? ` · ${p.battery_voltage_v.toFixed(1)} V` : "");
   const speed = typeof p.vn_m_s === "number" && typeof p.ve_m_s === "number" ? Math.hypot(p.vn_m_s, p.ve_m_s) : null;
   const pos = d.path.length ? d.path[d.path.length - 1] : null;
-  kvTable($("vehicle-table"), [
+  const rows = [];
+  const asOf = stateAge(d);
+  if (asOf) rows.push(["state as of", asOf.text, asOf.stale ? "bad" : ""]);
+  kvTable($("vehicle-table"), rows.concat([
     ["mode", p.flight_mode],
     ["armed · in air", p.armed === undefined ? null : `${fmt(p.armed)} · ${fmt(p.in_air)}`], ["landed state", p.landed_state],
     ["altitude (rel)", p.rel_alt_m !== undefined ? p.rel_alt_m : (typeof p.down_m === "number" ? -p.down_m : null)],
     ["ground speed m/s", speed], ["position E, N m", pos ? `${pos[0].toFixed(1)}, ${pos[1].toFixed(1)}` : null],
     ["GPS", p.gps_fix !== undefined ? `${p.gps_fix} (${fmt(p.gps_satellites)} sats)` : null],
-  ]);
+  ]));
+  $("vehicle-table").classList.toggle("stale", !!(asOf && asOf.stale));
   const flags = ["global_position_ok", "home_position_ok", "local_position_ok", "armable"].filter((k) => k in p);
   $("health").replaceChildren(...flags.map((k) => {
     const s = document.createElement("span"); s.className = p[k] ? "ok" : "bad"; s.textContent = k.replace(/_ok$/, "").replace(/_/g, " ");
     return s;
   }));
+}
+
+// How old the shown state is. Live: from the server's /api/vehicles (ages on the ground's clock,
+// counted on since it was fetched); replay: the state's time in the flight.
+function stateAge(d) {
+  if (!d.state) return null;
+  if (store.source !== "live") return { text: `T+${((d.state.t_ns - (d.start ? d.start.t_ns : d.state.t_ns)) / 1e9).toFixed(1)} s`, stale: false };
+  const st = store.status[store.vehicle];
+  if (!st || !st.state || st.state.seq !== d.state.seq) return null;
+  const age = st.state.age_s + (performance.now() - store.statusAt) / 1000;
+  const after = d.end && d.end.seq > d.state.seq ? " · the flight ended after it" : "";
+  return { text: `${age < 1 ? age.toFixed(1) : age.toFixed(0)} s ago${after}`, stale: age > STALE_S || !!after };
 }
 
 function renderAgent(d) {
@@ -271,10 +290,37 @@ function renderEvents(d, t0) {
     const li = document.createElement("li"); li.className = p.kind || "";
     const t = document.createElement("span"); t.className = "t"; t.textContent = timeOf(it, t0);
     const k = document.createElement("span"); k.className = "k"; k.textContent = p.kind || "?";
-    const x = document.createElement("span"); x.textContent = p.detail === null || p.detail === undefined ? "" : fmt(p.detail);
+    const x = document.createElement("span"); x.textContent = eventWords(p.kind, p.detail);
+    if (p.detail !== null && p.detail !== undefined) x.title = JSON.stringify(p.detail);
     li.append(t, k, x); return li;
   });
   $("events").replaceChildren(...list);
+}
+
+// Events in words: the vehicle's (arm, takeoff, landing, mode, failsafe, refusal), the link's and the
+// memory sync's; any other kind shows its detail as "key value" pairs.
+const EVENT_WORDS = {
+  armed: () => "armed", disarmed: () => "disarmed", takeoff: () => "took off", landed: () => "landed",
+  mode: (x) => `mode ${x.mode || x.to || ""}` + (x.from ? ` (was ${x.from})` : ""),
+  mode_change: (x) => EVENT_WORDS.mode(x), mode_changed: (x) => EVENT_WORDS.mode(x),
+  failsafe: (x) => `failsafe${x.action ? ": " + x.action : ""}${x.reason ? " (" + x.reason + ")" : ""}`,
+  refused: (x) => `command refused${x.reason ? ": " + x.reason : ""}`,
+  clamped: (x) => `command clamped${x.reason ? ": " + x.reason : ""}`,
+  link_lost: () => "link to the autopilot lost", link_restored: () => "link to the autopilot restored",
+  battery_warn: (x) => `battery low${typeof x.percent === "number" ? ` (${x.percent.toFixed(0)} %)` : ""}`,
+  battery_return: () => "battery critical: returning home", battery_land: () => "battery critical: landing now",
+  lessons_imported: (x) => `lessons imported: ${fmt(x.added)} new, ${fmt(x.already_present)} already known`,
+  lessons_refused: (x) => `lessons refused: ${x.reason || "no reason given"}`,
+  mission_aborted: (x) => `mission aborted${x.reason ? ": " + x.reason : ""}`,
+  mission_error: (x) => `mission failed${x.error ? ": " + x.error : ""}`,
+};
+
+function eventWords(kind, detail) {
+  if (detail === null || detail === undefined) detail = {};
+  if (typeof detail !== "object" || Array.isArray(detail)) return fmt(detail);
+  const words = EVENT_WORDS[kind];
+  if (words) return words(detail);
+  return Object.entries(detail).map(([k, v]) => `${k.replace(/_/g, " ")} ${fmt(v)}`).join(", ");
 }
 
 // The replayed flight's post-flight analysis, and its key step marked on the map.
@@ -368,6 +414,17 @@ function togglePlay() {
   }, 50);
 }
 
+// Each vehicle's last message and last state with their ages, as the server sees them.
+async function loadStatus() {
+  try {
+    const r = await fetch("/api/vehicles");
+    if (!r.ok) return;
+    store.status = await r.json();
+    store.statusAt = performance.now();
+  } catch (e) { return; }
+  queueRender();
+}
+
 function connectLive() {
   const es = new EventSource("/api/live");
   es.onopen = () => { const l = $("link"); l.textContent = "live"; l.className = "pill on"; };
@@ -393,6 +450,8 @@ $("scrub").addEventListener("input", (e) => {
   stopPlay(); r.t = r.t0 + (r.t1 - r.t0) * Number(e.target.value) / 1000; showReplayTime(); queueRender();
 });
 connectLive();
+loadStatus();
+setInterval(loadStatus, 2000);
 loadFlights();
 loadWorld();
 render();
