@@ -18,12 +18,12 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from contract.geodesy import GeoPoint
 from firmware_bridge.commands import CommandError, CommandResult, Commands
 from firmware_bridge.connection import HealthTimeout, Link, open_link
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.events import EventFanout
 from firmware_bridge.failsafe_monitor import FailsafeMonitor
-from firmware_bridge.geo import GeoPoint
 from firmware_bridge.intents import Intent
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation, Verdict
 from firmware_bridge.settings import BridgeConfig, GeofenceConfig

@@ -15,6 +15,7 @@ import logging
 import math
 from typing import Any
 
+from contract.geodesy import geo_from_ned
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.intents import GlobalTarget, PositionNed
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation
@@ -120,8 +121,6 @@ class Commands:
 
     async def goto_local(self, target: PositionNed, speed_m_s: float | None = None) -> GlobalTarget:
         """Fly to a point given in metres north/east/down of home."""
-        from firmware_bridge.geo import geo_from_ned
-
         envelope = self._envelope()
         lat, lon = geo_from_ned(envelope.home, target.north_m, target.east_m)
         return await self.goto(GlobalTarget(lat, lon, target.rel_alt_m, target.yaw_deg), speed_m_s)

@@ -10,10 +10,10 @@ import asyncio
 import math
 import time
 
+from contract.geodesy import ned_from_geo
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError
-from firmware_bridge.geo import ned_from_geo
 from firmware_bridge.intents import GlobalTarget, Intent, PositionNed
 from firmware_bridge.vehicle_state import VehicleState
 

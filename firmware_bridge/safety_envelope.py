@@ -14,9 +14,10 @@ import logging
 import math
 from dataclasses import dataclass, replace
 
+from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from firmware_bridge.errors import BridgeError
-from firmware_bridge.geo import GeoPoint, closest_point_on_polygon, geo_from_ned, ned_from_geo, point_in_polygon
 from firmware_bridge.intents import GlobalTarget, PositionNed, VelocityNed
+from firmware_bridge.polygon import closest_point_on_polygon, point_in_polygon
 from firmware_bridge.settings import SafetyConfig
 
 log = logging.getLogger(__name__)

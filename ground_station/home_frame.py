@@ -5,7 +5,9 @@ so they need one frame. The agent reasons in metres east/north of take-off
 (home); the autopilot reports a local NED position from its EKF origin, which
 may sit elsewhere, together with home in that same frame, so the difference is
 the position from home. Without a valid local position (no EKF origin yet, or
-a log from a vehicle that only reports GPS) lat/lon are projected around home.
+a log from a vehicle that only reports GPS) lat/lon are projected around home
+with the autopilot's own projection (:mod:`contract.geodesy`), so both paths
+put the vehicle in the same place.
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-# Metres per degree of latitude (spherical Earth; exact enough over a flight's few kilometres).
-M_PER_DEG = 6371008.8 * math.pi / 180.0
+from contract.geodesy import GeoPoint, ned_from_geo
 
 
 def finite(value: Any) -> float | None:
@@ -47,6 +48,9 @@ def enu_from_home(state: Mapping[str, Any], *, first_fix: tuple[float, float] | 
         lat0, lon0 = first_fix
     if lat is None or lon is None or lat0 is None or lon0 is None:
         return None
-    north = (lat - lat0) * M_PER_DEG
-    east = (lon - lon0) * M_PER_DEG * math.cos(math.radians(lat0))
+    try:
+        home, here = GeoPoint(lat0, lon0), GeoPoint(lat, lon)
+    except ValueError:  # a corrupt log: not a position, not a crash
+        return None
+    north, east = ned_from_geo(home, here.lat, here.lon)
     return east, north, finite(state.get("rel_alt_m")) or 0.0

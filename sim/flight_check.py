@@ -14,15 +14,15 @@ import asyncio
 import sys
 import time
 
+from contract.geodesy import geo_from_ned
+from contract.log_setup import LoggingConfig, configure_logging
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.errors import BridgeError
-from firmware_bridge.geo import geo_from_ned
 from firmware_bridge.intents import GlobalTarget, PositionNed, VelocityNed
 from firmware_bridge.maneuvers import (
     goto_and_wait, hold_intent, land_and_wait, offboard_to, position_from_home, takeoff_and_wait, wait_until,
 )
 from firmware_bridge.settings import BridgeConfig, LinkConfig
-from contract.log_setup import LoggingConfig, configure_logging
 
 
 async def run_flight_check(bridge: FlightBridge, altitude_m: float = 10.0, square_m: float = 10.0,

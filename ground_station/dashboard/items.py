@@ -13,8 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-# Metres per degree of latitude (spherical Earth; plenty for a dashboard map).
-_M_PER_DEG = 6371008.8 * math.pi / 180.0
+from contract.geodesy import GeoPoint, ned_from_geo
 
 
 def json_safe(value: Any) -> Any:
@@ -39,8 +38,8 @@ def _finite(*values: Any) -> bool:
 def local_position(state: dict[str, Any], origin: tuple[float, float] | None) -> list[float] | None:
     """``[east, north]`` metres: the local NED position if valid, else lat/lon relative to ``origin``.
 
-    ``origin`` is (lat, lon) of home or of the flight's first fix; an equirectangular
-    projection is exact enough over the few kilometres a flight covers.
+    ``origin`` is (lat, lon) of home or of the flight's first fix, projected
+    like the autopilot's own local frame (:mod:`contract.geodesy`).
     """
     north, east = state.get("north_m"), state.get("east_m")
     if _finite(north, east):
@@ -48,9 +47,11 @@ def local_position(state: dict[str, Any], origin: tuple[float, float] | None) ->
     lat, lon = state.get("lat"), state.get("lon")
     if origin is None or not _finite(lat, lon):
         return None
-    lat0, lon0 = origin
-    n = (float(lat) - lat0) * _M_PER_DEG
-    e = (float(lon) - lon0) * _M_PER_DEG * math.cos(math.radians(lat0))
+    try:
+        home, here = GeoPoint(*origin), GeoPoint(float(lat), float(lon))
+    except ValueError:  # out-of-range lat/lon from a corrupt log: no position
+        return None
+    n, e = ned_from_geo(home, here.lat, here.lon)
     return [round(e, 3), round(n, 3)]
 
 

@@ -19,9 +19,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from contract.geodesy import ned_from_geo
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.errors import BridgeError
-from firmware_bridge.geo import ned_from_geo
 from firmware_bridge.intents import GlobalTarget, PositionNed
 from firmware_bridge.maneuvers import distance_m, land_and_wait, position_from_home, takeoff_and_wait, wait_until
 from onboard.supervisor.settings import SupervisorConfig

@@ -18,7 +18,7 @@ import numpy as np
 from sim.benchmark.compass import index_of_bearing, spellings
 from sim.benchmark.understand import estimate_goal, parse_relations
 from sim.world.city import Building, Poi, polygon_area
-from sim.world.geo import bearing_deg
+from sim.world.compass import bearing_deg
 
 MAX_REFERENCE_M = 700.0  # landmarks further from the goal than this are not used
 MIN_LANDMARK_AREA_M2 = 250.0  # kiosks and boat sheds are no landmarks to steer by

@@ -15,10 +15,11 @@ from typing import Protocol
 
 import numpy as np
 
+from contract.geodesy import ned_from_geo
 from sim.benchmark import metrics
 from sim.benchmark.agent_api import Action, Agent, Observation
 from sim.benchmark.tasks import ResolvedTask
-from sim.world.geo import bearing_deg
+from sim.world.compass import bearing_deg
 from sim.world.perception import NoiseModel, OraclePerception, preset
 from sim.world.world import World
 
@@ -49,7 +50,7 @@ def is_success(world: World, rt: ResolvedTask, node: int) -> bool:
     g = world.graph
     if node == rt.goal_node or node in g.adj[rt.goal_node]:
         return True
-    gx, gy = world.origin.to_enu(rt.task.goal_lat, rt.task.goal_lon)
+    gy, gx = ned_from_geo(world.origin, rt.task.goal_lat, rt.task.goal_lon)
     return bool(np.hypot(g.xy[node][0] - gx, g.xy[node][1] - gy) <= SUCCESS_RADIUS_M)
 
 
@@ -91,7 +92,7 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
         traj.append(node)
     wall = time.perf_counter() - t0
     success = arrived and is_success(world, rt, node)
-    gx, gy = world.origin.to_enu(rt.task.goal_lat, rt.task.goal_lon)
+    gy, gx = ned_from_geo(world.origin, rt.task.goal_lat, rt.task.goal_lon)
     return {
         "task": rt.id, "agent": getattr(agent, "name", type(agent).__name__), "perception": preset_name or "custom",
         "seed": seed, "success": bool(success), "arrived": arrived, "end": reason if success or not arrived else "wrong_place",

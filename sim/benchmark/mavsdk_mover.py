@@ -18,8 +18,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from contract.geodesy import ned_from_geo
 from firmware_bridge.bridge import FlightBridge
-from firmware_bridge.geo import ned_from_geo
 from firmware_bridge.intents import GlobalTarget
 from firmware_bridge.maneuvers import distance_m, land_and_wait, position_from_home, takeoff_and_wait, wait_until
 from firmware_bridge.intents import PositionNed

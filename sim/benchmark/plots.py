@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from contract.geodesy import ned_from_geo
 from sim.world.world import World
 
 
@@ -86,7 +87,7 @@ def trajectory_map(world: World, episode: dict, task_description: str, path: Pat
     ax.plot(traj[:, 0], traj[:, 1], color="#d62728", lw=2, zorder=3, label="flown")
     s = g.xy[episode["trajectory"][0]]
     ax.scatter(*s, s=80, c="#2ca02c", zorder=4, label="start")
-    gx, gy = world.origin.to_enu(*episode["goal_latlon"])
+    gy, gx = ned_from_geo(world.origin, *episode["goal_latlon"])
     ax.scatter(gx, gy, s=140, marker="*", c="#1f77b4", zorder=4, label="goal")
     ax.add_patch(Circle((gx, gy), 50, fill=False, ec="#1f77b4", ls="--"))
     for lm in world.landmarks:

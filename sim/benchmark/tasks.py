@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from contract.geodesy import ned_from_geo
 from sim.world.world import World
 
 SCHEMA_VERSION = 1
@@ -193,7 +194,8 @@ def resolve(task: Task, world: World) -> ResolvedTask:
     s = g.nearest_node_latlon(task.start_lat, task.start_lon)
     t = g.nearest_node_latlon(task.goal_lat, task.goal_lon)
     for key, node, lat, lon in (("start", s, task.start_lat, task.start_lon), ("goal", t, task.goal_lat, task.goal_lon)):
-        off = float(np.hypot(*(g.xy[node] - np.array(world.origin.to_enu(lat, lon)))))
+        north, east = ned_from_geo(world.origin, lat, lon)
+        off = float(np.hypot(g.xy[node][0] - east, g.xy[node][1] - north))
         if off > MAX_SNAP_M:
             raise TaskFileError(f"task '{task.id}': field '{key}' is {off:.0f} m from the nearest street node "
                                 f"(more than {MAX_SNAP_M:.0f} m: outside the {world.city.name} map)")

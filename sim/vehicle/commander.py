@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
+
 from . import navigation as nav
 from . import px4_modes as pm
-from .geo import GeoOrigin
 from .mission import MissionStore
 from .mission_runner import MissionRunner
 from .params import ParamTable
@@ -74,7 +75,7 @@ class Outbox:
 
 
 class Commander:
-    def __init__(self, params: ParamTable, physics: Physics, origin: GeoOrigin, store: MissionStore, now: float,
+    def __init__(self, params: ParamTable, physics: Physics, origin: GeoPoint, store: MissionStore, now: float,
                  prearm_delay_s: float = 4.0):
         self.params = params
         self.physics = physics
@@ -89,7 +90,7 @@ class Commander:
         self.failsafe_mode: pm.Px4Mode | None = None  # shown instead while a failsafe acts
         self.failsafe_reason: str | None = None
         self.landed_state = ON_GROUND
-        self.home = Home(origin.lat_deg, origin.lon_deg, origin.alt_m, (0.0, 0.0, 0.0))
+        self.home = Home(origin.lat, origin.lon, origin.alt_amsl, (0.0, 0.0, 0.0))
 
         self.armed_t = 0.0
         self.flown_since_arm = False
@@ -302,7 +303,7 @@ class Commander:
             if announce:
                 self.text(SEV_INFO, f"Using default takeoff altitude: {rel:.1f} m")
         else:
-            target_d = self.origin.alt_m - alt_amsl
+            target_d = self.origin.alt_amsl - alt_amsl
         if self.in_air:
             target_d = min(target_d, p[2])
         self.takeoff_target_d = target_d
@@ -316,7 +317,7 @@ class Commander:
         self.land_xy = self.pos()[:2]
         lat, lon = (p[4], p[5]) if len(p) > 5 else (float("nan"), float("nan"))
         if not _nan(lat) and not _nan(lon) and (lat != 0 or lon != 0):
-            n, e, _ = self.origin.to_local(lat, lon, self.origin.alt_m)
+            n, e = ned_from_geo(self.origin, lat, lon)
             self.land_xy = (n, e)
         else:
             self.text(SEV_INFO, "Landing at current position")
@@ -334,7 +335,7 @@ class Commander:
         cur = self.pos()
         n, e = cur[0], cur[1]
         if not _nan(lat) and not _nan(lon):
-            n, e, _ = self.origin.to_local(lat, lon, self.origin.alt_m)
+            n, e = ned_from_geo(self.origin, lat, lon)
         d = cur[2]
         if not _nan(alt):
             d = self._alt_to_d(float(alt), frame or 0)
@@ -355,7 +356,7 @@ class Commander:
     def _alt_to_d(self, alt: float, frame: int) -> float:
         if frame in (3, 6, 10, 11):  # relative to home (terrain treated as home)
             return self.home.local[2] - alt
-        return self.origin.alt_m - alt
+        return self.origin.alt_amsl - alt
 
     def _cmd_change_speed(self, p: list[float]) -> int:
         speed_type = int(p[0]) if not _nan(p[0]) else 1
@@ -374,13 +375,15 @@ class Commander:
             lat, lon, alt = p[4], p[5], p[6]
         if _nan(lat) or _nan(lon) or _nan(alt):
             return DENIED
-        self.home = Home(lat, lon, alt, self.origin.to_local(lat, lon, alt), self.home.time_usec)
+        n, e = ned_from_geo(self.origin, lat, lon)
+        self.home = Home(lat, lon, alt, (n, e, self.origin.alt_amsl - alt), self.home.time_usec)
         self.out.home_changed = True
         return ACCEPTED
 
     def _set_home_here(self) -> None:
         p = self.pos()
-        lat, lon, alt = self.origin.to_global(*p)
+        lat, lon = geo_from_ned(self.origin, p[0], p[1])
+        alt = self.origin.alt_amsl - p[2]
         self.home = Home(lat, lon, alt, p, int(self.physics.state.t * 1e6))
         self.out.home_changed = True
 
@@ -428,7 +431,7 @@ class Commander:
         self.rtl_alt_d = min(ret_d, cur_d)
         self.rtl_phase = "climb" if cur_d > self.rtl_alt_d + 0.5 else "return"
         if self.armed and self.in_air:
-            alt_amsl = self.origin.alt_m - self.rtl_alt_d
+            alt_amsl = self.origin.alt_amsl - self.rtl_alt_d
             above = alt_amsl - self.home.alt
             self.text(SEV_INFO, f"RTL: start return at {int(round(alt_amsl))} m ({int(round(above))} m above destination)")
 
@@ -704,7 +707,8 @@ class Commander:
     # -------------------------------------------------------------- truth
     def truth(self, now: float) -> dict:
         s = self.physics.state
-        lat, lon, alt = self.origin.to_global(*s.pos)
+        lat, lon = geo_from_ned(self.origin, s.pos[0], s.pos[1])
+        alt = self.origin.alt_amsl - s.pos[2]
         return {
             "t": s.t, "lat": lat, "lon": lon, "alt_amsl": alt, "rel_alt": self.height(),
             "ned": list(s.pos), "vel_ned": list(s.vel), "yaw_deg": math.degrees(s.yaw),

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from contract.geodesy import ned_from_geo
+
 from . import navigation as nav
 from . import px4_modes as pm
 from .mission import MissionItem
@@ -96,7 +98,7 @@ class MissionRunner:
         if it.x == 0 and it.y == 0:
             n, e = cur[0], cur[1]
         else:
-            n, e, _ = c.origin.to_local(it.lat, it.lon, c.origin.alt_m)
+            n, e = ned_from_geo(c.origin, it.lat, it.lon)
         d = cur[2] if _nan(it.z) else c._alt_to_d(float(it.z), it.frame)
         return n, e, d
 

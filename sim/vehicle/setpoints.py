@@ -12,7 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from .geo import GeoOrigin
+from contract.geodesy import GeoPoint, ned_from_geo
+
 
 # SET_POSITION_TARGET type_mask bits (POSITION_TARGET_TYPEMASK)
 IGN_X, IGN_Y, IGN_Z = 1, 2, 4
@@ -34,7 +35,7 @@ class Setpoint:
 
 
 def decode_setpoint(m, msg_type: str, now: float, pos_ned: tuple[float, float, float], yaw: float,
-                    origin: GeoOrigin, alt_to_d: Callable[[float, int], float]) -> Setpoint | None:
+                    origin: GeoPoint, alt_to_d: Callable[[float, int], float]) -> Setpoint | None:
     """Turn a received setpoint message into a :class:`Setpoint` (None if unusable)."""
     if msg_type == "SET_ATTITUDE_TARGET":
         # attitude offboard is not modelled: it keeps offboard alive and holds position
@@ -59,7 +60,7 @@ def decode_setpoint(m, msg_type: str, now: float, pos_ned: tuple[float, float, f
         lon = None if mask & IGN_Y else m.lon_int * 1e-7
         pos = [None, None, None]
         if lat is not None and lon is not None:
-            n, e, _ = origin.to_local(lat, lon, origin.alt_m)
+            n, e = ned_from_geo(origin, lat, lon)
             pos[0], pos[1] = n, e
         if not mask & IGN_Z:
             pos[2] = alt_to_d(m.alt, m.coordinate_frame)

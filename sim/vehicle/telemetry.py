@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from contract.geodesy import geo_from_ned
+
 from .commander import Commander
 from .mavlink_ext import mission_current
 
@@ -154,7 +156,8 @@ class TelemetryBuilder:
         if not c.gps_ok:
             return None  # PX4 stops publishing an invalid global position
         n, e, d = self._est_pos()
-        lat, lon, alt = c.origin.to_global(n, e, d)
+        lat, lon = geo_from_ned(c.origin, n, e)
+        alt = c.origin.alt_amsl - d
         rel = c.home.local[2] - d
         hdg = int(round(math.degrees(s.yaw) * 100)) % 36000
         return self.mav.global_position_int_encode(self.boot_ms(now), int(round(lat * 1e7)), int(round(lon * 1e7)),
@@ -195,7 +198,8 @@ class TelemetryBuilder:
         n = s.pos[0] + s.gps_err[0] + s.gps_noise[0]
         e = s.pos[1] + s.gps_err[1] + s.gps_noise[1]
         d = s.pos[2] + s.gps_err[2] + s.gps_noise[2]
-        lat, lon, alt = c.origin.to_global(n, e, d)
+        lat, lon = geo_from_ned(c.origin, n, e)
+        alt = c.origin.alt_amsl - d
         gs = math.hypot(s.vel[0], s.vel[1])
         cog = int(round(math.degrees(math.atan2(s.vel[1], s.vel[0])) * 100)) % 36000 if gs > 0.2 else 0
         a = int(round(alt * 1000))
@@ -207,14 +211,14 @@ class TelemetryBuilder:
 
     def vfr_hud(self, now: float):
         c, s = self.c, self.c.physics.state
-        _, _, alt = c.origin.to_global(*s.pos)
+        alt = c.origin.alt_amsl - s.pos[2]
         hdg = int(round(math.degrees(s.yaw))) % 360
         thr = 0 if not c.armed else int(min(100, 50 + 5 * -s.acc[2]))
         return self.mav.vfr_hud_encode(0.0, math.hypot(s.vel[0], s.vel[1]), hdg, thr, alt, -s.vel[2])
 
     def altitude(self, now: float):
         c, s = self.c, self.c.physics.state
-        _, _, alt = c.origin.to_global(*s.pos)
+        alt = c.origin.alt_amsl - s.pos[2]
         nan = float("nan")
         return self.mav.altitude_encode(self.boot_us(now), alt, alt, -s.pos[2], c.height(), nan,
                                         max(0.0, -s.pos[2]) if c.armed else nan)
@@ -273,7 +277,8 @@ class TelemetryBuilder:
         if not c.armed or not c.in_air or c.displayed_mode.main != 4:
             return None
         n, e, d = c.hold_target
-        lat, lon, alt = c.origin.to_global(n, e, d)
+        lat, lon = geo_from_ned(c.origin, n, e)
+        alt = c.origin.alt_amsl - d
         return self.mav.position_target_global_int_encode(self.boot_ms(now), 5, 0, int(round(lat * 1e7)),
                                                           int(round(lon * 1e7)), alt, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
                                                           c.hold_yaw or 0.0, 0.0)

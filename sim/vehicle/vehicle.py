@@ -18,8 +18,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from contract.geodesy import GeoPoint
+
 from .commander import ACCEPTED, UNSUPPORTED, Commander
-from .geo import GeoOrigin
 from .mavlink_link import VEHICLE_COMPID, MavlinkLink
 from .mission import MissionStore, MissionTransfer
 from .params import HASH_CHECK_INDEX, HASH_CHECK_NAME, MAV_PARAM_TYPE_UINT32, ParamTable, uint_to_wire
@@ -91,7 +92,7 @@ class Vehicle:
         self.boot_t = now
         self.params = ParamTable.px4_defaults({"MAV_SYS_ID": cfg.sysid, "SIH_LOC_LAT0": cfg.home[0],
                                                "SIH_LOC_LON0": cfg.home[1], "SIH_LOC_H0": cfg.home[2], **cfg.params})
-        self.origin = GeoOrigin(*cfg.home)
+        self.origin = GeoPoint(*cfg.home)
         self.physics = Physics(seed=cfg.seed)
         self.physics.battery_drain_scale = cfg.battery_drain_scale
         self.physics.set_wind(*cfg.wind)

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from sim.world.world import World
 
-# Bump when the city parsing, graph construction or visibility rules change.
-WORLD_VERSION = 2
+# Bump when the city parsing, projection, graph construction or visibility rules change
+# (3: contract.geodesy, PX4's sphere, replaced the WGS84 tangent plane).
+WORLD_VERSION = 3
 
 
 def cache_dir() -> Path:

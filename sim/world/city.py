@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.world.geo import GeoOrigin
+from contract.geodesy import GeoPoint
 
 # Storey height used to turn `building:levels` into metres, plus a roof allowance
 # per building. 3.2 m per storey is a common planning figure for European
@@ -69,7 +69,7 @@ class City:
     """Everything loaded from the OSM extract, projected to the local frame."""
 
     name: str
-    origin: GeoOrigin
+    origin: GeoPoint
     buildings: list[Building]
     pois: list[Poi]
     streets: dict[str, list[StreetEdge]]  # network type -> edges

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from sim.world.city import StreetEdge
-from sim.world.geo import GeoOrigin, bearing_deg, compass8
+from sim.world.compass import bearing_deg, compass8
 
 SAMPLE_M = 5.0
 MIN_SPACING_M = 40.0
@@ -51,7 +52,7 @@ class StreetGraph:
     latlon: np.ndarray  # (n, 2) degrees
     adj: list[list[int]]
     network_type: str
-    origin: GeoOrigin
+    origin: GeoPoint
     _nbr_cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -79,7 +80,8 @@ class StreetGraph:
         return int(np.argmin(np.hypot(self.xy[:, 0] - x, self.xy[:, 1] - y)))
 
     def nearest_node_latlon(self, lat: float, lon: float) -> int:
-        return self.nearest_node(*self.origin.to_enu(lat, lon))
+        north, east = ned_from_geo(self.origin, lat, lon)
+        return self.nearest_node(east, north)
 
     def hops_from(self, source: int) -> np.ndarray:
         """Breadth-first hop counts from `source` (-1 where unreachable)."""
@@ -251,7 +253,7 @@ class _Grid:
         return out
 
 
-def discretise(edges: list[StreetEdge], origin: GeoOrigin, network_type: str,
+def discretise(edges: list[StreetEdge], origin: GeoPoint, network_type: str,
                min_spacing: float = MIN_SPACING_M) -> StreetGraph:
     """Turn street polylines into a graph with a node about every 50 m (see module doc)."""
     dense = densify(edges)
@@ -279,6 +281,6 @@ def discretise(edges: list[StreetEdge], origin: GeoOrigin, network_type: str,
         if oa != ob:
             adj_sets[oa].add(int(ob))
             adj_sets[ob].add(int(oa))
-    lat, lon = origin.to_geodetic(cxy[:, 0], cxy[:, 1])
+    lat, lon = geo_from_ned(origin, cxy[:, 1], cxy[:, 0])
     return StreetGraph(xy=cxy, latlon=np.column_stack([lat, lon]), adj=[sorted(s) for s in adj_sets],
                        network_type=network_type, origin=origin)

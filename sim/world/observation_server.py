@@ -31,6 +31,7 @@ import msgpack
 import numpy as np
 import zmq
 
+from contract.geodesy import ned_from_geo
 from sim.world.perception import OraclePerception
 from sim.world.world import World
 
@@ -116,7 +117,7 @@ class WorldObservationServer:
             raise ValueError("lat/lon must be finite")
         heading = float(req.get("heading") or 0.0)
         g = self.world.graph
-        x, y = self.world.origin.to_enu(lat, lon)
+        y, x = ned_from_geo(self.world.origin, lat, lon)
         node = req.get("node")
         if not (isinstance(node, int) and 0 <= node < g.n_nodes
                 and math.hypot(g.xy[node][0] - x, g.xy[node][1] - y) <= SNAP_TOLERANCE_M):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from contract.geodesy import GeoPoint, ned_from_geo
 from sim.world.city import (
     DEFAULT_BUILDING_HEIGHT_M,
     ROOF_ALLOWANCE_M,
@@ -22,7 +23,6 @@ from sim.world.city import (
     Poi,
     StreetEdge,
 )
-from sim.world.geo import GeoOrigin
 
 # pyrosm's network types; `aerie world networks` compares them on POI coverage.
 NETWORK_TYPES = ("driving", "walking", "cycling", "all")
@@ -97,10 +97,10 @@ def load_city(pbf: Path | None = None, name: str = "helsinki") -> City:
 
     all_ll = np.vstack([c for items in streets_ll.values() for _, _, c in items])
     lon0, lat0 = (all_ll.min(axis=0) + all_ll.max(axis=0)) / 2.0
-    origin = GeoOrigin(lat=round(float(lat0), 6), lon=round(float(lon0), 6), alt=0.0)
+    origin = GeoPoint(lat=round(float(lat0), 6), lon=round(float(lon0), 6))
 
     def enu(coords: np.ndarray) -> np.ndarray:
-        e, n = origin.to_enu(coords[:, 1], coords[:, 0])
+        n, e = ned_from_geo(origin, coords[:, 1], coords[:, 0])
         return np.column_stack([e, n])
 
     streets = {t: [StreetEdge(u, v, enu(c)) for u, v, c in items] for t, items in streets_ll.items()}
@@ -131,7 +131,7 @@ def load_city(pbf: Path | None = None, name: str = "helsinki") -> City:
             continue
         kind = next((_clean(row.get(k)) for k in POI_KEYS if _clean(row.get(k))), "place")
         pt = geom if geom.geom_type == "Point" else geom.representative_point()
-        e, n = origin.to_enu(pt.y, pt.x)
+        n, e = ned_from_geo(origin, pt.y, pt.x)
         key = (nm, round(e / 5), round(n / 5))
         if key in seen:
             continue

@@ -6,10 +6,10 @@ import time
 
 import pytest
 
+from contract.geodesy import geo_from_ned
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from sim.flight_check import run_flight_check
-from firmware_bridge.geo import geo_from_ned
 from firmware_bridge.intents import GlobalTarget, PositionNed, VelocityNed
 from firmware_bridge.maneuvers import (
     hold_intent, land_and_wait, position_from_home, takeoff_and_wait, wait_until,

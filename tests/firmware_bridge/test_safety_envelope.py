@@ -2,8 +2,9 @@ import math
 
 import pytest
 
-from firmware_bridge.geo import GeoPoint, geo_from_ned, ned_from_geo, point_in_polygon
+from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from firmware_bridge.intents import GlobalTarget, PositionNed, VelocityNed
+from firmware_bridge.polygon import point_in_polygon
 from firmware_bridge.safety_envelope import BatteryAction, SafetyEnvelope, SafetyViolation
 from firmware_bridge.settings import GeofenceConfig, SafetyConfig
 

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+from contract.geodesy import ned_from_geo
 from sim.benchmark.compass import DIRECTION_RE, direction_index, spellings
 from sim.benchmark.tasks import load_tasks
 from sim.benchmark.understand import estimate_goal, parse_relations
@@ -64,7 +65,7 @@ def test_public_descriptions_vary_and_read_back_close_to_the_goal():
     assert {"m", "km"} <= units
     errors = []
     for t in tasks:
-        gx, gy = w.origin.to_enu(t.goal_lat, t.goal_lon)
+        gy, gx = ned_from_geo(w.origin, t.goal_lat, t.goal_lon)
         est = estimate_goal(parse_relations(t.description, names), pos)
         errors.append(np.hypot(est[0] - gx, est[1] - gy))
     assert max(errors) <= 160.0

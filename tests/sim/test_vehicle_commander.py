@@ -4,10 +4,10 @@ import math
 
 import pytest
 
+from contract.geodesy import GeoPoint, geo_from_ned
 from sim.vehicle import px4_modes as pm
 from sim.vehicle.commander import Commander
 from sim.vehicle.setpoints import Setpoint
-from sim.vehicle.geo import GeoOrigin
 from sim.vehicle.mission import MissionStore
 from sim.vehicle.params import ParamTable
 from sim.vehicle.physics import Physics
@@ -21,7 +21,7 @@ class Sim:
         base = {"MIS_TAKEOFF_ALT": 5.0, "MPC_TKO_RAMP_T": 0.3, "MPC_TKO_SPEED": 3.0}
         self.params = ParamTable.px4_defaults({**base, **params})
         self.ph = Physics(seed=0)
-        self.c = Commander(self.params, self.ph, GeoOrigin(47.0, 8.0, 400.0), MissionStore(), now=0.0,
+        self.c = Commander(self.params, self.ph, GeoPoint(47.0, 8.0, 400.0), MissionStore(), now=0.0,
                            prearm_delay_s=0.0)
         self.t = 1.0
 
@@ -107,7 +107,7 @@ def test_battery_failsafes_follow_com_low_bat_act():
 def test_reposition_relative_frame_and_speed():
     s = Sim()
     s.fly()
-    lat, lon, _ = s.c.origin.to_global(10.0, 0.0, 0.0)
+    lat, lon = geo_from_ned(s.c.origin, 10.0, 0.0)
     assert s.c.handle_command(192, [3.0, 1, math.nan, math.nan, 0, 0, 8.0], s.t, frame=6,
                               xyz=(int(lat * 1e7), int(lon * 1e7), 8.0)) == 0
     assert s.c.cruise() == 3.0

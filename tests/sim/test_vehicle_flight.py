@@ -17,14 +17,12 @@ from _vehicle_testkit import needs_trace
 
 from _vehicle_testkit import (MavsdkDrone, RawGcs, dedup, load_events, load_trace, phase_window, trace_changes,
                               wait_for)
+from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from sim.vehicle import SimVehicleProcess
-
-EARTH_R = 6371000.0
 
 
 def offset(lat: float, lon: float, north: float, east: float) -> tuple[float, float]:
-    return (lat + math.degrees(north / EARTH_R),
-            lon + math.degrees(east / (EARTH_R * math.cos(math.radians(lat)))))
+    return geo_from_ned(GeoPoint(lat, lon), north, east)
 
 
 @pytest.fixture
@@ -49,9 +47,7 @@ async def wait_disarmed(v: SimVehicleProcess, timeout: float = 30) -> None:
 
 
 def distance_m(t: dict, lat: float, lon: float) -> float:
-    dn = math.radians(t["lat"] - lat) * EARTH_R
-    de = math.radians(t["lon"] - lon) * EARTH_R * math.cos(math.radians(lat))
-    return math.hypot(dn, de)
+    return math.hypot(*ned_from_geo(GeoPoint(lat, lon), t["lat"], t["lon"]))
 
 
 @needs_trace

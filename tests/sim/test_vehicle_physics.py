@@ -2,8 +2,8 @@
 
 import math
 
+from contract.geodesy import GeoPoint
 from sim.vehicle.commander import Commander
-from sim.vehicle.geo import GeoOrigin
 from sim.vehicle.mission import MissionStore
 from sim.vehicle.params import ParamTable
 from sim.vehicle.physics import Demand, Physics
@@ -64,7 +64,7 @@ def _flight(seed: int) -> list[tuple]:
     params = ParamTable.px4_defaults({"MIS_TAKEOFF_ALT": 4.0})
     ph = Physics(seed=seed)
     ph.set_wind(1.0, 1.0, gust_sigma=0.8)
-    c = Commander(params, ph, GeoOrigin(47.0, 8.0, 400.0), MissionStore(), now=0.0, prearm_delay_s=0.0)
+    c = Commander(params, ph, GeoPoint(47.0, 8.0, 400.0), MissionStore(), now=0.0, prearm_delay_s=0.0)
     t = 1.0
     assert c.handle_command(400, [1.0] + [math.nan] * 6, t) == 0
     assert c.handle_command(22, [math.nan] * 7, t) == 0
@@ -118,7 +118,7 @@ def test_default_parameter_timings_are_px4_like():
 
     params = ParamTable.px4_defaults({"MIS_TAKEOFF_ALT": 10.0})
     ph = Physics(seed=1)
-    c = Commander(params, ph, GeoOrigin(47.0, 8.0, 400.0), MissionStore(), now=0.0, prearm_delay_s=0.0)
+    c = Commander(params, ph, GeoPoint(47.0, 8.0, 400.0), MissionStore(), now=0.0, prearm_delay_s=0.0)
     t = 1.0
     c.handle_command(400, [1.0] + [math.nan] * 6, t)
     c.handle_command(22, [math.nan] * 7, t)

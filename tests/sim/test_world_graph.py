@@ -5,23 +5,28 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from contract.geodesy import GeoPoint, ned_from_geo
 from sim.world.city import StreetEdge
-from sim.world.geo import GeoOrigin, bearing_deg, compass8
+from sim.world.compass import bearing_deg, compass8
 from sim.world.graph import MIN_SPACING_M, densify, discretise
 from tests.sim._world_fixture import helsinki
 
-ORIGIN = GeoOrigin(60.17, 24.94)
+ORIGIN = GeoPoint(60.17, 24.94)
 
 
 def _line(u, v, a, b):
     return StreetEdge(u, v, np.array([a, b], dtype=float))
 
 
-def test_enu_round_trip_and_scale():
-    e, n = ORIGIN.to_enu(60.18, 24.95)
-    assert 1110 < n < 1115 and 550 < e < 557  # 0.01 deg lat ~ 1.11 km, lon scaled by cos(60)
-    lat, lon = ORIGIN.to_geodetic(e, n)
-    assert abs(lat - 60.18) < 1e-9 and abs(lon - 24.95) < 1e-9
+def test_node_latlon_is_the_shared_projection_of_its_xy():
+    """The world is x east, y north; contract.geodesy speaks (north, east): the swap must be right."""
+    g = discretise([_line(0, 1, (0, 0), (300, 0)), _line(1, 2, (300, 0), (300, 500))], ORIGIN, "test")
+    for i, (x, y) in enumerate(g.xy):
+        north, east = ned_from_geo(ORIGIN, *g.latlon[i])
+        assert east == pytest.approx(x, abs=1e-6) and north == pytest.approx(y, abs=1e-6)
+        assert g.nearest_node_latlon(*g.latlon[i]) == i
+    corner = g.nearest_node(300, 500)
+    assert g.latlon[corner][0] > ORIGIN.lat and g.latlon[corner][1] > ORIGIN.lon  # north-east of the origin
 
 
 def test_compass_words():

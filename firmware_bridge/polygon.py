@@ -1,48 +1,13 @@
-"""Geodesy for a vehicle flying within a few kilometres of home.
+"""Plane geometry of the geofence, in the local north/east metres of home.
 
-A local tangent plane (north/east metres around home) is exact to well under
-a metre over the distances a small drone covers, and keeps the envelope's
-arithmetic simple enough to be obviously right.
+The fence polygon is projected once into the home frame (contract.geodesy),
+so the envelope's inside/outside tests and its clamping are plain 2-D
+arithmetic, simple enough to be obviously right.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
-EARTH_RADIUS_M = 6_378_137.0  # WGS84 equatorial radius
-
-
-@dataclass(frozen=True)
-class GeoPoint:
-    lat: float
-    lon: float
-    alt_amsl: float = 0.0
-
-
-def ned_from_geo(origin: GeoPoint, lat: float, lon: float) -> tuple[float, float]:
-    """North/east metres of (lat, lon) relative to ``origin``."""
-    d_lat = math.radians(lat - origin.lat)
-    d_lon = math.radians(lon - origin.lon)
-    north = d_lat * EARTH_RADIUS_M
-    east = d_lon * EARTH_RADIUS_M * math.cos(math.radians(origin.lat))
-    return north, east
-
-
-def geo_from_ned(origin: GeoPoint, north: float, east: float) -> tuple[float, float]:
-    """(lat, lon) of a point ``north``/``east`` metres from ``origin``."""
-    lat = origin.lat + math.degrees(north / EARTH_RADIUS_M)
-    lon = origin.lon + math.degrees(east / (EARTH_RADIUS_M * math.cos(math.radians(origin.lat))))
-    return lat, lon
-
-
-def horizontal_distance_m(a_lat: float, a_lon: float, b_lat: float, b_lon: float) -> float:
-    """Haversine distance; used where points may be far apart (e.g. a bad target)."""
-    p1, p2 = math.radians(a_lat), math.radians(b_lat)
-    dp = p2 - p1
-    dl = math.radians(b_lon - a_lon)
-    h = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
-    return 2 * EARTH_RADIUS_M * math.asin(min(1.0, math.sqrt(h)))
 
 
 def point_in_polygon(x: float, y: float, polygon: list[tuple[float, float]]) -> bool:
