@@ -158,7 +158,7 @@ def test_config_section_round_trips_and_rejects_unknown_keys() -> None:
 def test_keys_cli_writes_a_usable_key_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert keys_cli.main(["generate", str(tmp_path / "k")]) == 0
     names = sorted(p.name for p in (tmp_path / "k").iterdir())
-    assert names == ["authorized", "ground.key", "ground.key_secret", "vehicle.key", "vehicle.key_secret"]
+    assert names == ["authorized", "dashboard.token_sha256", "ground.key", "ground.key_secret", "vehicle.key", "vehicle.key_secret"]
     assert (tmp_path / "k" / "authorized" / "ground.key").exists()
     assert oct((tmp_path / "k" / "vehicle.key_secret").stat().st_mode & 0o777) == "0o600"
     assert "vehicle_secret" in capsys.readouterr().out
