@@ -22,66 +22,89 @@ def test_thread_call_returns_and_raises():
     w.close()
 
 
+def _wait_until(cond, timeout_s: float = 30.0) -> bool:
+    """Poll ``cond`` until it holds; the deadline is generous, for a loaded machine (a deadline, not a speed claim)."""
+    end = time.monotonic() + timeout_s
+    while not cond():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def test_hung_call_hits_its_deadline_and_wedges_the_worker():
     release = threading.Event()
     w = ThreadWorker("hang", deadline_s=0.2)
-    t0 = time.monotonic()
     with pytest.raises(DeadlineExceeded, match="0.20 s deadline"):
         w.call(release.wait, 30)
-    assert time.monotonic() - t0 < 0.5
+    assert w.in_flight() is not None  # the call is still stuck on the worker's thread
     with pytest.raises(WorkerWedged):
         w.call(lambda: "next")
     release.set()
-    time.sleep(0.05)
+    assert _wait_until(lambda: w.in_flight() is None), "the released call never finished"
     assert w.call(lambda: "recovered") == "recovered"
     assert w.health.deadline_misses == 1
     w.close()
 
 
-def test_control_loop_keeps_20hz_while_a_model_call_hangs():
-    """A bare 20 Hz asyncio loop (tests/e2e/test_hung_model_vs_setpoints.py does this with the real streamer):
-    a 20 Hz asyncio loop must show no gap > 100 ms while a model call hangs,
-    and the hang must surface as DeadlineExceeded."""
+def test_control_loop_keeps_running_while_a_model_call_hangs():
+    """The asyncio loop keeps turning while a model call hangs, and the hang surfaces as DeadlineExceeded.
+
+    Shown by ordering, not by timing: the hung call itself waits until the loop has ticked five times
+    after it started (impossible if the call blocked the loop), and a ticker that yields on every loop
+    turn must run between the call's submission and its DeadlineExceeded. The setpoint period under
+    load is a figure, not a pass/fail bound: ``aerie bench link`` reports it (tests/e2e/
+    test_hung_model_vs_setpoints.py checks the real streamer keeps the vehicle out of failsafe).
+    """
     release = threading.Event()
     worker = ThreadWorker("planner", deadline_s=0.5)
 
     async def scenario():
-        ticks: list[float] = []
+        ticks = 0
         stop = asyncio.Event()
+        call_started = threading.Event()
+        loop_ran_during_call = threading.Event()
+        seen_at_start = [0]
 
-        async def streamer():
-            period = 0.05
-            nxt = time.monotonic()
+        async def ticker():
+            nonlocal ticks
             while not stop.is_set():
-                ticks.append(time.monotonic())
-                nxt += period
-                await asyncio.sleep(max(0.0, nxt - time.monotonic()))
+                ticks += 1
+                if call_started.is_set() and ticks - seen_at_start[0] >= 5:
+                    loop_ran_during_call.set()
+                await asyncio.sleep(0)  # yield on every loop turn
 
-        task = asyncio.create_task(streamer())
-        await asyncio.sleep(0.2)
+        def model_that_waits_for_the_loop():
+            seen_at_start[0] = ticks
+            call_started.set()
+            return loop_ran_during_call.wait(60)
+
+        task = asyncio.create_task(ticker())
+        await asyncio.sleep(0)
+        # 1. a call that can only finish if the loop keeps running while it is in flight
+        assert await worker.call_async(model_that_waits_for_the_loop, deadline_s=120) is True
+        # 2. a model that never answers: DeadlineExceeded, and the loop ticked while it was awaited
+        before = ticks
         with pytest.raises(DeadlineExceeded):
-            await worker.call_async(release.wait, 30)  # a model that never answers
-        await asyncio.sleep(0.2)
+            await worker.call_async(release.wait, 30)
+        ticked_during_hang = ticks - before
         stop.set()
         await task
-        return ticks
+        return ticked_during_hang
 
-    ticks = asyncio.run(scenario())
+    ticked_during_hang = asyncio.run(scenario())
     release.set()
     worker.close()
-    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
-    assert len(ticks) >= 15
-    assert max(gaps) < 0.1, f"largest setpoint gap {max(gaps) * 1000:.0f} ms"
+    assert ticked_during_hang >= 1
 
 
 def test_process_worker_kills_a_hung_model_and_restarts():
     w = ProcessWorker("sleepy", workers_for_tests.make_sleepy, deadline_s=1.0)
     try:
         assert w.call(0.0) == "slept 0.0"
-        t0 = time.monotonic()
         with pytest.raises(DeadlineExceeded, match="killed"):
-            w.call(30.0, deadline_s=0.3)
-        assert time.monotonic() - t0 < 2.0
+            w.call(30.0, deadline_s=0.3)  # the child would sleep 30 s: only the kill ends it early
+        assert w.health.deadline_misses == 1
         assert w.call(0.0) == "slept 0.0"  # a fresh process
     finally:
         w.close()
@@ -105,10 +128,8 @@ def test_watchdog_reports_a_stuck_call_once_and_kills_a_stuck_process():
     try:
         w.call(0.0)  # start the process
         dog.start()
-        t0 = time.monotonic()
-        with pytest.raises(WorkerCrashed):
+        with pytest.raises(WorkerCrashed):  # a crash, not the caller's own DeadlineExceeded: the watchdog killed it
             _call_with_stale_deadline(w)
-        assert time.monotonic() - t0 < 3.0
         assert reports == ["sleepy"]
     finally:
         dog.stop()
@@ -116,13 +137,14 @@ def test_watchdog_reports_a_stuck_call_once_and_kills_a_stuck_process():
 
 
 def _call_with_stale_deadline(w):
-    """A call whose recorded deadline (0.1 s) is far shorter than the caller's wait (5 s):
-    only the watchdog can end it early, by killing the process."""
+    """A call whose recorded deadline (0.1 s) is far shorter than the caller's wait (60 s):
+    only the watchdog can end it early, by killing the process (the caller's own deadline
+    would raise DeadlineExceeded instead)."""
     with w._lock:
         now = time.monotonic()
         w._running = (now, now + 0.1)
         try:
-            return w._exchange(30.0, 5.0)
+            return w._exchange(120.0, 60.0)
         finally:
             w._running = None
 
@@ -135,9 +157,12 @@ def test_watchdog_flags_a_wedged_thread_worker():
     w = ThreadWorker("hang", deadline_s=0.1)
     dog = Watchdog([w], period_s=0.02, on_stuck=lambda name, overdue: reports.append((name, overdue))).start()
     try:
-        w.submit(release.wait, 5)
-        time.sleep(0.4)
-        assert len(reports) == 1 and reports[0][0] == "hang" and w.health.stuck_for_s > 0.1
+        w.submit(release.wait, 60)
+        assert _wait_until(lambda: reports), "the watchdog never reported the stuck call"
+        assert _wait_until(lambda: w.health.stuck_for_s > 0.1), "stuck_for_s does not grow"
+        dog.check()
+        dog.check()  # checked again while still stuck: still one report
+        assert len(reports) == 1 and reports[0][0] == "hang"
     finally:
         release.set()
         dog.stop()

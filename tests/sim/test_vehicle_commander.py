@@ -6,11 +6,12 @@ import pytest
 
 from contract.geodesy import GeoPoint, geo_from_ned
 from sim.vehicle import px4_modes as pm
-from sim.vehicle.commander import Commander
+from sim.vehicle.commander import ON_GROUND, Commander
 from sim.vehicle.setpoints import Setpoint
 from sim.vehicle.mission import MissionStore
 from sim.vehicle.params import ParamTable
 from sim.vehicle.physics import Physics
+from _vehicle_testkit import load_trace, needs_trace
 
 DT = 0.01
 NAN7 = [math.nan] * 7
@@ -132,3 +133,57 @@ def test_flight_termination_and_force_disarm_drop_the_vehicle():
     s.fly()
     assert s.cmd(185, 1) == 0 and not s.c.armed
     s.run(5, lambda: s.ph.state.on_ground)
+
+
+# -- timers on the synthetic clock (the flight tests only check that they fire: wall-clock delays on a
+# -- busy machine say more about the machine than about the vehicle)
+def test_auto_disarm_com_disarm_land_after_landing_detected():
+    s = Sim(COM_DISARM_LAND=2.0, LNDMC_TRIG_TIME=0.2)
+    s.fly()
+    s.texts()
+    assert s.cmd(21) == 0  # NAV_LAND
+    s.run(60, lambda: s.c.landed_state == ON_GROUND)
+    t_landed = s.t
+    assert "Landing detected" in s.texts() and s.c.armed
+    s.run(5, lambda: not s.c.armed)
+    assert s.t - t_landed == pytest.approx(2.0, abs=1.5 * DT)  # PX4 trace: 2.0 s after "Landing detected"
+    assert s.texts() == ["Disarmed by landing"]
+
+
+def test_datalink_loss_after_com_dl_loss_t():
+    s = Sim(NAV_DLL_ACT=2, COM_DL_LOSS_T=2.0)
+    s.fly()
+    for _ in range(3):  # a ground station's 1 Hz HEARTBEAT
+        s.c.on_gcs_heartbeat(s.t)
+        s.run(1.0)
+    s.c.on_gcs_heartbeat(s.t)
+    t_last = s.t
+    s.run(5, lambda: s.c.displayed_mode == pm.RTL)
+    assert 2.0 - 1e-9 <= s.t - t_last <= 2.0 + 3 * DT  # not before COM_DL_LOSS_T, and at the next step after it
+    assert s.c.failsafe_reason == "datalink_loss"
+    assert "Connection to ground station lost" in s.texts()
+
+
+def test_datalink_loss_is_only_a_warning_with_px4_defaults():
+    s = Sim(COM_DL_LOSS_T=2.0)  # NAV_DLL_ACT 0
+    s.fly()
+    s.c.on_gcs_heartbeat(s.t)
+    s.run(5)
+    assert s.c.displayed_mode == pm.HOLD and s.c.failsafe_reason is None
+    assert "Connection to ground station lost" in s.texts()
+
+
+@needs_trace
+def test_offboard_loss_delay_matches_the_px4_trace():
+    """PX4 said "Failsafe activated" 1.03 s after the last setpoint in the trace; the commander, on its clock, alike."""
+    trace = load_trace({"SET_POSITION_TARGET_LOCAL_NED", "STATUSTEXT"})
+    t_text = next(r["t"] for r in trace if r["name"] == "STATUSTEXT" and r["fields"]["text"].startswith("Failsafe"))
+    t_last = max(r["t"] for r in trace if r["name"] == "SET_POSITION_TARGET_LOCAL_NED" and r["t"] < t_text)
+    s = Sim()
+    s.fly()
+    s.c.on_setpoint(Setpoint(s.t, (0.0, 0.0, -5.0), (None, None, None), 0.0, None))
+    assert s.cmd(176, 129, 6, 0) == 0
+    sp_t = s.t
+    s.texts()
+    s.run(3.0, lambda: "Failsafe activated" in [t for _, t in s.c.out.texts])
+    assert abs((s.t - sp_t) - (t_text - t_last)) < 0.1, (s.t - sp_t, t_text - t_last)

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import time
 
 import pytest
 from _vehicle_testkit import needs_trace
 
-from _vehicle_testkit import (MavsdkDrone, RawGcs, dedup, load_events, load_trace, phase_window, trace_changes,
+from _vehicle_testkit import (MavsdkDrone, RawGcs, dedup, load_events, phase_window, trace_changes,
                               wait_for)
 from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from sim.vehicle import SimVehicleProcess
@@ -127,20 +126,13 @@ async def test_offboard_then_loss_failsafe_like_px4(tmp_path, fast_params):
 
             # stop the stream the way the trace did: destroy the plugin (PX4 stays in OFFBOARD)
             d.offboard.destroy()
-            t_stop = time.monotonic()
             await wait_for(lambda: v.truth()["mode"] == "POSCTL", 3, "failsafe mode")
-            t_fs = time.monotonic()
             recs = [json.loads(l) for l in log.read_text().splitlines()]
             last_sp = max(r["mono"] for r in recs if r["msg"].startswith("SET_POSITION_TARGET"))
             fs_text = next(r["mono"] for r in recs if r["msg"] == "STATUSTEXT" and r["text"] == "Failsafe activated")
-            loss_t = await _param_float(d, "COM_OF_LOSS_T")
-            assert t_fs - last_sp <= loss_t + 0.5, t_fs - last_sp  # same monotonic clock as the vehicle's
-            assert t_fs - t_stop >= loss_t - 0.2
-            # PX4: "Failsafe activated" 1.03 s after the last setpoint (read from the trace)
-            trace = load_trace({"SET_POSITION_TARGET_LOCAL_NED", "STATUSTEXT"})
-            t_text = next(r["t"] for r in trace if r["name"] == "STATUSTEXT" and r["fields"]["text"].startswith("Failsafe"))
-            t_last = max(r["t"] for r in trace if r["name"] == "SET_POSITION_TARGET_LOCAL_NED" and r["t"] < t_text)
-            assert abs((fs_text - last_sp) - (t_text - t_last)) < 0.25, (fs_text - last_sp, t_text - t_last)
+            assert fs_text > last_sp  # the failsafe follows the stream's end (no setpoint after it)
+            # the delay (COM_OF_LOSS_T, PX4's 1.03 s in the trace) is checked on a synthetic clock:
+            # test_vehicle_commander.py::test_offboard_loss_delay_matches_the_px4_trace
             await wait_for(lambda: "Failsafe activated\t" in d.texts, 2, "failsafe text")
             other.drain()  # skip the backlog: POSCTL heartbeats keep coming at 1 Hz
             hb = other.wait("HEARTBEAT", lambda m: m.custom_mode == 196608, 4.0)
@@ -167,17 +159,10 @@ async def test_offboard_then_loss_failsafe_like_px4(tmp_path, fast_params):
         assert changes[-3:] == ["POSCTL", "OFFBOARD", "AUTO_LOITER"], changes
         sp = [r for r in recs if r["msg"] == "SET_POSITION_TARGET_LOCAL_NED"]
         assert {r["type_mask"] for r in sp} >= {2552, 2503}
-        ts = [r["mono"] for r in sp if r["mode"] == "OFFBOARD"]
-        gaps = sorted(b - a for a, b in zip(ts, ts[1:]))
-        assert 0.035 < gaps[len(gaps) // 2] < 0.07, "MAVSDK streams at 20 Hz"
+        # MAVSDK kept streaming while the vehicle was in OFFBOARD (its 20 Hz period is a figure:
+        # `aerie bench link` reports it as vehicle_period_p50_ms, from these same log lines)
+        assert sum(r["mode"] == "OFFBOARD" for r in sp) >= 10
         assert any(r["msg"] == "COMMAND_LONG" and r["command"] == 176 for r in recs)
-
-
-async def _param_float(d: MavsdkDrone, name: str) -> float:
-    from mavsdk.asyncio.plugins.param import ParamAsync
-
-    p = ParamAsync(d.system)
-    return await p.get_param_float(name)
 
 
 @needs_trace
@@ -295,10 +280,10 @@ async def test_battery_wind_injection_and_auto_disarm(vehicle, drone):
     assert v.truth()["wind_ned"][0] == pytest.approx(4.0)
     await d.action.land()
     await wait_for(lambda: v.truth()["landed_state"] == 1, 20, "landed")
-    t_landed = time.monotonic()
+    # auto-disarm after landing; the COM_DISARM_LAND delay (2 s) is checked on a synthetic clock:
+    # test_vehicle_commander.py::test_auto_disarm_com_disarm_land_after_landing_detected
     await wait_disarmed(v, 5)
-    dt = time.monotonic() - t_landed
-    assert 1.7 < dt < 3.0, dt  # COM_DISARM_LAND 2 s (trace: 2.0 s after "Landing detected" every time)
+    await wait_for(lambda: "Disarmed by landing\t" in d.texts, 5, "the auto-disarm text")
 
 
 async def test_datalink_loss_failsafe_when_enabled(fast_params):
@@ -310,9 +295,9 @@ async def test_datalink_loss_failsafe_when_enabled(fast_params):
             await d.wait_healthy()
             await takeoff(d, v, 5.0)
             v.set_link_down(True)
-            t0 = time.monotonic()
+            # COM_DL_LOSS_T after the last GCS HEARTBEAT: the delay is checked on a synthetic clock
+            # (test_vehicle_commander.py::test_datalink_loss_after_com_dl_loss_t)
             await wait_for(lambda: v.truth()["mode"] == "AUTO_RTL", 5, "RTL on data-link loss")
-            assert 0.9 < time.monotonic() - t0 < 3.0  # COM_DL_LOSS_T after the last GCS HEARTBEAT (1 Hz)
             assert v.truth()["failsafe"] == "datalink_loss"
             v.set_link_down(False)
             await wait_for(lambda: "Data link regained\t" in d.texts, 5, "link regained text")

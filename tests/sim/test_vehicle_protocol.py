@@ -9,12 +9,11 @@ from __future__ import annotations
 import math
 import os
 import struct
-import time
 
 import pytest
 from _vehicle_testkit import needs_trace
 
-from _vehicle_testkit import RawGcs, load_trace, payload_u32
+from _vehicle_testkit import RawGcs, count, load_trace, payload_u32, poll_until
 
 pytestmark = needs_trace
 
@@ -98,7 +97,7 @@ def test_connect_requests_answered_like_px4(raw_gcs, trace):
     ref_ver = _px4(trace, "AUTOPILOT_VERSION")[0]["fields"]
     _hb(raw_gcs)
     raw_gcs.send(raw_gcs.mav.command_long_encode(1, 1, 512, 0, 148, 0, 0, 0, 0, 0, 0))
-    got = raw_gcs.recv_all(0.3)
+    got = raw_gcs.recv_until(lambda got: count(got, "COMMAND_ACK"))
     names = [m.get_type() for m in got]
     assert "AUTOPILOT_VERSION" in names and "COMMAND_ACK" in names
     assert names.index("AUTOPILOT_VERSION") < names.index("COMMAND_ACK"), "PX4 sends the message before the ACK"
@@ -110,7 +109,7 @@ def test_connect_requests_answered_like_px4(raw_gcs, trace):
     assert (ack.result, ack.target_system, ack.target_component) == (0, 245, 190)
 
     raw_gcs.send(raw_gcs.mav.command_long_encode(1, 1, 512, 0, 242, 0, 0, 0, 0, 0, 0))
-    got = raw_gcs.recv_all(0.3)
+    got = raw_gcs.recv_until(lambda got: count(got, "COMMAND_ACK"))
     names = [m.get_type() for m in got]
     assert names.index("HOME_POSITION") < names.index("COMMAND_ACK")
     rec = next(r for r in trace if r["dir"] == "gcs->px4" and r["name"] == "COMMAND_LONG"
@@ -150,13 +149,14 @@ def test_ground_command_sequence_matches_trace(raw_gcs, trace):
     assert not st.onboard_control_sensors_health & PREARM_CHECK
     # arming in OFFBOARD without setpoints: TEMPORARILY_REJECTED with PX4's chunked text
     rec = _trace_cmd(trace, "neg_arm_in_offboard_without_setpoints", 400)
+    theirs = [(r["fields"]["severity"], r["fields"]["text"], r["fields"]["chunk_seq"])
+              for r in _px4(trace, "STATUSTEXT", "neg_arm_in_offboard_without_setpoints")]
     g.send(g.mav.command_long_encode(1, 1, 400, 0, *_params_of(rec)))
-    got = g.recv_all(0.3)
+    got = g.recv_until(lambda got: count(got, "COMMAND_ACK") and count(got, "STATUSTEXT") >= len(theirs))
+    got += g.recv_all(0.3)  # and nothing more than PX4 said
     ack = next(m for m in got if m.get_type() == "COMMAND_ACK")
     assert ack.result == _ack_after(trace, rec["t"], 400)["fields"]["result"] == 1
     ours = [(m.severity, m.text, m.chunk_seq) for m in got if m.get_type() == "STATUSTEXT"]
-    theirs = [(r["fields"]["severity"], r["fields"]["text"], r["fields"]["chunk_seq"])
-              for r in _px4(trace, "STATUSTEXT", "neg_arm_in_offboard_without_setpoints")]
     assert ours == theirs
     # back to Hold, arm, arm again: all accepted
     got, want = replay("hold_on_ground_2", 176)
@@ -201,10 +201,12 @@ def test_unknown_param_is_silent(raw_gcs):
 def test_param_set_echo_then_broadcast(raw_gcs):
     raw_gcs.drain()
     raw_gcs.send(raw_gcs.mav.param_set_encode(1, 1, b"MPC_XY_VEL_MAX", 10.0, 9))
-    got = [m for m in raw_gcs.recv_all(0.3) if m.get_type() == "PARAM_VALUE"]
+    got = raw_gcs.recv_until(lambda got: count(got, "PARAM_VALUE") >= 2) + raw_gcs.recv_all(0.3)
+    got = [m for m in got if m.get_type() == "PARAM_VALUE"]
     assert len(got) == 2 and all(m.param_value == 10.0 for m in got)
     raw_gcs.send(raw_gcs.mav.param_set_encode(1, 1, b"MPC_XY_VEL_MAX", 10.0, 9))
-    got = [m for m in raw_gcs.recv_all(0.3) if m.get_type() == "PARAM_VALUE"]
+    got = raw_gcs.recv_until(lambda got: count(got, "PARAM_VALUE") >= 1) + raw_gcs.recv_all(0.3)
+    got = [m for m in got if m.get_type() == "PARAM_VALUE"]
     assert len(got) == 1, "an unchanged value is only echoed"
     # ints are bytewise in the float field
     raw_gcs.send(raw_gcs.mav.param_set_encode(1, 1, b"NAV_DLL_ACT", struct.unpack("<f", struct.pack("<i", 2))[0], 6))
@@ -216,7 +218,8 @@ def test_param_list_matches_px4_list(raw_gcs, trace):
     ref = {r["fields"]["param_index"]: r["fields"] for r in _px4(trace, "PARAM_VALUE", "param_list")}
     raw_gcs.drain()
     raw_gcs.send(raw_gcs.mav.param_request_list_encode(1, 1))
-    got = [m for m in raw_gcs.recv_all(1.5) if m.get_type() == "PARAM_VALUE"]
+    got = raw_gcs.recv_until(lambda got: count(got, "PARAM_VALUE") >= len(ref)) + raw_gcs.recv_all(0.3)
+    got = [m for m in got if m.get_type() == "PARAM_VALUE"]
     assert len(got) == len(ref) == 903
     assert got[0].param_id == "_HASH_CHECK" and got[0].param_index == 65535
     assert [m.param_index for m in got[1:]] == list(range(902))
@@ -282,8 +285,8 @@ def test_garbage_and_truncated_frames_are_counted_and_ignored(vehicle, raw_gcs):
         g.send_raw(b"\xfd")  # a lone start byte
         g.send_raw(b"\xfe\x05")  # MAVLink 1 start, truncated
         g.send_raw(b"")  # empty datagram
-    time.sleep(0.3)
-    st = vehicle.stats()["stats"]
+    st = poll_until(lambda: (s := vehicle.stats()["stats"])["rx_truncated"] >= 20 and s["rx_bad_data"] >= 20 and s,
+                    5, "the vehicle to count the bad datagrams")
     assert st["rx_truncated"] >= 20
     assert st["rx_bad_data"] >= 20
     # the vehicle still answers and still flies its state machine
