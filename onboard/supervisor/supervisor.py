@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from onboard.config import AerieConfig
 from onboard.supervisor.flight_executor import FlightExecutor, MissionAborted
-from onboard.supervisor.mission import Mission
+from onboard.supervisor.mission import Mission, check_name
 from onboard.supervisor.restarting_worker import RestartingWorker
 from onboard.supervisor.world_link import WorldLink, WorldObservation
 
@@ -75,6 +75,15 @@ class FlightOutcome:
 def peak_rss_mb() -> float:
     """Peak resident set of this process (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def results_folder(results_dir: Path, name: str) -> Path:
+    """``results_dir / name``, refusing a name that is not one path component directly under ``results_dir``."""
+    root = results_dir.resolve()
+    folder = (root / name).resolve()
+    if "/" in name or "\\" in name or name in (".", "..") or folder.parent != root:
+        raise ValueError(f"results folder {name!r} would lie outside {root}")
+    return folder
 
 
 def _flight_id() -> str:
@@ -317,7 +326,7 @@ class Supervisor:
             self.bridge.set_geofence(mission.geofence)
         elif self.bridge.cfg.safety.geofence != self.cfg.safety.geofence:
             self.bridge.set_geofence(self.cfg.safety.geofence)  # a previous mission's fence ends with it
-        folder = self.data_dir / self.sup.results_dir / f"{self.flight_id}_{mission.name}"
+        folder = results_folder(self.data_dir / self.sup.results_dir, f"{self.flight_id}_{check_name(mission.name)}")
         folder.mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
         outcome = FlightOutcome(self.flight_id, mission.name, False, "not started", 0, 0.0, 0.0, "on ground",
