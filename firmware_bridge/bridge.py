@@ -8,6 +8,16 @@ Aerie reaches the autopilot. Use it as an async context manager::
         await bridge.commands.arm()
         await bridge.commands.takeoff(10)
         await bridge.streamer.start_offboard(VelocityNed(1, 0, 0))
+
+What ``connect`` promises when it returns: the autopilot's heartbeat arrived
+(within ``link.connect_timeout_s``, else ``ConnectionTimeout``); every
+telemetry stream in ``READY_STREAMS`` — all that the bridge's users read:
+position, velocities, attitude, battery, mode, armed, in-air, landed state,
+GPS, health — has delivered at least once (within ``link.connect_timeout_s``
+of that heartbeat, else ``StreamTimeout`` naming the streams that did not);
+and, unless ``wait_healthy=False``, the vehicle is healthy with a known home
+(within ``link.health_timeout_s``, else ``HealthTimeout``). So no caller ever
+acts on a default such as ``landed_state == "UNKNOWN"``.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from firmware_bridge.commands import CommandError, CommandResult, Commands
-from firmware_bridge.connection import HealthTimeout, Link, open_link
+from firmware_bridge.connection import HealthTimeout, Link, StreamTimeout, open_link
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.events import EventFanout
 from firmware_bridge.failsafe_monitor import FailsafeMonitor
@@ -32,6 +42,12 @@ from firmware_bridge.telemetry_hub import TelemetryHub
 from firmware_bridge.vehicle_state import VehicleState
 
 log = logging.getLogger(__name__)
+
+# The telemetry streams read by the bridge's users (state payload, executor, failsafe monitor,
+# maneuvers); ``connect`` returns only after each has delivered once. The home position is
+# waited for with health (PX4 sets it once its position is good); status texts are events.
+READY_STREAMS = ("heartbeat", "position", "position_velocity_ned", "attitude_euler", "battery", "flight_mode",
+                 "armed", "in_air", "landed_state", "gps_info", "health")
 
 
 class FenceChangeRefused(BridgeError):
@@ -105,12 +121,25 @@ class FlightBridge:
             # The first telemetry arrives with the autopilot's next heartbeat (<= 1 s).
             await bridge.hub.wait_for(lambda s: not math.isnan(s.last_heartbeat_t), cfg.link.connect_timeout_s)
             bridge.monitor.start()
+            await bridge.wait_streams(cfg.link.connect_timeout_s)
             if wait_healthy:
                 await bridge.wait_healthy(cfg.link.health_timeout_s)
         except BaseException:
             await bridge.close()
             raise
         return bridge
+
+    async def wait_streams(self, timeout_s: float) -> None:
+        """Every stream in READY_STREAMS has delivered once, or StreamTimeout naming those that did not."""
+        try:
+            await self.hub.wait_delivered(READY_STREAMS, timeout_s)
+        except asyncio.TimeoutError as exc:
+            missing = [name for name in READY_STREAMS if name not in self.hub.delivered]
+            raise StreamTimeout(
+                f"autopilot on {self.link.url} sends heartbeats, but within {timeout_s:.1f} s these telemetry "
+                f"streams never delivered: {', '.join(missing)}", missing) from exc
+        log.info("telemetry streams all delivered", extra={"fields": {"event": "streams_ready",
+                                                                      "streams": list(READY_STREAMS)}})
 
     async def wait_healthy(self, timeout_s: float) -> VehicleState:
         def ready(s: VehicleState) -> bool:

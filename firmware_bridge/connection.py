@@ -24,6 +24,14 @@ class HealthTimeout(BridgeError):
     """The autopilot answered but never reported a usable position and home."""
 
 
+class StreamTimeout(BridgeError):
+    """The autopilot sends heartbeats, but a telemetry stream the bridge's users read never delivered."""
+
+    def __init__(self, message: str, missing: list[str]) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
 class ConnectionFailed(BridgeError):
     """MAVSDK could not open the connection URL (bad URL, port in use...)."""
 

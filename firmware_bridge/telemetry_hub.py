@@ -16,7 +16,7 @@ import dataclasses
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 from firmware_bridge.errors import BridgeError
@@ -49,10 +49,16 @@ class TelemetryHub:
         self._watchers: set[asyncio.Event] = set()
         self._text_queues: set[asyncio.Queue] = set()
         self._autopilot_sysid: int | None = None
+        self._delivered: set[str] = set()
 
     @property
     def state(self) -> VehicleState:
         return self._state
+
+    @property
+    def delivered(self) -> frozenset[str]:
+        """The streams that have delivered at least one value (the autopilot's own, for the heartbeat)."""
+        return frozenset(self._delivered)
 
     # -- lifecycle -----------------------------------------------------------
     def start(self, telemetry: Any, mavlink_direct: Any, autopilot_sysid: int) -> None:
@@ -92,6 +98,14 @@ class TelemetryHub:
                 on_value(value)
             except Exception:  # a malformed value must not end the stream
                 log.exception("telemetry stream %s: bad value %r", name, value)
+                continue
+            if name != "heartbeat" and name not in self._delivered:  # the heartbeat counts only the autopilot's
+                self._mark_delivered(name)
+
+    def _mark_delivered(self, name: str) -> None:
+        self._delivered.add(name)
+        for event in self._watchers:
+            event.set()
 
     # -- readers ---------------------------------------------------------------
     async def changes(self) -> AsyncIterator[VehicleState]:
@@ -118,6 +132,14 @@ class TelemetryHub:
             raise AssertionError("unreachable")
 
         return await asyncio.wait_for(_wait(), timeout_s)
+
+    async def wait_delivered(self, names: Iterable[str], timeout_s: float) -> None:
+        """Wait until every stream in ``names`` has delivered once; ``TimeoutError`` after ``timeout_s``."""
+        wanted = set(names)
+        unknown = wanted - set(self._tasks)
+        if unknown:
+            raise ValueError(f"no such telemetry stream: {', '.join(sorted(unknown))}")
+        await self.wait_for(lambda _: wanted <= self._delivered, timeout_s)
 
     async def status_texts(self) -> AsyncIterator[StatusText]:
         queue: asyncio.Queue = asyncio.Queue(maxsize=256)
@@ -184,6 +206,7 @@ class TelemetryHub:
 
     def _on_heartbeat(self, msg: Any) -> None:
         if msg.system_id == self._autopilot_sysid and msg.component_id == 1:
+            self._delivered.add("heartbeat")
             self._set(last_heartbeat_t=time.monotonic())
 
 
