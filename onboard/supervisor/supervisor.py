@@ -46,7 +46,7 @@ class FlightOutcome:
     flight_id: str
     mission: str
     agent_success: bool
-    reason: str                  # arrived | step_limit | terminated | aborted: ...
+    reason: str                  # arrived | step_limit | terminated | refused: ... | aborted: ...
     steps: int
     flown_m: float
     seconds: float
@@ -84,6 +84,11 @@ def results_folder(results_dir: Path, name: str) -> Path:
     if "/" in name or "\\" in name or name in (".", "..") or folder.parent != root:
         raise ValueError(f"results folder {name!r} would lie outside {root}")
     return folder
+
+
+def _without(obs: WorldObservation, refused: set[int]) -> WorldObservation:
+    """The observation with the refused waypoints taken out of the moves on offer."""
+    return replace(obs, moves=tuple(m for m in obs.moves if m.node not in refused)) if refused else obs
 
 
 def _flight_id() -> str:
@@ -389,6 +394,7 @@ class Supervisor:
         outcome.nodes.append(obs.node)
         published_plan = None
         last_pos = position_from_home(self.bridge)
+        refused: set[int] = set()  # waypoints the safety envelope refused: never offered to the agent again
         for step in range(step_limit + 1):
             if stop.is_set():
                 outcome.reason = "terminated"
@@ -430,6 +436,16 @@ class Supervisor:
                 return
             halt.cancel()
             result = fly.result()
+            if result.refused is not None:
+                # Nothing was flown: the agent plans again from here without that waypoint, or the mission
+                # ends cleanly when the fence leaves it nowhere to go.
+                refused.add(move.node)
+                self.on_progress(f"waypoint {move.node} refused: {result.refused}")
+                obs = _without(obs, refused)
+                if not obs.moves:
+                    outcome.reason = "refused: every waypoint on offer lies outside the safety envelope"
+                    return
+                continue
             if not result.arrived:
                 self.event("move_timeout", {"waypoint": move.node, "error_m": round(result.error_m, 1)})
             here = position_from_home(self.bridge)
@@ -437,7 +453,7 @@ class Supervisor:
                                                                  here.east_m - last_pos.east_m), 1)
             last_pos = here
             heading = move.bearing
-            obs = await self._observe(move.node, heading)
+            obs = _without(await self._observe(move.node, heading), refused)
             outcome.nodes.append(obs.node)
             outcome.final_node = obs.node
         outcome.reason = "step_limit"
