@@ -377,6 +377,9 @@ class Supervisor:
         from onboard.agent.step_report import plan_payload, step_payload
 
         step_limit = self.mission.step_limit or self.sup.step_limit
+        still = self.bridge.failsafe_recovered()  # a previous flight's failsafe ends only on evidence
+        if still is not None:
+            raise MissionAborted(f"bridge failsafe {still}")
         heading, node = 0.0, None
         obs = await self._observe(node, heading)
         spacing = statistics.median([m.length for m in obs.moves]) if obs.moves else 50.0
