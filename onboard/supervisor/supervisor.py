@@ -95,6 +95,18 @@ def _flight_id() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
 
+class PerceptionUnavailable(RuntimeError):
+    """The configuration asks for perception, and its models cannot load: the supervisor refuses to start."""
+
+
+def perception_note(sup: Any) -> str:
+    """What the vehicle will perceive with, in words (start-up line, `aerie status`, telemetry)."""
+    if not sup.camera or sup.detect_every_steps <= 0:
+        return ("perception off: no detector runs (supervisor.camera is empty)" if not sup.camera
+                else "perception off: supervisor.detect_every_steps is 0")
+    return f"perception on: camera {sup.camera!r}, detector every {sup.detect_every_steps} step(s)"
+
+
 class Supervisor:
     """`start`, then `fly` one mission after another (`aerie fly --standby`), then `close`; or `run` for one.
 
@@ -193,6 +205,13 @@ class Supervisor:
                                              max_restarts=self.sup.max_restarts, on_event=self.event,
                                              close=lambda p: p.close())
             self.detector._ensure()  # load now: `aerie status` should report loaded models before take-off
+            loaded, detail = self.detector.healthy()
+            if not loaded:  # asked for and unloadable: refuse to fly blind rather than say nothing
+                raise PerceptionUnavailable(
+                    f"the configuration asks for perception (supervisor.camera={self.sup.camera!r}, "
+                    f"detect_every_steps={self.sup.detect_every_steps}) but it cannot load: {detail} "
+                    f"(inference.manifest={self.cfg.inference.manifest or 'models/manifest.yaml'!r}, "
+                    f"inference.model_dir={self.cfg.inference.model_dir!r})")
             if self.sup.camera != "world":
                 from onboard.supervisor.camera_source import OpenCVCamera
 
@@ -238,6 +257,8 @@ class Supervisor:
                 d_ok, detail = self.detector.healthy()
                 ok &= d_ok
                 parts.append(detail)
+            else:
+                parts.append(perception_note(self.sup))
             if self.embedder is not None:
                 parts.append("embedder loaded")
             return ok, "; ".join(parts)
@@ -301,6 +322,9 @@ class Supervisor:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._start_telemetry()
         self._open_memory()
+        note = perception_note(self.sup)
+        self.on_progress(note)
+        self.event("perception", {"enabled": note.startswith("perception on"), "note": note})
         self._load_models()
         if self._world is None:
             self._world = WorldLink(self.sup.world_endpoint, self.sup.world_timeout_s)
