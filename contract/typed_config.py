@@ -3,11 +3,19 @@
 A typo in a flight configuration (``alt_cieling_m``) silently falling back to
 a default is how a vehicle ends up above its ceiling, so every unknown key is
 an error that names the key, its dotted path and the file.
+
+Numbers are range-checked here too, once for every key: a NaN geofence radius
+compares false with everything and so slips past any ``x <= 0`` test written
+after it. Every float anywhere in a file must be finite, and every numeric
+field must lie within its range: the one declared with :func:`ranged`, or by
+default ``0 .. inf`` (a negative timeout, rate, count or distance is never
+meant). The checks are written ``lo <= x <= hi`` so that NaN fails them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from pathlib import Path
@@ -18,6 +26,40 @@ T = TypeVar("T")
 
 class ConfigError(ValueError):
     """A configuration file is malformed; the message names the file and key."""
+
+
+RANGE = "range"
+# The range of a numeric field that declares none: no negative numbers.
+DEFAULT_RANGE = (0, math.inf)
+
+
+def ranged(default: Any, lo: float, hi: float) -> Any:
+    """A dataclass field with a default and the closed range ``lo .. hi`` its value must lie in."""
+    if not lo <= default <= hi:
+        raise ValueError(f"default {default!r} outside its own range {lo}..{hi}")
+    return dataclasses.field(default=default, metadata={RANGE: (lo, hi)})
+
+
+def value_range(f: dataclasses.Field) -> tuple[float, float]:
+    """The closed range a numeric field's value must lie in."""
+    return f.metadata.get(RANGE, DEFAULT_RANGE)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_range(f: dataclasses.Field, value: Any, *, where: str, source: str | Path) -> None:
+    """Raise a ConfigError naming ``where`` unless a numeric ``value`` lies in ``f``'s range."""
+    if not _is_number(value):
+        return
+    lo, hi = value_range(f)
+    if not lo <= value <= hi:  # NaN fails this, as it must
+        raise ConfigError(f"{source}: '{where}' = {value!r} is outside its range {_num(lo)} .. {_num(hi)}")
+
+
+def _num(x: float) -> str:
+    return "inf" if x == math.inf else "-inf" if x == -math.inf else f"{x:g}"
 
 
 def build(cls: type[T], data: Any, *, where: str = "", source: str | Path = "<config>") -> T:
@@ -35,6 +77,7 @@ def build(cls: type[T], data: Any, *, where: str = "", source: str | Path = "<co
     kwargs = {}
     for name, value in data.items():
         kwargs[name] = _coerce(hints[name], value, where=_join(where, name), source=source)
+        check_range(fields[name], kwargs[name], where=_join(where, name), source=source)
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
@@ -116,6 +159,8 @@ def _coerce(tp: Any, value: Any, *, where: str, source: str | Path) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{source}: '{where}' must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise ConfigError(f"{source}: '{where}' must be a finite number, got {value!r}")
         return float(value)
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):

@@ -8,6 +8,12 @@ Aerie reaches the autopilot. Use it as an async context manager::
         await bridge.commands.arm()
         await bridge.commands.takeoff(10)
         await bridge.streamer.start_offboard(VelocityNed(1, 0, 0))
+
+What ``connect`` promises when it returns: every telemetry stream in
+``STATE_STREAMS`` has delivered at least once (else ``StreamsMissing`` naming
+the silent ones) and the vehicle is healthy with a known home (else
+``HealthTimeout``), each within the link's timeouts. So no caller ever acts on
+a default such as ``landed_state == "UNKNOWN"``.
 """
 
 from __future__ import annotations
@@ -32,7 +38,6 @@ from firmware_bridge.telemetry_hub import TelemetryHub
 from firmware_bridge.vehicle_state import VehicleState
 
 log = logging.getLogger(__name__)
-
 
 # The telemetry streams whose values the bridge's users act on (state, envelope, monitor, agent).
 # `connect` returns only once each has delivered, so no caller ever reads a default that the
@@ -193,7 +198,32 @@ class FlightBridge:
         self.failsafe_reason = reason
         self.streamer.clear()
 
-    def clear_failsafe(self) -> None:
-        """After landing and disarming: a person (or the supervisor) starts a new flight."""
-        self.failsafe_reason = None
+    def failsafe_recovered(self) -> str | None:
+        """Clear a failsafe whose cause is gone; return why it still holds (None: no failsafe now).
+
+        Called before each new flight (the standby service keeps one bridge for every mission).
+        The evidence needed is the vehicle's own: on the ground, disarmed, and a battery above
+        the warning level (a fresh pack, since the ladder was entered below it). Then the
+        battery ladder starts again from the bottom, and the clearing is logged and emitted as
+        a ``failsafe_cleared`` event.
+        """
+        if self.failsafe_reason is None:
+            return None
+        s = self.hub.state
+        warn = self.cfg.safety.battery_warn_percent
+        missing = []
+        if s.in_air or s.landed_state != "ON_GROUND":
+            missing.append(f"not landed (landed state {s.landed_state})")
+        if s.armed:
+            missing.append("still armed")
+        if not s.battery_percent > warn:  # NaN (no reading) is no evidence
+            missing.append(f"battery {s.battery_percent:.0f} % not above the {warn:.0f} % warning level")
+        if missing:
+            return f"{self.failsafe_reason} still holds: {'; '.join(missing)}"
+        reason, self.failsafe_reason = self.failsafe_reason, None
         self.monitor.reset_battery_ladder()
+        detail = {"reason": reason, "battery_percent": s.battery_percent, "landed_state": s.landed_state}
+        log.warning("failsafe %s cleared: landed, disarmed, battery %.0f %%", reason, s.battery_percent,
+                    extra={"fields": {"event": "failsafe_cleared", **detail}})
+        self.events.emit("failsafe_cleared", detail)
+        return None

@@ -5,6 +5,11 @@ around home), altitude floor and ceiling, horizontal and vertical speed
 clamps, a velocity look-ahead that stops a flight into the fence, and the
 battery ladder (warn -> return -> land). It is pure arithmetic on values, so
 it can be tested exhaustively and cannot hang.
+
+Every comparison is written so that NaN fails it (``not x <= limit`` rather
+than ``x > limit``), and every check first confirms that the limits
+themselves are finite: the config loader refuses a NaN limit, but the
+envelope is the last line and refuses everything rather than trust one.
 """
 
 from __future__ import annotations
@@ -61,14 +66,17 @@ class SafetyEnvelope:
     def __init__(self, cfg: SafetyConfig, home: GeoPoint) -> None:
         self.cfg = cfg
         self.home = home
-        # The polygon in local north/east metres, so every check is planar.
-        self._fence_ne = [ned_from_geo(home, lat, lon) for lat, lon in cfg.geofence.polygon]
+        self._limits_error = _limits_error(cfg)
+        # The polygon in local north/east metres, so every check is planar (none when unusable:
+        # every intent is refused then anyway).
+        polygon = cfg.geofence.polygon if self._limits_error is None else []
+        self._fence_ne = [ned_from_geo(home, lat, lon) for lat, lon in polygon]
         if self._fence_ne and not point_in_polygon(0.0, 0.0, self._fence_ne):
             raise ValueError("home lies outside the configured geofence polygon")
 
     # -- horizontal fence --------------------------------------------------
     def inside_fence(self, north: float, east: float) -> bool:
-        if math.hypot(north, east) > self.cfg.geofence.max_distance_from_home_m:
+        if not math.hypot(north, east) <= self.cfg.geofence.max_distance_from_home_m:  # NaN: outside
             return False
         return not self._fence_ne or point_in_polygon(north, east, self._fence_ne)
 
@@ -88,17 +96,23 @@ class SafetyEnvelope:
         return 0.0, 0.0  # pathological fence: home is the one point known to be inside
 
     # -- checks --------------------------------------------------------------
+    def _check_limits(self, intent: object) -> None:
+        if self._limits_error is not None:
+            log.error("refused: %s", self._limits_error, extra={"fields": {"event": "refused", "reason": self._limits_error}})
+            raise SafetyViolation(self._limits_error, intent)
+
     def check_position(self, target: PositionNed) -> Verdict:
         """Altitude is always clamped into [floor, ceiling]; the fence refuses or clamps."""
+        self._check_limits(target)
         reasons: list[str] = []
         north, east, down = target.north_m, target.east_m, target.down_m
         if not all(math.isfinite(v) for v in (north, east, down)):
             raise SafetyViolation("target has a non-finite coordinate", target)
         alt = -down
-        if alt > self.cfg.altitude_ceiling_m:
+        if not alt <= self.cfg.altitude_ceiling_m:
             reasons.append(f"altitude {alt:.1f} m above ceiling {self.cfg.altitude_ceiling_m:.1f} m")
             alt = self.cfg.altitude_ceiling_m
-        elif alt < self.cfg.altitude_floor_m:
+        elif not alt >= self.cfg.altitude_floor_m:
             reasons.append(f"altitude {alt:.1f} m below floor {self.cfg.altitude_floor_m:.1f} m")
             alt = self.cfg.altitude_floor_m
         if not self.inside_fence(north, east):
@@ -114,6 +128,8 @@ class SafetyEnvelope:
         return Verdict(out, bool(reasons), tuple(reasons))
 
     def check_global(self, target: GlobalTarget) -> Verdict:
+        if not (-90.0 <= target.lat <= 90.0 and -180.0 <= target.lon <= 180.0):
+            raise SafetyViolation(f"target {target.lat}, {target.lon} is not a latitude and longitude", target)
         north, east = ned_from_geo(self.home, target.lat, target.lon)
         verdict = self.check_position(PositionNed(north, east, -target.rel_alt_m))
         p = verdict.intent
@@ -128,10 +144,13 @@ class SafetyEnvelope:
         only the speed clamps apply and horizontal motion is refused, because
         a fence cannot be enforced blind.
         """
+        self._check_limits(v)
         reasons: list[str] = []
         vn, ve, vd = v.north_m_s, v.east_m_s, v.down_m_s
         if not all(math.isfinite(x) for x in (vn, ve, vd)):
             raise SafetyViolation("velocity has a non-finite component", v)
+        if here is not None and not all(math.isfinite(x) for x in (here.north_m, here.east_m, here.down_m)):
+            here = None  # an estimate with NaN in it is no estimate: no horizontal motion
         h = math.hypot(vn, ve)
         if h > self.cfg.max_horizontal_speed_m_s:
             k = self.cfg.max_horizontal_speed_m_s / h
@@ -164,6 +183,10 @@ class SafetyEnvelope:
         return Verdict(replace(v, north_m_s=vn, east_m_s=ve, down_m_s=vd), bool(reasons), tuple(reasons))
 
     def clamp_speed(self, speed_m_s: float) -> float:
+        """A goto speed within 0.1 .. the horizontal limit; a non-finite one is refused."""
+        self._check_limits(speed_m_s)
+        if not math.isfinite(speed_m_s):
+            raise SafetyViolation(f"speed {speed_m_s!r} m/s is not a finite number", speed_m_s)
         return max(0.1, min(speed_m_s, self.cfg.max_horizontal_speed_m_s))
 
     def battery_action(self, remaining_percent: float) -> BatteryAction:
@@ -177,3 +200,16 @@ class SafetyEnvelope:
         if remaining_percent <= self.cfg.battery_warn_percent:
             return BatteryAction.WARN
         return BatteryAction.NONE
+
+
+def _limits_error(cfg: SafetyConfig) -> str | None:
+    """Why these limits cannot be enforced (a non-finite or non-positive one), or None."""
+    limits = {
+        "geofence.max_distance_from_home_m": cfg.geofence.max_distance_from_home_m,
+        "altitude_floor_m": cfg.altitude_floor_m, "altitude_ceiling_m": cfg.altitude_ceiling_m,
+        "max_horizontal_speed_m_s": cfg.max_horizontal_speed_m_s, "max_vertical_speed_m_s": cfg.max_vertical_speed_m_s,
+    }
+    bad = [f"{k}={v!r}" for k, v in limits.items() if not 0 <= v < math.inf]
+    bad += [f"geofence.polygon[{i}]" for i, (lat, lon) in enumerate(cfg.geofence.polygon)
+            if not (-90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0)]
+    return f"safety limits unusable ({', '.join(bad)}): every intent is refused" if bad else None

@@ -3,11 +3,18 @@
 Defaults follow PX4's own conservative choices where one exists (link loss
 after 2 s of silence, offboard needing >= 2 Hz setpoints) and common
 regulation otherwise (120 m ceiling).
+
+Every number has a range (``ranged``), checked when a file is loaded with the
+key's name; the ``__post_init__`` checks repeat what matters for values built
+in code, written so that NaN fails them.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+
+from contract.typed_config import ranged
 
 
 @dataclass(frozen=True)
@@ -15,16 +22,16 @@ class LinkConfig:
     # MAVSDK connection URL. PX4 SITL sends to UDP 14540 on loopback.
     url: str = "udpin://127.0.0.1:14540"
     # Seconds to wait for the autopilot's first HEARTBEAT before a clear error.
-    connect_timeout_s: float = 10.0
+    connect_timeout_s: float = ranged(10.0, 0.1, 3600.0)
     # Seconds to wait for global/home/local position health after connecting.
-    health_timeout_s: float = 30.0
+    health_timeout_s: float = ranged(30.0, 0.1, 3600.0)
     # A command without an answer within this many seconds raises CommandTimeout.
-    command_timeout_s: float = 5.0
+    command_timeout_s: float = ranged(5.0, 0.1, 600.0)
     # Autopilot heartbeat older than this means the link is lost: pause the agent.
-    heartbeat_timeout_s: float = 2.0
+    heartbeat_timeout_s: float = ranged(2.0, 0.5, 30.0)
 
     def __post_init__(self) -> None:
-        if self.connect_timeout_s <= 0 or self.health_timeout_s <= 0 or self.command_timeout_s <= 0:
+        if not all(t > 0 for t in (self.connect_timeout_s, self.health_timeout_s, self.command_timeout_s)):
             raise ValueError("timeouts must be positive")
         if not 0.5 <= self.heartbeat_timeout_s <= 30:
             raise ValueError("heartbeat_timeout_s must be within 0.5..30 s")
@@ -33,17 +40,17 @@ class LinkConfig:
 @dataclass(frozen=True)
 class StreamerConfig:
     # Offboard setpoint rate. PX4 needs >= 2 Hz; 20 Hz is MAVSDK's and PX4's norm.
-    rate_hz: float = 20.0
+    rate_hz: float = ranged(20.0, 2.0, 100.0)
     # No fresh intent within this many seconds -> stop streaming, so that PX4's own
     # offboard-loss failsafe (COM_OF_LOSS_T, then COM_OBL_RC_ACT) takes over.
-    intent_timeout_s: float = 1.0
+    intent_timeout_s: float = ranged(1.0, 0.05, 60.0)
     # Run the streaming thread at real-time priority (SCHED_RR) where allowed, else nice -10.
     realtime_priority: bool = True
 
     def __post_init__(self) -> None:
         if not 2.0 <= self.rate_hz <= 100.0:
             raise ValueError("rate_hz must be within 2..100 (PX4 needs >= 2 Hz)")
-        if self.intent_timeout_s <= 0:
+        if not self.intent_timeout_s > 0:
             raise ValueError("intent_timeout_s must be positive")
 
 
@@ -52,15 +59,19 @@ class GeofenceConfig:
     # Polygon vertices as [lat, lon] degrees; empty means only the radius applies.
     polygon: list[tuple[float, float]] = field(default_factory=list)
     # Maximum horizontal distance from home, metres (always applied).
-    max_distance_from_home_m: float = 500.0
+    max_distance_from_home_m: float = ranged(500.0, 1.0, 100_000.0)
     # What to do with a target outside: "refuse" it, or "clamp" it to the fence.
     action: str = "refuse"
 
     def __post_init__(self) -> None:
         if self.polygon and len(self.polygon) < 3:
             raise ValueError("geofence.polygon needs at least 3 vertices")
-        if self.max_distance_from_home_m <= 0:
-            raise ValueError("max_distance_from_home_m must be positive")
+        for i, (lat, lon) in enumerate(self.polygon):
+            if not (-90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0):
+                raise ValueError(f"geofence.polygon[{i}] = [{lat}, {lon}] is not a latitude (-90..90) "
+                                 "and longitude (-180..180)")
+        if not (math.isfinite(self.max_distance_from_home_m) and self.max_distance_from_home_m > 0):
+            raise ValueError("max_distance_from_home_m must be a positive finite number")
         if self.action not in ("refuse", "clamp"):
             raise ValueError("geofence.action must be 'refuse' or 'clamp'")
 
@@ -69,21 +80,21 @@ class GeofenceConfig:
 class SafetyConfig:
     geofence: GeofenceConfig = field(default_factory=GeofenceConfig)
     # Relative altitude bounds (metres above home) for any commanded target.
-    altitude_floor_m: float = 2.0
-    altitude_ceiling_m: float = 120.0
+    altitude_floor_m: float = ranged(2.0, 0.0, 10_000.0)
+    altitude_ceiling_m: float = ranged(120.0, 0.5, 10_000.0)
     # Speed clamps applied to every velocity intent and goto speed.
-    max_horizontal_speed_m_s: float = 8.0
-    max_vertical_speed_m_s: float = 2.0
+    max_horizontal_speed_m_s: float = ranged(8.0, 0.1, 50.0)
+    max_vertical_speed_m_s: float = ranged(2.0, 0.1, 20.0)
     # Battery remaining, percent: warn, then return to launch, then land where it is.
-    battery_warn_percent: float = 30.0
-    battery_rtl_percent: float = 20.0
-    battery_land_percent: float = 10.0
+    battery_warn_percent: float = ranged(30.0, 0.0, 100.0)
+    battery_rtl_percent: float = ranged(20.0, 0.0, 100.0)
+    battery_land_percent: float = ranged(10.0, 0.0, 100.0)
 
     def __post_init__(self) -> None:
-        if not 0 <= self.altitude_floor_m < self.altitude_ceiling_m:
-            raise ValueError("need 0 <= altitude_floor_m < altitude_ceiling_m")
-        if self.max_horizontal_speed_m_s <= 0 or self.max_vertical_speed_m_s <= 0:
-            raise ValueError("speed limits must be positive")
+        if not (0 <= self.altitude_floor_m < self.altitude_ceiling_m and math.isfinite(self.altitude_ceiling_m)):
+            raise ValueError("need 0 <= altitude_floor_m < altitude_ceiling_m, both finite")
+        if not all(0 < v < math.inf for v in (self.max_horizontal_speed_m_s, self.max_vertical_speed_m_s)):
+            raise ValueError("speed limits must be positive finite numbers")
         if not (100 >= self.battery_warn_percent >= self.battery_rtl_percent >= self.battery_land_percent >= 0):
             raise ValueError("need battery warn >= rtl >= land, all within 0..100")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from contract.typed_config import ranged
+
 
 @dataclass(frozen=True)
 class InferenceConfig:
@@ -71,7 +73,7 @@ class InferenceConfig:
     # threads than free cores makes prompts several times slower).
     n_threads_batch: int = 0
     # Layers offloaded to a GPU (0 = CPU only, -1 = all).
-    n_gpu_layers: int = 0
+    n_gpu_layers: int = ranged(0, -1, 10_000)
     # Use llama.cpp's extra CPU weight buffers (AMX / repacked). Off: the
     # llama-cpp-python 0.3.36 build segfaults in batched decode with them on
     # AMX-capable x86 CPUs; turn on where a build is known good (a Jetson has none).

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from contract.geodesy import ned_from_geo
 from firmware_bridge.bridge import FlightBridge
+from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.intents import GlobalTarget, PositionNed
 from firmware_bridge.maneuvers import distance_m, land_and_wait, position_from_home, takeoff_and_wait, wait_until
@@ -39,6 +40,7 @@ class MoveResult:
     error_m: float       # horizontal distance to the waypoint when the move ended
     seconds: float
     paused_s: float      # of which the agent was paused for link loss
+    refused: str | None = None  # the safety envelope refused the waypoint (why): nothing was flown
 
 
 class FlightExecutor:
@@ -95,6 +97,13 @@ class FlightExecutor:
             deadline = max(deadline, time.monotonic() + 5.0) if paused else deadline
             try:
                 await self.bridge.commands.goto(GlobalTarget(lat, lon, self.cfg.cruise_alt_m), speed_m_s=self.cfg.speed_m_s)
+            except CommandError as exc:
+                if exc.result is CommandResult.REFUSED_BY_ENVELOPE:  # the agent hears it and plans around it
+                    self.on_event("command_refused", {"command": "goto", "lat": lat, "lon": lon, "reason": exc.detail})
+                    return MoveResult(False, self.error_m(lat, lon), time.monotonic() - t0, paused, refused=exc.detail)
+                if not self.bridge.monitor.link_ok.is_set():
+                    continue  # lost the link while commanding: pause, then send it again
+                raise
             except BridgeError:
                 if not self.bridge.monitor.link_ok.is_set():
                     continue  # lost the link while commanding: pause, then send it again

@@ -5,15 +5,33 @@ file (`aerie fly --mission FILE`); unknown keys are errors naming the key
 and the file, like the config. A mission geofence replaces the config's
 `safety.geofence` for the flight: it is operator input, not model output, and
 the bridge enforces it below the agent.
+
+The name becomes part of file names (the results folder, the map images), so
+it must be a plain file-name component: letters, digits, space, ``.``, ``_``
+and ``-``, not starting with a dot, at most 80 characters. Anything else
+(``../``, a slash, a NUL) is refused with the key's name rather than
+rewritten, so what the operator sees is what the files are called.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from firmware_bridge.settings import GeofenceConfig
 from contract.typed_config import load_file
+
+# A name that is one safe path component on every filesystem Aerie writes to.
+SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9 ._-]{0,79}")
+
+
+def check_name(name: str) -> str:
+    """``name`` if it is a safe file-name component; a ValueError naming the key otherwise."""
+    if not isinstance(name, str) or not SAFE_NAME.fullmatch(name) or ".." in name or name.endswith((" ", ".")):
+        raise ValueError(f"mission name {name!r} is not a safe file name: use letters, digits, space, '.', '_' "
+                         "and '-' (at most 80, no '..', not starting with '.' or ending with '.' or a space)")
+    return name
 
 
 @dataclass(frozen=True)
@@ -28,6 +46,7 @@ class Mission:
     geofence: GeofenceConfig | None = None
 
     def __post_init__(self) -> None:
+        check_name(self.name)
         if not self.instruction.strip():
             raise ValueError("mission instruction is empty")
         if self.step_limit < 0:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
+
+from contract.typed_config import ranged
 
 
 @dataclass(frozen=True)
@@ -27,16 +30,16 @@ class SupervisorConfig:
     camera_width: int = 800
     camera_height: int = 500
     # Camera horizontal field of view, degrees.
-    camera_hfov_deg: float = 90.0
+    camera_hfov_deg: float = ranged(90.0, 1.0, 179.0)
     # Camera pitch, degrees (negative looks down): a fixed mount, or a gimbal held there. Detections
     # are placed on the ground along this pitch, so a wrong value puts them at the wrong range.
-    camera_pitch_deg: float = -15.0
+    camera_pitch_deg: float = ranged(-15.0, -90.0, 90.0)
     # Flight altitude above home while flying the mission, metres.
-    cruise_alt_m: float = 30.0
+    cruise_alt_m: float = ranged(30.0, 1.0, 10_000.0)
     # Horizontal speed of each move, m/s.
-    speed_m_s: float = 10.0
+    speed_m_s: float = ranged(10.0, 0.1, 50.0)
     # A move has arrived when the vehicle is this close to its waypoint, metres.
-    arrive_tolerance_m: float = 3.0
+    arrive_tolerance_m: float = ranged(3.0, 0.1, 1000.0)
     # A move that has not arrived after this long is given up (the agent sees where it is).
     move_timeout_s: float = 90.0
     # Take-off and landing deadlines, seconds.
@@ -78,9 +81,11 @@ class SupervisorConfig:
     save_maps: bool = True
 
     def __post_init__(self) -> None:
-        if self.camera_width <= 0 or self.camera_height <= 0:
+        if not (self.camera_width > 0 and self.camera_height > 0):
             raise ValueError("camera_width and camera_height must be positive")
         if not 0.0 < self.camera_hfov_deg < 180.0:
             raise ValueError("camera_hfov_deg must be within 0..180 (exclusive)")
         if not -90.0 <= self.camera_pitch_deg <= 90.0:
             raise ValueError("camera_pitch_deg must be within -90..90")
+        if not all(0 < v < math.inf for v in (self.cruise_alt_m, self.speed_m_s, self.arrive_tolerance_m)):
+            raise ValueError("cruise_alt_m, speed_m_s and arrive_tolerance_m must be positive finite numbers")

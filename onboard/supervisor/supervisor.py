@@ -33,7 +33,7 @@ from typing import Any, Callable
 from contract.results import rgb_image_path, write_episode
 from onboard.config import AerieConfig
 from onboard.supervisor.flight_executor import FlightExecutor, MissionAborted
-from onboard.supervisor.mission import Mission
+from onboard.supervisor.mission import Mission, check_name
 from onboard.supervisor.restarting_worker import RestartingWorker
 from onboard.supervisor.world_link import WorldLink, WorldObservation
 
@@ -47,7 +47,7 @@ class FlightOutcome:
     flight_id: str
     mission: str
     agent_success: bool
-    reason: str                  # arrived | step_limit | terminated | aborted: ...
+    reason: str                  # arrived | step_limit | terminated | refused: ... | aborted: ...
     steps: int
     flown_m: float
     seconds: float
@@ -78,8 +78,34 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def results_folder(results_dir: Path, name: str) -> Path:
+    """``results_dir / name``, refusing a name that is not one path component directly under ``results_dir``."""
+    root = results_dir.resolve()
+    folder = (root / name).resolve()
+    if "/" in name or "\\" in name or name in (".", "..") or folder.parent != root:
+        raise ValueError(f"results folder {name!r} would lie outside {root}")
+    return folder
+
+
+def _without(obs: WorldObservation, refused: set[int]) -> WorldObservation:
+    """The observation with the refused waypoints taken out of the moves on offer."""
+    return replace(obs, moves=tuple(m for m in obs.moves if m.node not in refused)) if refused else obs
+
+
 def _flight_id() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
+class PerceptionUnavailable(RuntimeError):
+    """The configuration asks for perception, and its models cannot load: the supervisor refuses to start."""
+
+
+def perception_note(sup: Any) -> str:
+    """What the vehicle will perceive with, in words (start-up line, `aerie status`, telemetry)."""
+    if not sup.camera or sup.detect_every_steps <= 0:
+        return ("perception off: no detector runs (supervisor.camera is empty)" if not sup.camera
+                else "perception off: supervisor.detect_every_steps is 0")
+    return f"perception on: camera {sup.camera!r}, detector every {sup.detect_every_steps} step(s)"
 
 
 class Supervisor:
@@ -180,6 +206,13 @@ class Supervisor:
                                              max_restarts=self.sup.max_restarts, on_event=self.event,
                                              close=lambda p: p.close())
             self.detector._ensure()  # load now: `aerie status` should report loaded models before take-off
+            loaded, detail = self.detector.healthy()
+            if not loaded:  # asked for and unloadable: refuse to fly blind rather than say nothing
+                raise PerceptionUnavailable(
+                    f"the configuration asks for perception (supervisor.camera={self.sup.camera!r}, "
+                    f"detect_every_steps={self.sup.detect_every_steps}) but it cannot load: {detail} "
+                    f"(inference.manifest={self.cfg.inference.manifest or 'models/manifest.yaml'!r}, "
+                    f"inference.model_dir={self.cfg.inference.model_dir!r})")
             if self.sup.camera != "world":
                 from onboard.supervisor.camera_source import OpenCVCamera
 
@@ -225,6 +258,8 @@ class Supervisor:
                 d_ok, detail = self.detector.healthy()
                 ok &= d_ok
                 parts.append(detail)
+            else:
+                parts.append(perception_note(self.sup))
             if self.embedder is not None:
                 parts.append("embedder loaded")
             return ok, "; ".join(parts)
@@ -286,6 +321,9 @@ class Supervisor:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._start_telemetry()
         self._open_memory()
+        note = perception_note(self.sup)
+        self.on_progress(note)
+        self.event("perception", {"enabled": note.startswith("perception on"), "note": note})
         self._load_models()
         if self._world is None:
             self._world = WorldLink(self.sup.world_endpoint, self.sup.world_timeout_s)
@@ -316,7 +354,7 @@ class Supervisor:
             self.bridge.set_geofence(mission.geofence)
         elif self.bridge.cfg.safety.geofence != self.cfg.safety.geofence:
             self.bridge.set_geofence(self.cfg.safety.geofence)  # a previous mission's fence ends with it
-        folder = self.data_dir / self.sup.results_dir / f"{self.flight_id}_{mission.name}"
+        folder = results_folder(self.data_dir / self.sup.results_dir, f"{self.flight_id}_{check_name(mission.name)}")
         folder.mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
         outcome = FlightOutcome(self.flight_id, mission.name, False, "not started", 0, 0.0, 0.0, "on ground",
@@ -362,6 +400,9 @@ class Supervisor:
         from onboard.agent.step_report import plan_payload, step_payload
 
         step_limit = self.mission.step_limit or self.sup.step_limit
+        still = self.bridge.failsafe_recovered()  # a previous flight's failsafe ends only on evidence
+        if still is not None:
+            raise MissionAborted(f"bridge failsafe {still}")
         heading, node = 0.0, None
         obs = await self._observe(node, heading)
         spacing = statistics.median([m.length for m in obs.moves]) if obs.moves else 50.0
@@ -379,6 +420,7 @@ class Supervisor:
         outcome.nodes.append(obs.node)
         published_plan = None
         last_pos = position_from_home(self.bridge)
+        refused: set[int] = set()  # waypoints the safety envelope refused: never offered to the agent again
         for step in range(step_limit + 1):
             if stop.is_set():
                 outcome.reason = "terminated"
@@ -420,6 +462,16 @@ class Supervisor:
                 return
             halt.cancel()
             result = fly.result()
+            if result.refused is not None:
+                # Nothing was flown: the agent plans again from here without that waypoint, or the mission
+                # ends cleanly when the fence leaves it nowhere to go.
+                refused.add(move.node)
+                self.on_progress(f"waypoint {move.node} refused: {result.refused}")
+                obs = _without(obs, refused)
+                if not obs.moves:
+                    outcome.reason = "refused: every waypoint on offer lies outside the safety envelope"
+                    return
+                continue
             if not result.arrived:
                 self.event("move_timeout", {"waypoint": move.node, "error_m": round(result.error_m, 1)})
             here = position_from_home(self.bridge)
@@ -427,7 +479,7 @@ class Supervisor:
                                                                  here.east_m - last_pos.east_m), 1)
             last_pos = here
             heading = move.bearing
-            obs = await self._observe(move.node, heading)
+            obs = _without(await self._observe(move.node, heading), refused)
             outcome.nodes.append(obs.node)
             outcome.final_node = obs.node
         outcome.reason = "step_limit"
