@@ -29,6 +29,7 @@ from firmware_bridge.intents import PositionNed
 from firmware_bridge.maneuvers import position_from_home, takeoff_and_wait, wait_until
 from firmware_bridge.offboard_pilot import OffboardPilot
 from firmware_bridge.safety_envelope import SafetyViolation
+from onboard.supervisor.airborne import wait_down
 from onboard.supervisor.settings import SupervisorConfig
 
 EventFn = Callable[[str, dict[str, Any]], Any]
@@ -140,10 +141,12 @@ class FlightExecutor:
             arrival = asyncio.ensure_future(self.pilot.fly_to(goal, self.cfg.speed_m_s, tol,
                                                               max(0.1, deadline - time.monotonic())))
             lost = asyncio.ensure_future(self._link_lost())
-            done, _ = await asyncio.wait({arrival, lost}, return_when=asyncio.FIRST_COMPLETED)
-            for f in (arrival, lost):
-                if f not in done:
-                    f.cancel()
+            try:
+                done, _ = await asyncio.wait({arrival, lost}, return_when=asyncio.FIRST_COMPLETED)
+            finally:  # also when this move is cancelled (SIGTERM): nothing of it may run on
+                for f in (arrival, lost):
+                    if not f.done():
+                        f.cancel()
             if arrival in done:
                 if self.pilot.refused is not None:
                     self.on_event("move_refused", {"reason": self.pilot.refused})
@@ -156,7 +159,7 @@ class FlightExecutor:
                and self.pilot.engaged):
             await asyncio.sleep(0.1)
 
-    async def finish(self, how: str = "land") -> str:
+    async def finish(self, how: str = "land", wait_s: float | None = None) -> str:
         """Bring the vehicle down ("land" here or "rtl"); returns what was done.
 
         The command goes out while the offboard stream still runs, so PX4 is never
@@ -164,7 +167,10 @@ class FlightExecutor:
         dropped anyway and PX4's offboard-loss failsafe lands the vehicle.
         """
         try:
-            if not self.bridge.state.in_air:
+            s = self.bridge.state
+            if not s.in_air:
+                if s.armed:  # stopped between arming and lift-off: nothing may spin up unattended
+                    await self.bridge.commands.disarm()
                 return "on ground"
             await self.wait_for_link()
             if how == "rtl":
@@ -174,5 +180,10 @@ class FlightExecutor:
         finally:
             await self.pilot.release()
         what = "return to launch" if how == "rtl" else "land"
-        await wait_until(self.bridge, lambda s: not s.in_air and not s.armed, self.cfg.land_timeout_s, f"{what} and disarm")
+        if wait_s is not None:  # SIGTERM: PX4 finishes the landing on its own once commanded
+            if not await wait_down(self.bridge, wait_s):
+                return f"{'returning to launch' if how == 'rtl' else 'landing'} (PX4 finishing; stopped waiting after {wait_s:.0f} s)"
+        else:
+            await wait_until(self.bridge, lambda s: not s.in_air and not s.armed, self.cfg.land_timeout_s,
+                             f"{what} and disarm")
         return "returned to launch" if how == "rtl" else "landed"

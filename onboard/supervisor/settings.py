@@ -46,6 +46,13 @@ class SupervisorConfig:
     land_timeout_s: float = 180.0
     # What SIGTERM (or Ctrl-C) does while airborne: "land" where it is, or "rtl".
     on_terminate: Literal["land", "rtl"] = "land"
+    # After SIGTERM the land/return command is sent at once (the agent's step is abandoned) and
+    # the process waits at most this long for the vehicle to be down, then exits: PX4 finishes
+    # the landing or return on its own. Keep it below systemd's TimeoutStopSec (deploy/aerie.service.in).
+    terminate_timeout_s: float = 20.0
+    # A supervisor that starts (or restarts) while the vehicle is armed and in the air takes it
+    # down before anything else: "rtl" (return to launch) or "land" where it is.
+    on_start_airborne: Literal["rtl", "land"] = "rtl"
     # Step budget when the mission does not give one.
     step_limit: int = 60
     # While the autopilot link is lost the agent is paused; after this long without it the
@@ -86,3 +93,5 @@ class SupervisorConfig:
             raise ValueError("camera_hfov_deg must be within 0..180 (exclusive)")
         if not -90.0 <= self.camera_pitch_deg <= 90.0:
             raise ValueError("camera_pitch_deg must be within -90..90")
+        if not 1.0 <= self.terminate_timeout_s <= 600.0:
+            raise ValueError("terminate_timeout_s must be within 1..600 s")
