@@ -256,7 +256,14 @@ class Supervisor:
                 return False, "memory not open"
             return True, f"{self.store.path}: {self.store.count()} experiences"
 
-        return {"bridge": bridge, "models": models, "memory": memory}
+        def vehicle() -> tuple[bool, str]:  # information, not health: `make flash` reads the first word
+            if self.bridge is None:
+                return True, "unknown: not connected yet"
+            s = self.bridge.state
+            where = f"in air at {s.rel_alt_m:.1f} m" if s.in_air else "on ground"
+            return True, f"{'armed' if s.armed else 'disarmed'}, {where}, mode {s.flight_mode}"
+
+        return {"bridge": bridge, "models": models, "memory": memory, "vehicle": vehicle}
 
     # -- the step ------------------------------------------------------------------------------
     async def _observe(self, node: int | None, heading: float) -> WorldObservation:
