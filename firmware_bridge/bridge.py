@@ -21,7 +21,7 @@ from typing import Any
 from firmware_bridge.commands import CommandError, CommandResult, Commands
 from firmware_bridge.connection import HealthTimeout, Link, open_link
 from firmware_bridge.errors import BridgeError
-from firmware_bridge.events import EventFanout
+from firmware_bridge.events import EventFanout, FlightStateEvents
 from firmware_bridge.failsafe_monitor import FailsafeMonitor
 from firmware_bridge.geo import GeoPoint
 from firmware_bridge.intents import Intent
@@ -87,7 +87,9 @@ class FlightBridge:
             _LinkGuardedAction(self._action, self.monitor.link_ok),
             envelope_of=self.envelope,
             timeout_s=cfg.link.command_timeout_s,
+            on_event=self.events.emit,
         )
+        self.flight_events = FlightStateEvents(self.hub, self.events)
         self.streamer = SetpointStreamer(
             link.system._system,  # the native System under the asyncio wrapper
             cfg.streamer,
@@ -105,6 +107,7 @@ class FlightBridge:
             # The first telemetry arrives with the autopilot's next heartbeat (<= 1 s).
             await bridge.hub.wait_for(lambda s: not math.isnan(s.last_heartbeat_t), cfg.link.connect_timeout_s)
             bridge.monitor.start()
+            bridge.flight_events.start()
             if wait_healthy:
                 await bridge.wait_healthy(cfg.link.health_timeout_s)
         except BaseException:
@@ -128,6 +131,7 @@ class FlightBridge:
 
     async def close(self) -> None:
         self.streamer.close()
+        await self.flight_events.stop()
         await self.monitor.stop()
         await self.hub.stop()
         for plugin in (self._telemetry, self._mavlink_direct, self._action):
