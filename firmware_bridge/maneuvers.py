@@ -78,7 +78,14 @@ async def goto_and_wait(bridge: FlightBridge, target: GlobalTarget, tolerance_m:
     return time.monotonic() - start
 
 
-async def takeoff_and_wait(bridge: FlightBridge, altitude_m: float, timeout_s: float = 60.0) -> float:
+async def takeoff_and_wait(bridge: FlightBridge, altitude_m: float, timeout_s: float = 60.0,
+                           airborne_m: float | None = None) -> float:
+    """Arm and take off; returns once at ``altitude_m`` (or, given ``airborne_m``, once in the air that high).
+
+    ``airborne_m`` lets a caller take the vehicle into offboard early in the climb,
+    so that PX4's offboard-loss failsafe covers it from then on.
+    """
+    reached = altitude_m - 0.5 if airborne_m is None else airborne_m
     start = time.monotonic()
     # PX4 refuses to arm until its pre-arm checks pass (about 4 s after boot), and
     # MAVSDK may still show a restarted autopilot's old health: retry briefly.
@@ -92,7 +99,7 @@ async def takeoff_and_wait(bridge: FlightBridge, altitude_m: float, timeout_s: f
                 raise
             await asyncio.sleep(0.5)
     await bridge.commands.takeoff(altitude_m)
-    await wait_until(bridge, lambda s: s.in_air and s.rel_alt_m >= altitude_m - 0.5, timeout_s, "takeoff")
+    await wait_until(bridge, lambda s: s.in_air and s.rel_alt_m >= reached, timeout_s, "takeoff")
     return time.monotonic() - start
 
 

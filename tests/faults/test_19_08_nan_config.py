@@ -23,7 +23,7 @@ import pytest
 from contract.typed_config import ConfigError
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
-from firmware_bridge.geo import GeoPoint, geo_from_ned
+from contract.geodesy import GeoPoint, geo_from_ned
 from firmware_bridge.intents import GlobalTarget, PositionNed, VelocityNed
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation
 from firmware_bridge.settings import BridgeConfig, GeofenceConfig, LinkConfig, SafetyConfig
