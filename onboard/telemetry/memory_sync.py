@@ -1,4 +1,4 @@
-"""The vehicle's end of memory sync: a REP socket that receives an export bundle and imports it.
+"""The vehicle's end of memory sync: a ROUTER socket that receives an export bundle and imports it.
 
 The ground station sends ``{op: "bundle", sha256, bundle}``; the vehicle checks
 the hash, keeps the file under ``sync_incoming_dir/<sha256>.msgpack``, imports
@@ -10,6 +10,12 @@ that timed out and sends the same bundle again changes nothing. Any failure
 is answered as ``{op: "error", reason}``; the server keeps running.
 
 ``import_fn`` runs on this server's thread.
+
+The socket is a ROUTER speaking the REQ envelope (``[identity, b"", body]``), not a
+REP: a REP socket's state machine breaks on a multipart junk message (EFSM), and
+one such message once hung or aborted the whole vehicle process. A ROUTER sees
+every message as it came, so junk of any shape gets ``{op: "error"}`` and the next
+real sync works.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any, Callable
 
 import msgpack
 
+from contract.bounded_socket import bounded_socket
 from onboard.telemetry.publisher import zmq_endpoint
 from onboard.telemetry.settings import TelemetryConfig, resolve_path
 
@@ -47,7 +54,7 @@ class MemorySyncServer:
         self._auth: Any = None
         self._rep: Any = None
         self.endpoint = ""
-        self.counters: dict[str, int] = {"received": 0, "imported": 0, "errors": 0}
+        self.counters: dict[str, int] = {"received": 0, "imported": 0, "errors": 0, "junk": 0}
 
     def start(self) -> "MemorySyncServer":
         import zmq
@@ -60,11 +67,10 @@ class MemorySyncServer:
             if self.cfg.curve:
                 self._auth = curve_keys.start_authenticator(
                     self._ctx, resolve_path(self._data_dir, self.cfg.authorized_keys_dir))
-            self._rep = self._ctx.socket(zmq.REP)
-            self._rep.linger = 0
+            self._rep = bounded_socket(self._ctx, zmq.ROUTER, self.cfg.sync_max_bundle_bytes + 4096)
+            self._rep.sndhwm = 100   # replies to a peer that does not read are dropped, not queued forever
             if self.cfg.curve:
                 curve_keys.make_server(self._rep, resolve_path(self._data_dir, self.cfg.server_secret_key))
-            self._rep.setsockopt(zmq.MAXMSGSIZE, self.cfg.sync_max_bundle_bytes + 4096)
             self._rep.bind(zmq_endpoint(self.cfg.sync_endpoint))
             self.endpoint = self._rep.getsockopt_string(zmq.LAST_ENDPOINT)
         except BaseException:
@@ -96,11 +102,24 @@ class MemorySyncServer:
         self._rep = self._auth = self._ctx = None
 
     def _run(self) -> None:
+        import zmq
+
         while not self._stop.is_set():
-            if not self._rep.poll(100):
+            try:
+                if not self._rep.poll(100):
+                    continue
+                parts = self._rep.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
                 continue
-            body = self._rep.recv()
             self.counters["received"] += 1
+            if len(parts) != 3 or parts[1] != b"":
+                # Not a REQ request: answer (a DEALER peer may read it), never import.
+                self.counters["junk"] += 1
+                self.counters["errors"] += 1
+                log.warning("memory sync: junk message refused", extra={"fields": {"parts": len(parts)}})
+                self._reply(parts[0], {"op": "error", "reason": f"expected one request frame, got {len(parts) - 1}"})
+                continue
+            ident, _, body = parts
             try:
                 reply = self._handle(body)
                 self.counters["imported"] += 1
@@ -108,9 +127,17 @@ class MemorySyncServer:
                 self.counters["errors"] += 1
                 log.warning("memory bundle refused", extra={"fields": {"reason": str(exc)}})
                 reply = {"op": "error", "reason": str(exc)[:500]}
-            self._rep.send(msgpack.packb(reply, use_bin_type=True))
+            self._reply(ident, reply)
             if self._on_result is not None:
                 self._on_result(reply)
+
+    def _reply(self, ident: bytes, reply: dict[str, Any]) -> None:
+        import zmq
+
+        try:
+            self._rep.send_multipart([ident, b"", msgpack.packb(reply, use_bin_type=True)], zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass   # the peer is gone or not reading; a REQ peer that wants the answer asks again
 
     def _handle(self, body: bytes) -> dict[str, Any]:
         try:
