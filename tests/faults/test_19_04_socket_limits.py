@@ -7,10 +7,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import zmq
 
 from ground_station.flight_log import FlightLog
-from tests.faults.wirekit import rss_bytes, vehicle_child
+from tests.faults.wirekit import rss_bytes, vehicle_child, zmtp_subscribe
 from tests.telemetry.linkkit import REPO, GroundThread, wait_until
 from ground_station.settings import GroundConfig, VehicleLinkConfig
 
@@ -18,13 +17,17 @@ PACKAGES = ("contract", "onboard", "ground_station", "sim", "firmware_bridge", "
 
 
 def zmq_socket_calls(path: Path) -> list[int]:
-    """Lines of ``<anything>.socket(zmq.<KIND>)`` calls: a ZeroMQ socket made without a bound."""
+    """Lines that make a ZeroMQ socket: any ``<x>.socket(...)`` but the stdlib's ``socket.socket``,
+    and ``zmq.Socket(...)``; whatever the kind argument is (a constant or a variable)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     lines = []
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "socket"
-                and node.args and isinstance(node.args[0], ast.Attribute)
-                and isinstance(node.args[0].value, ast.Name) and node.args[0].value.id == "zmq"):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        owner = node.func.value
+        if node.func.attr == "socket" and not (isinstance(owner, ast.Name) and owner.id == "socket"):
+            lines.append(node.lineno)
+        elif node.func.attr == "Socket" and isinstance(owner, ast.Name) and owner.id == "zmq":
             lines.append(node.lineno)
     return lines
 
@@ -44,32 +47,16 @@ def test_no_zmq_socket_bypasses_bounded_socket() -> None:
 
 
 def test_a_10_mb_subscription_drops_the_attacker_not_the_vehicle(tmp_path: Path) -> None:
-    from zmq.utils.monitor import recv_monitor_message
-
     child, pub_ep, replay_ep, _ = vehicle_child(tmp_path, "idle")
     with child:
         child.read_until("flushed ")
         before = rss_bytes(child.proc.pid)
-        ctx = zmq.Context()
-        attacker = ctx.socket(zmq.SUB)
-        attacker.linger = 0
-        monitor = attacker.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-        try:
-            attacker.setsockopt(zmq.SUBSCRIBE, b"x" * (10 << 20))
-            attacker.connect(pub_ep)
-            drops = 0
-            while drops < 3:   # ZeroMQ reconnects and re-sends it; the vehicle drops it every time
-                assert monitor.poll(60_000), "the vehicle never dropped the 10 MB subscription"
-                drops += recv_monitor_message(monitor)["event"] == zmq.EVENT_DISCONNECTED
-            assert child.alive()
-            grown = rss_bytes(child.proc.pid) - before
-            print(f"vehicle RSS {before / 2**20:.0f} MiB, grew {grown / 2**20:.1f} MiB under {drops} attacks")
-            assert grown < 64 << 20
-        finally:
-            attacker.disable_monitor()
-            monitor.close(0)
-            attacker.close(0)
-            ctx.term()
+        # Each attacker is dropped unread (a socket timeout here would mean the vehicle kept it).
+        ends = [zmtp_subscribe(pub_ep, b"x" * (10 << 20)) for _ in range(3)]
+        assert child.alive()
+        grown = rss_bytes(child.proc.pid) - before
+        print(f"vehicle RSS {before / 2**20:.0f} MiB, grew {grown / 2**20:.1f} MiB under 3 attacks ({ends})")
+        assert grown < 64 << 20
         # The vehicle still serves a real ground station, replay included.
         link = VehicleLinkConfig(vehicle_id="uav-x", pub_endpoint=pub_ep, replay_endpoint=replay_ep)
         gcfg = GroundConfig(db_path=str(tmp_path / "fl.sqlite"), vehicles=[link], curve=False,

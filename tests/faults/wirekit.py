@@ -72,3 +72,31 @@ def rss_bytes(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     raise AssertionError("no VmRSS")
+
+
+def zmtp_subscribe(endpoint: str, topic: bytes, timeout_s: float = 60.0) -> str:
+    """Connect to a ZeroMQ PUB as a raw ZMTP 3.0 SUB peer and send one subscription of ``topic``.
+
+    Returns how the peer ended the connection ("closed" or "reset"). A hand-made peer rather
+    than a libzmq SUB: libzmq 4.3.5 itself segfaults at ``ctx.term()`` once a peer has dropped
+    its oversized subscription, which would crash the test process instead of the vehicle.
+    """
+    import socket
+    import struct
+
+    host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+    greeting = b"\xff" + b"\x00" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00") + b"\x00" + b"\x00" * 31
+    prop = b"\x0bSocket-Type" + struct.pack(">I", 3) + b"SUB"
+    ready_body = b"\x05READY" + prop
+    ready = b"\x04" + bytes([len(ready_body)]) + ready_body
+    body = b"\x01" + topic
+    message = b"\x02" + struct.pack(">Q", len(body)) + body
+    with socket.create_connection((host, int(port)), timeout=timeout_s) as s:
+        try:
+            s.sendall(greeting + ready)
+            s.sendall(message)
+            while s.recv(65536):   # the PUB sends its greeting and READY, then must drop us
+                pass
+        except (ConnectionResetError, BrokenPipeError):
+            return "reset"
+    return "closed"
