@@ -8,10 +8,12 @@ away with a bad CRC. A stream of such junk swallowed enough HEARTBEATs for a
 false ``link_lost`` (issue 19.7). A datagram that passes this check leaves
 the parser idle at its end, so nothing can be carried into the next one.
 
-The check is strict on purpose: a frame of a message id that pymavlink's
-``all`` dialect does not know cannot have its CRC checked, and MAVSDK could
-not check it either (a failed CRC whose last byte is ``0xFD`` restarts the C
-parser mid-datagram), so such a datagram is refused too.
+A frame of a message id that pymavlink's ``all`` dialect does not know
+(PX4 sends some: EVENT, CURRENT_EVENT_SEQUENCE, LINK_NODE_STATUS...) cannot
+have its CRC checked here, so only its framing is: it passes unless its last
+byte is ``0xFD``. That is the one byte that matters, because when MAVSDK's
+CRC check fails the C parser starts a new frame if the failing byte is a
+start byte, and would then swallow the next datagram after all.
 """
 
 from __future__ import annotations
@@ -49,9 +51,11 @@ def frame_end(data: bytes, start: int) -> int | None:
         end = start + header + length + 2
     else:
         return None
-    crc_extra = _CRC_EXTRA.get(msgid)
-    if crc_extra is None or end > n:
+    if end > n:
         return None
+    crc_extra = _CRC_EXTRA.get(msgid)
+    if crc_extra is None:  # framing only; see the module's docstring
+        return None if data[end - 1] == STX_V2 else end
     crc_at = start + header + length
     crc = x25crc(data[start + 1:crc_at])
     crc.accumulate(bytes((crc_extra,)))

@@ -46,8 +46,15 @@ def test_truncated_trailing_bad_crc_and_unknown_are_refused():
     flags = bytearray(hb)
     flags[2] = 0x02  # an incompatibility flag MAVLink does not define
     assert not whole_frames(bytes(flags))
+
+
+def test_unknown_message_ids_pass_on_framing_unless_they_end_in_a_start_byte():
+    hb = _heartbeat(_mav())
     unknown = bytearray(hb)
-    unknown[7:10] = (0xFFFFFF).to_bytes(3, "little")
+    unknown[7:10] = (0xFFFFFF).to_bytes(3, "little")  # no dialect defines it: its CRC cannot be checked
+    unknown[-1] = 0x00
+    assert whole_frames(bytes(unknown)) and not whole_frames(bytes(unknown[:-1]))
+    unknown[-1] = 0xFD  # MAVSDK's failing CRC check on this byte would start a frame that eats the next datagram
     assert not whole_frames(bytes(unknown))
 
 
