@@ -49,7 +49,8 @@ def _config(url: str, gate: bool) -> BridgeConfig:
 class Junk:
     """The hostile sender: one datagram of junk at a time, of every kind in turn."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, kinds: tuple[int, ...] = (0, 1, 2, 3, 4)) -> None:
+        self.kinds = kinds
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.to = ("127.0.0.1", port)
         self.rng = random.Random(19_07)
@@ -58,7 +59,7 @@ class Junk:
         self.sent = 0
 
     def datagram(self) -> bytes:
-        rng, kind = self.rng, self.sent % 5
+        rng, kind = self.rng, self.kinds[self.sent % len(self.kinds)]
         if kind == 0:  # a v2 start byte and a short body
             return b"\xfd" + bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 8)))
         if kind == 1:  # a v2 header that promises 255 payload bytes, then stops
@@ -129,12 +130,12 @@ async def test_junk_at_the_autopilot_port_raises_no_false_link_lost(vehicle):
 
 
 async def test_without_the_gate_the_same_junk_swallows_heartbeats(vehicle):
-    """The control: MAVSDK alone loses the autopilot's heartbeats to the junk (so the test above can fail)."""
+    """The control: MAVSDK alone loses the autopilot's heartbeats to the worst kind of that junk (so the test above can fail)."""
     async with await FlightBridge.connect(_config(vehicle.mavsdk_url, gate=False)) as bridge:
         assert bridge.link.gate is None
         kinds: list[str] = []
         bridge.events.add_listener(lambda e: kinds.append(e.kind) if e.kind.startswith("link_") else None)
-        junk = Junk(vehicle.gcs_port)
+        junk = Junk(vehicle.gcs_port, kinds=(1,))  # the kind above that swallows most, so that a busy machine sees it too
         try:
             await _heartbeats(bridge, 10_000, junk, until_lost=True)
         finally:
