@@ -120,7 +120,7 @@ class FlightBridge:
         """Connect and return once every stream of :data:`STATE_STREAMS` has delivered at least once
         and the vehicle is healthy, each within the link's timeouts;
         otherwise raise :class:`StreamsMissing` naming the silent streams, or :class:`HealthTimeout`."""
-        link = await open_link(cfg.link.url, cfg.link.connect_timeout_s)
+        link = await open_link(cfg.link.url, cfg.link.connect_timeout_s, gate=cfg.link.datagram_gate)
         bridge = cls(cfg, link)
         try:
             missing = await bridge.hub.wait_delivered(STATE_STREAMS, cfg.link.connect_timeout_s)
