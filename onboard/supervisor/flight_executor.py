@@ -1,7 +1,7 @@
 """Agent moves as bridge commands: take off, fly to a waypoint and wait, pause while the link is down, land.
 
 Every move is flown in PX4 offboard (`firmware_bridge/offboard_pilot.py`), from
-shortly after take-off until the land or return command: should this process
+the climb off the ground until the land or return command: should this process
 die or hang at any moment of the flight, the setpoint stream stops with it and
 PX4's own offboard-loss failsafe brings the vehicle down (issue 19, item 12).
 Every setpoint passes the safety envelope (fence, altitude, speed) below the
@@ -16,6 +16,7 @@ returning or landing and nothing the agent wants may override it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.intents import PositionNed
-from firmware_bridge.maneuvers import position_from_home, takeoff_and_wait, wait_until
+from firmware_bridge.maneuvers import arm_when_ready, position_from_home, wait_until
 from firmware_bridge.offboard_pilot import OffboardPilot
 from firmware_bridge.safety_envelope import SafetyViolation
 from onboard.supervisor.airborne import wait_down
@@ -79,16 +80,28 @@ class FlightExecutor:
 
     # -- flight -------------------------------------------------------------------------
     async def take_off(self) -> float:
-        """PX4's own take-off, then offboard as soon as the vehicle is off the ground, climbing to cruise."""
+        """Arm, then climb to cruise altitude in offboard from the ground.
+
+        Not PX4's Takeoff mode: a supervisor that died during that climb left the
+        vehicle hovering in Hold at the take-off altitude (measured on PX4 SITL),
+        since nothing on PX4 watches the companion there. Climbing in offboard, the
+        offboard-loss failsafe covers the flight from the first metre; a death
+        between arming and offboard leaves an armed vehicle on the ground, which PX4
+        disarms itself (COM_DISARM_PRFLT).
+        """
         await self.wait_for_link()
         t0 = time.monotonic()
         alt = self.cfg.cruise_alt_m
-        floor = self.bridge.cfg.safety.altitude_floor_m
-        await takeoff_and_wait(self.bridge, alt, timeout_s=self.cfg.takeoff_timeout_s,
-                               airborne_m=min(alt - 0.5, max(1.0, floor)))
-        here = position_from_home(self.bridge)
-        await self._engage(PositionNed(here.north_m, here.east_m, -alt, self.pilot.here().yaw_deg))
-        await wait_until(self.bridge, lambda s: s.rel_alt_m >= alt - 0.5,
+        await arm_when_ready(self.bridge, self.cfg.takeoff_timeout_s)
+        here = self.pilot.here()
+        try:
+            await self.pilot.engage(PositionNed(here.north_m, here.east_m, -alt, here.yaw_deg))
+        except BaseException:
+            if not self.bridge.state.in_air:  # nothing may spin up unattended
+                with contextlib.suppress(Exception):
+                    await self.bridge.commands.disarm()
+            raise
+        await wait_until(self.bridge, lambda s: s.in_air and s.rel_alt_m >= alt - 0.5,
                          max(1.0, self.cfg.takeoff_timeout_s - (time.monotonic() - t0)), "climb to cruise altitude")
         return time.monotonic() - t0
 

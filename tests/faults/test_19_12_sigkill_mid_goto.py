@@ -16,20 +16,31 @@ from __future__ import annotations
 import signal
 import time
 
+import pytest
+
 from sim.flight_rig import start_rig
 from tests.faults.flykit import fly_config, horizontal_speed, start_fly, stop_process, wait_truth
 from tests.supervisor.flightkit import world
 
 
-def test_sigkill_mid_move_ends_in_the_autopilots_offboard_loss_failsafe(tmp_path):
+def _mid_move(cruise_alt_m: float):
+    """In offboard, at cruise height, flying fast toward a waypoint."""
+    return lambda t: t["flight_mode"] == "OFFBOARD" and t["rel_alt"] > cruise_alt_m - 3 and horizontal_speed(t) > 2.0
+
+
+def _mid_climb(cruise_alt_m: float):
+    """Off the ground and still climbing to cruise height (once flown in PX4's Takeoff mode, unwatched)."""
+    return lambda t: t["armed"] and not t["on_ground"] and 1.0 < t["rel_alt"] < cruise_alt_m - 10
+
+
+@pytest.mark.parametrize("when", [_mid_move, _mid_climb], ids=["mid-move", "mid-climb"])
+def test_sigkill_in_flight_ends_in_the_autopilots_offboard_loss_failsafe(tmp_path, when):
     rig = start_rig("t019", world=world())
     proc = None
     try:
         cfg = fly_config(rig, tmp_path, status_socket=False)
         proc = start_fly(rig, cfg, tmp_path, "--quiet")
-        # Mid-move: in offboard, at cruise height, flying fast toward a waypoint.
-        moving = wait_truth(rig, lambda t: t["flight_mode"] == "OFFBOARD" and t["rel_alt"] > cfg.supervisor.cruise_alt_m - 3
-                            and horizontal_speed(t) > 2.0, 180, "mid-move in offboard", tmp_path)
+        moving = wait_truth(rig, when(cfg.supervisor.cruise_alt_m), 180, when.__doc__, tmp_path)
         assert moving["armed"] and proc.poll() is None
         proc.send_signal(signal.SIGKILL)
         t_kill = time.monotonic()
