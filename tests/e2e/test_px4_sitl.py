@@ -135,8 +135,18 @@ def test_aerie_fly_flies_a_helsinki_task_on_real_px4(tmp_path):
             px4.stop()
 
 
-def test_sigkill_of_aerie_fly_mid_move_ends_in_px4s_failsafe(tmp_path):
-    """Issue 19, item 12 on real PX4: SIGKILL mid-move -> offboard loss -> PX4 failsafe (RTL/land/descend).
+# When to kill: a line of `aerie fly`'s output, and one that must not have appeared yet.
+KILL_POINTS = {
+    # "step 0" is printed just before the first move starts; offboard has held since the climb.
+    "mid-move": ("step   0", None),
+    # PX4 has just left the ground; the climb to cruise altitude is flown in offboard too.
+    "mid-climb": ("Takeoff detected", "step   0"),
+}
+
+
+@pytest.mark.parametrize("when", sorted(KILL_POINTS))
+def test_sigkill_of_aerie_fly_in_flight_ends_in_px4s_failsafe(tmp_path, when):
+    """Issue 19, item 12 on real PX4: SIGKILL mid-move or mid-climb -> offboard loss -> PX4 failsafe (RTL/land).
 
     PX4's failsafe is read from PX4 itself: vehicle_status says RTL or Land while
     the user's intention is still offboard (a failsafe, not a command), and the
@@ -165,11 +175,11 @@ def test_sigkill_of_aerie_fly_mid_move_ends_in_px4s_failsafe(tmp_path):
                                      "--mission", str(mission)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
         try:
             deadline = time.monotonic() + 300
-            # Mid-move: the supervisor has published its first agent step (the first move follows it).
-            while time.monotonic() < deadline and "step   0" not in (tmp_path / "fly.log").read_text():
+            seen, not_yet = KILL_POINTS[when]
+            while time.monotonic() < deadline and seen not in (tmp_path / "fly.log").read_text():
                 assert proc.poll() is None, (tmp_path / "fly.log").read_text()
-                time.sleep(0.2)
-            # "step 0" is printed just before the first move starts; offboard has held since the climb.
+                time.sleep(0.1)
+            assert not_yet is None or not_yet not in (tmp_path / "fly.log").read_text(), f"too late for {when}"
             before = len(px4.log.read_text(errors="replace"))
             status = px4.topic("vehicle_status")
             # The kill must land in offboard, armed: otherwise nothing on PX4 watches the dead process.
@@ -190,7 +200,7 @@ def test_sigkill_of_aerie_fly_mid_move_ends_in_px4s_failsafe(tmp_path):
             # offboard setpoint it received, i.e. the dead process's last one, to the failsafe mode.
             last_setpoint_us = int(px4.topic("offboard_control_mode")["timestamp"])
             px4_s = (int(status["nav_state_timestamp"]) - last_setpoint_us) / 1e6
-            print(f"PX4 SITL: SIGKILL -> nav_state {status['nav_state']} ({'RTL' if status['nav_state'] == str(NAV_RTL) else 'Land'}) "
+            print(f"PX4 SITL ({when}): SIGKILL -> nav_state {status['nav_state']} ({'RTL' if status['nav_state'] == str(NAV_RTL) else 'Land'}) "
                   f"after {failsafe_s:.2f} s wall clock; {px4_s:.2f} s on PX4's clock from the last offboard setpoint")
             # Still offboard by intention: PX4 took this mode as its failsafe, nobody commanded it.
             assert status.get("nav_state_user_intention") == str(NAV_OFFBOARD), status
