@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,10 @@ class VehicleLink:
         self.pending: list[tuple[Envelope, bytes]] = []
         self.replay_out: tuple[int, int, float] | None = None   # (from, to, sent_at)
         self.status_sent_at = 0.0
+        # Our cursor when each unanswered status request went out, oldest first: a reply says
+        # where the vehicle was when it read that request, which frames that arrived meanwhile
+        # may already have passed. Only a reply behind the cursor *at its request* is a fault.
+        self.status_cursors: deque[int] = deque(maxlen=64)
         self.ack_confirmed = 0
         self.ack_sent_at = 0.0
         self.last_message_at = time.monotonic()   # a flight left open before a restart times out too
@@ -155,8 +159,10 @@ class VehicleLink:
         if event == zmq.EVENT_DISCONNECTED:
             self.counters[f"{role}_dropped"] += 1
             self.reopen.add(role)
-        else:
+        elif event == getattr(zmq, "EVENT_HANDSHAKE_FAILED_AUTH", None):
             self.counters["unauthenticated"] += 1
+        else:   # a peer that died or spoke garbage mid-handshake is not an authentication failure
+            self.counters["handshake_failed"] += 1
 
     # -- frames -------------------------------------------------------------------------------
 
@@ -215,7 +221,8 @@ class VehicleLink:
                 self.max_seen = last
             self.first_available = first
         if op == "status":
-            if last < self.contiguous:
+            asked_at = self.status_cursors.popleft() if self.status_cursors else 0
+            if last < asked_at:
                 # Same stream, yet behind our log: the journal was replaced by a copy of itself.
                 # Stored messages are never overwritten.
                 self.counters["vehicle_seq_behind_log"] += 1
@@ -240,6 +247,10 @@ class VehicleLink:
             upto = reply.get("upto")
             if is_wire_int(upto, 0):
                 self.ack_confirmed = max(self.ack_confirmed, upto)
+        elif op == "ack_refused":
+            # An ack of the stream we knew reached a vehicle that has since started a new one
+            # (data reset): it kept its messages; the new stream is followed once heard.
+            self.counters["ack_refused"] += 1
         else:
             self.counters["bad_reply"] += 1
 
@@ -258,6 +269,7 @@ class VehicleLink:
         self.first_available = self.first_applied = None
         self.replay_out = None
         self.ack_confirmed = 0
+        self.status_cursors.clear()
         for flight in flight_log.open_flights(self.vehicle_id):
             if flight.stream_id != new:
                 abort_flight(flight_log, flight, f"the vehicle started a new stream {new} (data reset?) "
@@ -396,7 +408,8 @@ class GroundStation:
         cfg = self.cfg
         self._commit(link, flight_log)
         if now - link.status_sent_at >= cfg.status_interval_s:
-            link.send({"op": "status"})
+            if link.send({"op": "status"}):
+                link.status_cursors.append(link.contiguous)
             link.status_sent_at = now
         if link.stream is not None and link.max_seen > link.contiguous:
             stale = link.replay_out is not None and now - link.replay_out[2] >= cfg.replay_timeout_s
@@ -414,7 +427,7 @@ class GroundStation:
                         link.replay_out = (lo, hi, now)
                         link.counters["replay_requests"] += 1
         if link.contiguous > link.ack_confirmed and now - link.ack_sent_at >= cfg.ack_interval_s:
-            if link.send({"op": "ack", "upto": link.contiguous}):
+            if link.send({"op": "ack", "upto": link.contiguous, "stream": link.stream}):
                 link.ack_sent_at = now
         self._abort_silent(link, flight_log, now)
 

@@ -8,8 +8,10 @@ Protocol (every body is one msgpack map; the ground uses a DEALER socket):
 - ``{op: "replay", from, to}`` → ``{op: "replay", vehicle_id, stream, first_seq, last_seq, frames: [bytes]}``:
   stored envelopes in order, bounded per answer; the ground asks again for the rest.
   Seqs below ``first_seq`` were acknowledged and pruned.
-- ``{op: "ack", upto}`` → ``{op: "ack", upto}``: the ground holds everything up to
-  ``upto``; the journal may prune it.
+- ``{op: "ack", upto, stream}`` → ``{op: "ack", upto}``: the ground holds everything up to
+  ``upto`` of ``stream``; the journal may prune it. An ack naming another stream (or none)
+  is refused (``{op: "ack_refused", stream, reason}``): a ground that has not yet seen this vehicle's data reset would otherwise
+  acknowledge the old journal's seqs and prune the new one's messages unsent.
 - anything else → ``{op: "error", reason}`` (counted, never fatal). Seqs must lie in
   [0, 2^63) (SQLite's integers); a request that still fails in the journal is answered
   ``{op: "error"}`` too: this thread is the only way gaps get filled, so nothing a
@@ -63,7 +65,7 @@ class ReplayServer:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self.counters: dict[str, int] = {"status": 0, "replay": 0, "replayed_frames": 0, "ack": 0,
-                                         "bad_request": 0, "failed_request": 0, "auth_failed": 0,
+                                         "stale_ack": 0, "bad_request": 0, "failed_request": 0, "auth_failed": 0,
                                          "handshake_failed": 0}
         self._last_good_request = float("-inf")   # time.monotonic() of the last well-formed request
 
@@ -166,6 +168,10 @@ class ReplayServer:
             return {"op": "replay", "vehicle_id": self._vehicle_id, "stream": self._stream_id, "first_seq": journal.first_seq(),
                     "last_seq": journal.last_seq(), "frames": [f for _, f in frames]}
         if op == "ack" and _is_int(req.get("upto")):
+            if req.get("stream") != self._stream_id:
+                self.counters["stale_ack"] += 1
+                return {"op": "ack_refused", "stream": self._stream_id,
+                        "reason": f"ack for stream {str(req.get('stream'))[:32]!r}, this journal is {self._stream_id}"}
             self.counters["ack"] += 1
             self._on_ack(int(req["upto"]))
             return {"op": "ack", "upto": int(req["upto"])}

@@ -1,6 +1,7 @@
 """A vehicle's telemetry side in its own process, for fault tests that attack or kill it.
 
-``python -m tests.faults.vehicle_child DATA_DIR MODE``; prints ``endpoints PUB REPLAY SYNC``,
+``python -m tests.faults.vehicle_child DATA_DIR MODE [PUB REPLAY]`` (endpoints to bind, default any
+free port: a restarted vehicle keeps its addresses); prints ``endpoints PUB REPLAY SYNC``,
 then ``flushed SEQ`` lines. MODE ``fly`` publishes a flight (flight_start, agent steps, states)
 until killed; ``idle`` publishes a state every 20 ms; both also serve memory sync, importing
 bundles into a real experience store only when one arrives.
@@ -29,9 +30,9 @@ def _import(data_dir: Path):
     return run
 
 
-def main(data_dir: str, mode: str) -> None:
+def main(data_dir: str, mode: str, pub_ep: str = "tcp://127.0.0.1:0", replay_ep: str = "tcp://127.0.0.1:0") -> None:
     data = Path(data_dir)
-    cfg = TelemetryConfig(pub_endpoint="tcp://127.0.0.1:0", replay_endpoint="tcp://127.0.0.1:0",
+    cfg = TelemetryConfig(pub_endpoint=pub_ep, replay_endpoint=replay_ep,
                           sync_endpoint="tcp://127.0.0.1:0", journal_path=str(data / "journal.sqlite"),
                           state_rate_hz=0.0, curve=False, close_ack_wait_s=0.0)
     pub = TelemetryPublisher(cfg, "uav-x", data_dir=data).start()
@@ -57,4 +58,4 @@ def main(data_dir: str, mode: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:])

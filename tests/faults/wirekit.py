@@ -60,9 +60,11 @@ class Child:
                 f.close()
 
 
-def vehicle_child(data_dir: Path, mode: str) -> tuple[Child, str, str, str]:
-    """The vehicle's telemetry in its own process; returns it and its PUB, ROUTER and sync endpoints."""
-    child = Child(["-m", "tests.faults.vehicle_child", str(data_dir), mode])
+def vehicle_child(data_dir: Path, mode: str, *endpoints: str) -> tuple[Child, str, str, str]:
+    """The vehicle's telemetry in its own process; returns it and its PUB, ROUTER and sync endpoints.
+
+    ``endpoints``: the PUB and ROUTER to bind (a restarted vehicle keeps its addresses)."""
+    child = Child(["-m", "tests.faults.vehicle_child", str(data_dir), mode, *endpoints])
     _, pub, replay, sync = child.read_until("endpoints ").split()
     return child, pub, replay, sync
 
