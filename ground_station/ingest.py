@@ -159,9 +159,9 @@ class VehicleLink:
         if event == zmq.EVENT_DISCONNECTED:
             self.counters[f"{role}_dropped"] += 1
             self.reopen.add(role)
-        elif event == getattr(zmq, "EVENT_HANDSHAKE_FAILED_AUTH", None):
+        elif self._ground.curve:   # a vehicle that cannot prove the pinned key (ZeroMQ's event varies)
             self.counters["unauthenticated"] += 1
-        else:   # a peer that died or spoke garbage mid-handshake is not an authentication failure
+        else:   # without CURVE there is nothing to authenticate: a peer that died mid-handshake
             self.counters["handshake_failed"] += 1
 
     # -- frames -------------------------------------------------------------------------------
