@@ -70,6 +70,7 @@ clean-venv:
 # make flash JETSON=user@host [JETSON_PORT=22] [CONFIG=path] [DRY_RUN=1]
 #   [AERIE_PREFIX=/opt/aerie] [TARGET_PYTHON=python3] [SSH_OPTS='-i key']
 #   [ALLOW_NON_JETSON=1] [NO_DEPS=1] [AERIE_MEMORY_MAX=3G] [AERIE_CPU_QUOTA=300%]
+#   [FORCE=1]  (restart the service even while the running supervisor reports its vehicle armed)
 # make rollback JETSON=user@host  (back to the release current before this one)
 # Steps, idempotency and rollback rules: deploy/flash.py. Self-contained block.
 JETSON           ?=
@@ -82,6 +83,7 @@ FLASH_TARGET_ARGS = $(JETSON) --port $(JETSON_PORT) --prefix $(AERIE_PREFIX) --s
 	$(if $(filter 1,$(DRY_RUN)),--dry-run)
 FLASH_ARGS = --config $(CONFIG) --target-python $(TARGET_PYTHON) \
 	$(if $(filter 1,$(ALLOW_NON_JETSON)),--allow-non-jetson) $(if $(filter 1,$(NO_DEPS)),--no-deps) \
+	$(if $(filter 1,$(FORCE)),--force) \
 	$(if $(AERIE_MEMORY_MAX),--memory-max $(AERIE_MEMORY_MAX)) $(if $(AERIE_CPU_QUOTA),--cpu-quota $(AERIE_CPU_QUOTA))
 
 .PHONY: flash rollback flash-check-target

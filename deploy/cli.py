@@ -35,6 +35,7 @@ def main(argv: list[str]) -> int:
     f.add_argument("--watchdog-s", type=int, default=10, help="systemd WatchdogSec= (the supervisor feeds it)")
     f.add_argument("--model-dir", default=None, help="local model dir (default: the config's inference.model_dir)")
     f.add_argument("--work-dir", default=str(REPO / "build" / "flash"))
+    f.add_argument("--force", action="store_true", help="restart the service even while its vehicle is armed (FORCE=1)")
     r = sub.add_parser("rollback", help="point current back at the previous release and restart")
     _common(r)
     args = parser.parse_args(argv)
@@ -48,7 +49,7 @@ def main(argv: list[str]) -> int:
             allow_non_jetson=args.allow_non_jetson, no_deps=args.no_deps, target_python=args.target_python,
             min_free_mb=args.min_free_mb, autopilot_device=args.autopilot_device,
             memory_max=args.memory_max, cpu_quota=args.cpu_quota, watchdog_s=args.watchdog_s,
-            work_dir=Path(args.work_dir), model_dir=Path(args.model_dir).expanduser() if args.model_dir else None,
+            work_dir=Path(args.work_dir), force=args.force, model_dir=Path(args.model_dir).expanduser() if args.model_dir else None,
         ))
     except (FlashFailed, ReleaseError) as exc:
         print_error(exc)

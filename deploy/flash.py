@@ -45,6 +45,8 @@ class FlashOptions:
     work_dir: Path = REPO / "build" / "flash"
     manifest: Path | None = None
     model_dir: Path | None = None
+    # Restart the service even while the running supervisor reports its vehicle armed (FORCE=1).
+    force: bool = False
 
 
 @dataclass
@@ -180,6 +182,7 @@ def flash(opts: FlashOptions) -> Report:
         raise FlashFailed(f"release {rid} is unhealthy; current stays at {keep}")
     report.add("health", "ok", "aerie status --offline: config, model checksums, memory")
 
+    refuse_if_armed(opts, report, run_remote(t, "airborne", prefix, rid).result)
     out = _require(run_remote(t, "activate", prefix, rid), "activate")
     activated = out.result.startswith("activated")
     report.add("activate", "changed" if activated else "unchanged", f"{prefix}/current -> releases/{rid}")
@@ -204,6 +207,23 @@ def flash(opts: FlashOptions) -> Report:
     else:
         report.add("live-health", "skipped", "service not restarted (no systemd on target)" if out.result == "skipped" else "service unchanged")
     return report
+
+
+def refuse_if_armed(opts: FlashOptions, report: Report, vehicle: str) -> None:
+    """Never restart the service of an armed vehicle (its supervisor is flying it) unless forced.
+
+    ``vehicle`` is what the running supervisor answered ("armed", "disarmed",
+    "unknown" when none answers or it is too old to say). Asked just before
+    ``current`` moves, so nothing on the target has changed when this refuses.
+    """
+    if vehicle != "armed":
+        report.add("airborne", "ok", f"vehicle {vehicle}")
+    elif opts.force:
+        report.add("airborne", "FORCED", "vehicle armed: restarting anyway (FORCE=1); the supervisor lands it on SIGTERM")
+    else:
+        report.add("airborne", "REFUSED", "the running supervisor reports its vehicle armed")
+        raise FlashFailed("the vehicle is armed: not restarting its supervisor (land first, or FORCE=1); "
+                          "nothing was changed on the target")
 
 
 def _roll_back(opts: FlashOptions, report: Report, failed: str, why: str) -> None:
@@ -232,6 +252,8 @@ def _dry_run_plan(opts: FlashOptions, report: Report, rel, state: str | None, cu
            + (" with CMAKE_ARGS=-DGGML_CUDA=on" if cuda else ""), _remote_display(t, "install", prefix, rid, opts.target_python, str(int(opts.no_deps)), str(int(cuda))))
     _would(report, "trt-engines", "aerie models build-engine for each ONNX model (skipped without TensorRT)", _remote_display(t, "engines", prefix, rid))
     _would(report, "health", f"{rdir}/venv/bin/python -m onboard.status --offline --config {rdir}/config.yaml", _remote_display(t, "health", prefix, rid))
+    _would(report, "airborne", "ask the running supervisor whether its vehicle is armed; refuse unless FORCE=1"
+           + (" (FORCE=1 given)" if opts.force else ""), _remote_display(t, "airborne", prefix, rid))
     _would(report, "activate", f"{prefix}/current -> releases/{rid}" + (" (unchanged)" if current == rid else f" (was {current or 'none'})"),
            _remote_display(t, "activate", prefix, rid))
     _would(report, "unit-verify", "systemd-analyze verify the release's aerie.service", _remote_display(t, "unit-verify", prefix))

@@ -289,6 +289,19 @@ service)  # PREFIX RESTART(0|1): install, enable and (re)start aerie.service
     fi
     ;;
 
+airborne)  # PREFIX ID: is the running supervisor's vehicle armed? (the new release's code asks the live socket)
+    prefix=$1 id=$2
+    py=$prefix/releases/$id/venv/bin/python
+    cfg=$prefix/current/config.yaml
+    if [ ! -f "$cfg" ]; then result unknown; exit 0; fi
+    if id aerie >/dev/null 2>&1; then
+        state=$(as_aerie "$py" -m onboard.status --config "$cfg" --armed 2>&1 | tail -n 1) || state=unknown
+    else
+        state=$("$py" -m onboard.status --config "$cfg" --armed 2>&1 | tail -n 1) || state=unknown
+    fi
+    case "$state" in armed|disarmed) result "$state" ;; *) say "$state"; result unknown ;; esac
+    ;;
+
 live-health)  # PREFIX TIMEOUT_S: the supervisor's own report, retried while it starts
     prefix=$1 timeout=$2
     deadline=$(( $(date +%s) + timeout ))

@@ -28,7 +28,7 @@ from contract.geodesy import GeoPoint
 from firmware_bridge.commands import CommandError, CommandResult, Commands
 from firmware_bridge.connection import HealthTimeout, Link, open_link
 from firmware_bridge.errors import BridgeError
-from firmware_bridge.events import EventFanout
+from firmware_bridge.events import EventFanout, FlightStateEvents
 from firmware_bridge.failsafe_monitor import FailsafeMonitor
 from firmware_bridge.intents import Intent
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation, Verdict
@@ -103,7 +103,9 @@ class FlightBridge:
             _LinkGuardedAction(self._action, self.monitor.link_ok),
             envelope_of=self.envelope,
             timeout_s=cfg.link.command_timeout_s,
+            on_event=self.events.emit,
         )
+        self.flight_events = FlightStateEvents(self.hub, self.events)
         self.streamer = SetpointStreamer(
             link.system._system,  # the native System under the asyncio wrapper
             cfg.streamer,
@@ -118,7 +120,7 @@ class FlightBridge:
         """Connect and return once every stream of :data:`STATE_STREAMS` has delivered at least once
         and the vehicle is healthy, each within the link's timeouts;
         otherwise raise :class:`StreamsMissing` naming the silent streams, or :class:`HealthTimeout`."""
-        link = await open_link(cfg.link.url, cfg.link.connect_timeout_s)
+        link = await open_link(cfg.link.url, cfg.link.connect_timeout_s, gate=cfg.link.datagram_gate)
         bridge = cls(cfg, link)
         try:
             missing = await bridge.hub.wait_delivered(STATE_STREAMS, cfg.link.connect_timeout_s)
@@ -126,6 +128,7 @@ class FlightBridge:
                 raise StreamsMissing(f"autopilot on {link.url} answered, but within {cfg.link.connect_timeout_s:.1f} s "
                                      f"these telemetry streams never delivered: {', '.join(missing)}")
             bridge.monitor.start()
+            bridge.flight_events.start()
             await bridge.wait_healthy(cfg.link.health_timeout_s)
         except BaseException:
             await bridge.close()
@@ -148,6 +151,7 @@ class FlightBridge:
 
     async def close(self) -> None:
         self.streamer.close()
+        await self.flight_events.stop()
         await self.monitor.stop()
         await self.hub.stop()
         for plugin in (self._telemetry, self._mavlink_direct, self._action):

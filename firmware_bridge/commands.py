@@ -13,6 +13,7 @@ import asyncio
 import enum
 import logging
 import math
+from collections.abc import Callable
 from typing import Any
 
 from contract.geodesy import geo_from_ned
@@ -65,11 +66,14 @@ def result_from_mavsdk(exc: Exception) -> CommandResult:
 class Commands:
     """The command half of the bridge; every target passes the safety envelope first."""
 
-    def __init__(self, action: Any, envelope_of: Any, timeout_s: float) -> None:
+    def __init__(self, action: Any, envelope_of: Any, timeout_s: float,
+                 on_event: Callable[[str, dict], Any] | None = None) -> None:
         # ``envelope_of`` is a callable so that a re-homed envelope is always the one used.
         self._action = action
         self._envelope_of = envelope_of
         self._timeout_s = timeout_s
+        # A command the autopilot refused is an event (``command_refused``), not only a log line.
+        self._on_event = on_event or (lambda kind, detail: None)
 
     async def _call(self, name: str, coro: Any) -> None:
         try:
@@ -82,6 +86,8 @@ class Commands:
         except Exception as exc:  # MAVSDK plugin errors
             result = result_from_mavsdk(exc)
             log.warning("command %s failed: %s", name, exc, extra={"fields": {"event": "command", "command": name, "result": result.value}})
+            if result in (CommandResult.DENIED, CommandResult.UNSUPPORTED):
+                self._on_event("command_refused", {"command": name, "result": result.value, "detail": str(exc)})
             raise CommandError(name, result, str(exc)) from exc
         log.info("command %s ok", name, extra={"fields": {"event": "command", "command": name, "result": "success"}})
 

@@ -78,19 +78,27 @@ async def goto_and_wait(bridge: FlightBridge, target: GlobalTarget, tolerance_m:
     return time.monotonic() - start
 
 
-async def takeoff_and_wait(bridge: FlightBridge, altitude_m: float, timeout_s: float = 60.0) -> float:
-    start = time.monotonic()
-    # PX4 refuses to arm until its pre-arm checks pass (about 4 s after boot), and
-    # MAVSDK may still show a restarted autopilot's old health: retry briefly.
+async def arm_when_ready(bridge: FlightBridge, timeout_s: float = 60.0) -> None:
+    """Arm once PX4's pre-arm checks pass.
+
+    PX4 refuses to arm until its pre-arm checks pass (about 4 s after boot), and
+    MAVSDK may still show a restarted autopilot's old health: retry briefly.
+    """
     await wait_until(bridge, lambda s: s.armable, timeout_s, "pre-arm checks")
     for attempt in range(ARM_RETRIES):
         try:
             await bridge.commands.arm()
-            break
+            return
         except CommandError as exc:
             if exc.result is not CommandResult.DENIED or attempt == ARM_RETRIES - 1:
                 raise
             await asyncio.sleep(0.5)
+
+
+async def takeoff_and_wait(bridge: FlightBridge, altitude_m: float, timeout_s: float = 60.0) -> float:
+    """Arm and take off in PX4's Takeoff mode; returns once at ``altitude_m``."""
+    start = time.monotonic()
+    await arm_when_ready(bridge, timeout_s)
     await bridge.commands.takeoff(altitude_m)
     await wait_until(bridge, lambda s: s.in_air and s.rel_alt_m >= altitude_m - 0.5, timeout_s, "takeoff")
     return time.monotonic() - start

@@ -29,6 +29,10 @@ class LinkConfig:
     command_timeout_s: float = ranged(5.0, 0.1, 600.0)
     # Autopilot heartbeat older than this means the link is lost: pause the agent.
     heartbeat_timeout_s: float = ranged(2.0, 0.5, 30.0)
+    # For a udpin URL, listen through a gate that passes MAVSDK only whole, CRC-valid MAVLink
+    # datagrams: MAVSDK's parser carries a truncated frame into the next datagram and so lost
+    # real heartbeats to junk on the port (19.7). MAVSDK itself then listens on loopback only.
+    datagram_gate: bool = True
 
     def __post_init__(self) -> None:
         if not all(t > 0 for t in (self.connect_timeout_s, self.health_timeout_s, self.command_timeout_s)):

@@ -47,6 +47,7 @@ class TelemetryHub:
         self._state = VehicleState()
         self._tasks: dict[str, asyncio.Task] = {}
         self._watchers: set[asyncio.Event] = set()
+        self._text_queues: set[asyncio.Queue] = set()
         self._autopilot_sysid: int | None = None
         self._first_value: dict[str, asyncio.Event] = {}
 
@@ -135,6 +136,16 @@ class TelemetryHub:
 
         return await asyncio.wait_for(_wait(), timeout_s)
 
+    async def status_texts(self) -> AsyncIterator[StatusText]:
+        """Each autopilot STATUSTEXT from now on; a reader too slow for 256 of them loses the oldest."""
+        queue: asyncio.Queue = asyncio.Queue(maxsize=256)
+        self._text_queues.add(queue)
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            self._text_queues.discard(queue)
+
     def invalidate_health(self) -> None:
         """Forget health flags after a link loss: a restarted autopilot must earn them again."""
         self._set(global_position_ok=False, home_position_ok=False, local_position_ok=False, armable=False)
@@ -184,6 +195,10 @@ class TelemetryHub:
     def _on_status_text(self, s: Any) -> None:
         text = StatusText(severity=s.type.name, text=str(s.text).rstrip("\t"), t=time.monotonic())
         log.info("autopilot: %s", text.text, extra={"fields": {"event": "statustext", "severity": text.severity}})
+        for queue in self._text_queues:
+            if queue.full():
+                queue.get_nowait()
+            queue.put_nowait(text)
 
     def _on_heartbeat(self, msg: Any) -> None:
         if msg.system_id == self._autopilot_sysid and msg.component_id == 1:

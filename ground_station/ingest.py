@@ -16,20 +16,37 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 from typing import Any
 
 import msgpack
 
-from ground_station.flight_log import FlightLog
+from contract.bounded_socket import bounded_socket
+from contract.envelope import Envelope, EnvelopeError, decode, is_stream_id, is_wire_int
+from ground_station.flight_log import Flight, FlightLog
 from ground_station.settings import GroundConfig, VehicleLinkConfig, resolve
-from contract.envelope import Envelope, EnvelopeError, decode
 
 log = logging.getLogger("aerie.ground")
 
 # Replies on the DEALER socket are small except replay batches; cap them generously.
 _REPLY_LIMIT_SLACK = 1 << 20
+
+# A socket that ZeroMQ dropped is re-created at once, but not more often than this (a peer
+# failing every handshake must not turn the loop into a reconnect storm).
+_REOPEN_MIN_INTERVAL_S = 0.5
+
+_HANDSHAKE_FAILURES = ("EVENT_HANDSHAKE_FAILED_AUTH", "EVENT_HANDSHAKE_FAILED_PROTOCOL",
+                       "EVENT_HANDSHAKE_FAILED_NO_DETAIL")
+
+
+def abort_flight(flight_log: FlightLog, flight: Flight, reason: str, counters: Counter[str]) -> None:
+    """Close an open flight as aborted; post-flight analysis picks it up like an ended one."""
+    closed = flight_log.abort_flight(flight, reason)
+    counters["flights_aborted"] += 1
+    log.warning("flight aborted", extra={"fields": {"vehicle": flight.vehicle_id, "stream": flight.stream_id,
+                                                    "start_seq": flight.start_seq, "end_seq": closed.end_seq,
+                                                    "reason": reason}})
 
 
 class IngestError(RuntimeError):
@@ -37,66 +54,115 @@ class IngestError(RuntimeError):
 
 
 class VehicleLink:
-    """Sockets and cursors of one vehicle; used only by the ground station's thread."""
+    """Sockets and cursors of one vehicle; used only by the ground station's thread.
+
+    The cursors (``contiguous``, ``max_seen``) are those of the vehicle's current stream
+    (its journal's id, in every envelope and status reply). A vehicle that comes back with
+    another stream was reset: the link switches to the new stream and the flight the old
+    stream left open is closed as aborted.
+    """
 
     def __init__(self, cfg: VehicleLinkConfig, ground: GroundConfig, base_dir: Path, ctx: Any,
                  flight_log: FlightLog) -> None:
-        import zmq
-
         self.cfg = cfg
         self.vehicle_id = cfg.vehicle_id
         self._ground = ground
-        self.counters: Counter[str] = Counter(flight_log.rejects(cfg.vehicle_id))
-        self.sub = ctx.socket(zmq.SUB)
-        self.dealer = ctx.socket(zmq.DEALER)
-        self.monitors: list[Any] = []
-        try:
-            self._setup(cfg, ground, base_dir, flight_log)
-        except BaseException:
-            self.close()   # an unclosed socket would make the context's term() wait forever
-            raise
-
-    def _setup(self, cfg: VehicleLinkConfig, ground: GroundConfig, base_dir: Path, flight_log: FlightLog) -> None:
-        import zmq
-
-        from contract import curve_keys
-
-        for sock in (self.sub, self.dealer):
-            sock.linger = 0
-            if ground.curve:
-                curve_keys.make_client(sock, resolve(base_dir, ground.client_secret_key),
-                                       resolve(base_dir, cfg.server_public_key))
-        self.sub.setsockopt(zmq.MAXMSGSIZE, ground.hard_frame_limit_bytes)
-        self.sub.rcvhwm = 100000
-        self.dealer.setsockopt(zmq.MAXMSGSIZE, ground.hard_frame_limit_bytes + _REPLY_LIMIT_SLACK
-                               + ground.replay_request_max * 64)
-        self.dealer.sndhwm = 100
-        self.sub.setsockopt(zmq.SUBSCRIBE, b"")
-        mask = 0
-        for name in ("EVENT_HANDSHAKE_FAILED_AUTH", "EVENT_HANDSHAKE_FAILED_PROTOCOL",
-                     "EVENT_HANDSHAKE_FAILED_NO_DETAIL"):
-            mask |= getattr(zmq, name, 0)
-        if mask:
-            self.monitors = [self.sub.get_monitor_socket(mask), self.dealer.get_monitor_socket(mask)]
-        self.sub.connect(cfg.pub_endpoint)
-        self.dealer.connect(cfg.replay_endpoint)
-        self.contiguous, self.max_seen = flight_log.cursor(cfg.vehicle_id)
+        self._base_dir = base_dir
+        self._ctx = ctx
+        # "stored" is derived from the log itself, so it always agrees with the log's count.
+        self.counters: Counter[str] = Counter({k: v for k, v in flight_log.rejects(cfg.vehicle_id).items()
+                                               if k != "stored"})
+        stored = flight_log.count(cfg.vehicle_id)
+        if stored:
+            self.counters["stored"] = stored
+        self.sub: Any = None
+        self.dealer: Any = None
+        self.monitors: dict[str, Any] = {}
+        self.reopen: set[str] = set()          # roles whose socket ZeroMQ dropped
+        self.reopened_at = {"sub": float("-inf"), "dealer": float("-inf")}
+        self.stream: str | None = flight_log.current_stream(cfg.vehicle_id)
+        self.contiguous, self.max_seen = flight_log.cursor(cfg.vehicle_id, self.stream) if self.stream else (0, 0)
         self.first_available: int | None = None   # the vehicle holds no seq below this
         self.first_applied: int | None = None
         self.pending: list[tuple[Envelope, bytes]] = []
         self.replay_out: tuple[int, int, float] | None = None   # (from, to, sent_at)
         self.status_sent_at = 0.0
+        # Our cursor when each unanswered status request went out, oldest first: a reply says
+        # where the vehicle was when it read that request, which frames that arrived meanwhile
+        # may already have passed. Only a reply behind the cursor *at its request* is a fault.
+        self.status_cursors: deque[int] = deque(maxlen=64)
         self.ack_confirmed = 0
         self.ack_sent_at = 0.0
+        self.last_message_at = time.monotonic()   # a flight left open before a restart times out too
+        self.abort_checked_at = 0.0
+        self.stream_switch: str | None = None     # a new stream heard, applied at the next commit
+        try:
+            self.open_socket("sub")
+            self.open_socket("dealer")
+        except BaseException:
+            self.close()   # an unclosed socket would make the context's term() wait forever
+            raise
 
-    def close(self) -> None:
-        for sock in (self.sub, self.dealer):
+    def open_socket(self, role: str) -> None:
+        """(Re)create the SUB or DEALER socket with its limit, keys and monitor, and connect it.
+
+        A message over ZeroMQ's ``MAXMSGSIZE`` is a protocol error: ZeroMQ drops that
+        connection and never reconnects it by itself, so the owner must make a new socket.
+        """
+        import zmq
+
+        from contract import curve_keys
+
+        ground, cfg = self._ground, self.cfg
+        self.close_socket(role)
+        if role == "sub":
+            sock = bounded_socket(self._ctx, zmq.SUB, ground.hard_frame_limit_bytes)
+        else:
+            sock = bounded_socket(self._ctx, zmq.DEALER, ground.hard_frame_limit_bytes + _REPLY_LIMIT_SLACK
+                                  + ground.replay_request_max * 64)
+        setattr(self, role, sock)
+        if ground.curve:
+            curve_keys.make_client(sock, resolve(self._base_dir, ground.client_secret_key),
+                                   resolve(self._base_dir, cfg.server_public_key))
+        if role == "sub":
+            sock.rcvhwm = 100000
+            sock.setsockopt(zmq.SUBSCRIBE, b"")
+        else:
+            sock.sndhwm = 100
+            self.replay_out = None   # its answer, if any, went with the old socket
+        mask = zmq.EVENT_DISCONNECTED
+        for name in _HANDSHAKE_FAILURES:
+            mask |= getattr(zmq, name, 0)
+        self.monitors[role] = sock.get_monitor_socket(mask)
+        sock.connect(cfg.pub_endpoint if role == "sub" else cfg.replay_endpoint)
+
+    def close_socket(self, role: str) -> None:
+        sock, mon = getattr(self, role), self.monitors.pop(role, None)
+        if sock is not None:
             try:
                 sock.disable_monitor()
             except Exception:  # noqa: BLE001 - closing anyway
                 pass
-        for sock in (*self.monitors, self.sub, self.dealer):
-            sock.close(0)
+        for s in (mon, sock):
+            if s is not None:
+                s.close(0)
+        setattr(self, role, None)
+
+    def close(self) -> None:
+        for role in ("sub", "dealer"):
+            self.close_socket(role)
+
+    def on_monitor(self, role: str, event: int) -> None:
+        """A dropped connection is re-created (see :meth:`open_socket`); a refused handshake counted."""
+        import zmq
+
+        if event == zmq.EVENT_DISCONNECTED:
+            self.counters[f"{role}_dropped"] += 1
+            self.reopen.add(role)
+        elif self._ground.curve:   # a vehicle that cannot prove the pinned key (ZeroMQ's event varies)
+            self.counters["unauthenticated"] += 1
+        else:   # without CURVE there is nothing to authenticate: a peer that died mid-handshake
+            self.counters["handshake_failed"] += 1
 
     # -- frames -------------------------------------------------------------------------------
 
@@ -111,14 +177,22 @@ class VehicleLink:
             self.counters["wrong_vehicle"] += 1
             return None
         self.counters[f"received_{source}"] += 1
+        self.last_message_at = time.monotonic()
         self.pending.append((env, frame))
-        if env.seq > self.max_seen:
+        if env.stream != self.stream:
+            # Frames of another stream are stored under it; a live one means the vehicle now
+            # numbers from that journal (a replay answer's stream is checked by on_reply).
+            if source == "live":
+                self.stream_switch = env.stream
+        elif env.seq > self.max_seen:
             self.max_seen = env.seq
         return env
 
     def send(self, body: dict[str, Any]) -> bool:
         import zmq
 
+        if self.dealer is None:
+            return False
         try:
             self.dealer.send(msgpack.packb(body, use_bin_type=True), zmq.NOBLOCK)
             return True
@@ -134,17 +208,25 @@ class VehicleLink:
             self.counters["bad_reply"] += 1
             return
         op = reply.get("op")
-        last, first = reply.get("last_seq"), reply.get("first_seq")
-        if isinstance(last, int) and not isinstance(last, bool) and last > self.max_seen:
-            self.max_seen = last
-        if isinstance(first, int) and not isinstance(first, bool):
+        last, first, stream = reply.get("last_seq"), reply.get("first_seq"), reply.get("stream")
+        if op in ("status", "replay"):
+            # Every number a vehicle claims is range-checked before it steers any work.
+            if not (is_stream_id(stream) and is_wire_int(last, 0) and is_wire_int(first, 0) and first <= last + 1):
+                self.counters["bad_reply"] += 1
+                return
+            if stream != self.stream:
+                self.stream_switch = stream
+                return   # its cursors are not ours yet; the next status reply is read after the switch
+            if last > self.max_seen:
+                self.max_seen = last
             self.first_available = first
         if op == "status":
-            if isinstance(last, int) and last < self.contiguous:
-                # The vehicle's journal is behind our log: it was wiped or replaced, and its
-                # seqs now collide with stored ones. Stored messages are never overwritten.
+            asked_at = self.status_cursors.popleft() if self.status_cursors else 0
+            if last < asked_at:
+                # Same stream, yet behind our log: the journal was replaced by a copy of itself.
+                # Stored messages are never overwritten.
                 self.counters["vehicle_seq_behind_log"] += 1
-                log.error("vehicle seq is behind the flight log (journal reset?)",
+                log.error("vehicle seq is behind the flight log (journal restored from a copy?)",
                           extra={"fields": {"vehicle": self.vehicle_id, "vehicle_last": last,
                                             "log_contiguous": self.contiguous}})
         elif op == "replay":
@@ -155,15 +237,43 @@ class VehicleLink:
                     accepted += self.accept(frame, source="replay") is not None
                 else:
                     self.counters["malformed"] += 1
-            if accepted or not frames:
-                # An answer with nothing usable waits for the timeout before asking again.
+            if accepted:
                 self.replay_out = None
+            else:
+                # Nothing usable (the vehicle does not hold what it claimed): ask again only after
+                # the timeout, so a false claim costs one request per replay_timeout_s, not a flood.
+                self.counters["replay_empty"] += 1
         elif op == "ack":
             upto = reply.get("upto")
-            if isinstance(upto, int) and not isinstance(upto, bool):
+            if is_wire_int(upto, 0):
                 self.ack_confirmed = max(self.ack_confirmed, upto)
+        elif op == "ack_refused":
+            # An ack of the stream we knew reached a vehicle that has since started a new one
+            # (data reset): it kept its messages; the new stream is followed once heard.
+            self.counters["ack_refused"] += 1
         else:
             self.counters["bad_reply"] += 1
+
+    def switch_stream(self, flight_log: FlightLog) -> None:
+        """Follow the vehicle to its new stream; close the flights the old streams left open."""
+        new, self.stream_switch = self.stream_switch, None
+        if new is None or new == self.stream:
+            return
+        if self.stream is not None:
+            self.counters["stream_changed"] += 1
+            log.warning("vehicle started a new stream (journal reset?)",
+                        extra={"fields": {"vehicle": self.vehicle_id, "old": self.stream, "new": new}})
+        flight_log.note_stream(self.vehicle_id, new)
+        self.stream = new
+        self.contiguous, self.max_seen = flight_log.cursor(self.vehicle_id, new)
+        self.first_available = self.first_applied = None
+        self.replay_out = None
+        self.ack_confirmed = 0
+        self.status_cursors.clear()
+        for flight in flight_log.open_flights(self.vehicle_id):
+            if flight.stream_id != new:
+                abort_flight(flight_log, flight, f"the vehicle started a new stream {new} (data reset?) "
+                                                 "before this flight ended", self.counters)
 
 
 class GroundStation:
@@ -206,9 +316,8 @@ class GroundStation:
         poller = zmq.Poller()
         owner: dict[Any, tuple[VehicleLink, str]] = {}
         for link in self.links.values():
-            for sock, role in ((link.sub, "sub"), (link.dealer, "dealer"), *((m, "monitor") for m in link.monitors)):
-                poller.register(sock, zmq.POLLIN)
-                owner[sock] = (link, role)
+            self._register(poller, owner, link, "sub")
+            self._register(poller, owner, link, "dealer")
         deadline = time.monotonic() + duration_s if duration_s is not None else None
         last_stats = time.monotonic()
         log.info("ground station running", extra={"fields": {"db": str(self.db_path), "vehicles": list(self.links)}})
@@ -219,10 +328,11 @@ class GroundStation:
                 events = poller.poll(20)
                 while events and budget > 0:
                     for sock, _ in events:
+                        if sock not in owner:
+                            continue   # closed by a re-creation earlier in this round
                         link, role = owner[sock]
-                        if role == "monitor":
-                            recv_monitor_message(sock)
-                            link.counters["unauthenticated"] += 1
+                        if role.startswith("monitor:"):
+                            link.on_monitor(role[8:], int(recv_monitor_message(sock)["event"]))
                             continue
                         for _ in range(min(budget, 256)):
                             try:
@@ -237,6 +347,9 @@ class GroundStation:
                     events = poller.poll(0) if budget > 0 else []
                 now = time.monotonic()
                 for link in self.links.values():
+                    for role in sorted(link.reopen):
+                        if now - link.reopened_at[role] >= _REOPEN_MIN_INTERVAL_S:
+                            self._reopen(poller, owner, link, role, now)
                     self._tend(link, flight_log, now)
                 if self.cfg.stats_interval_s and now - last_stats >= self.cfg.stats_interval_s:
                     last_stats = now
@@ -257,13 +370,37 @@ class GroundStation:
             ctx.term()
         return self.counters()
 
+    @staticmethod
+    def _register(poller: Any, owner: dict[Any, tuple[VehicleLink, str]], link: VehicleLink, role: str) -> None:
+        import zmq
+
+        for sock, name in ((getattr(link, role), role), (link.monitors[role], f"monitor:{role}")):
+            poller.register(sock, zmq.POLLIN)
+            owner[sock] = (link, name)
+
+    def _reopen(self, poller: Any, owner: dict[Any, tuple[VehicleLink, str]], link: VehicleLink, role: str,
+                now: float) -> None:
+        """Replace a socket ZeroMQ dropped (an oversized frame ends its connection for good)."""
+        for sock in (getattr(link, role), link.monitors.get(role)):
+            if sock is not None:
+                poller.unregister(sock)
+                owner.pop(sock, None)
+        link.open_socket(role)
+        self._register(poller, owner, link, role)
+        link.reopen.discard(role)
+        link.reopened_at[role] = now
+        link.counters[f"{role}_reopened"] += 1
+        log.warning("telemetry socket re-created", extra={"fields": {"vehicle": link.vehicle_id, "socket": role}})
+
     def _commit(self, link: VehicleLink, flight_log: FlightLog) -> None:
         batch, link.pending = link.pending, []
         if batch:
             link.counters["stored"] += flight_log.store(batch)
-        if batch or link.first_available != link.first_applied:
+        if link.stream_switch is not None:
+            link.switch_stream(flight_log)
+        if link.stream is not None and (batch or link.first_available != link.first_applied):
             link.first_applied = link.first_available
-            link.contiguous = flight_log.advance(link.vehicle_id, seen=link.max_seen,
+            link.contiguous = flight_log.advance(link.vehicle_id, link.stream, seen=link.max_seen,
                                                  first_available=link.first_available)
 
     def _tend(self, link: VehicleLink, flight_log: FlightLog, now: float) -> None:
@@ -271,14 +408,18 @@ class GroundStation:
         cfg = self.cfg
         self._commit(link, flight_log)
         if now - link.status_sent_at >= cfg.status_interval_s:
-            link.send({"op": "status"})
+            if link.send({"op": "status"}):
+                link.status_cursors.append(link.contiguous)
             link.status_sent_at = now
-        if link.max_seen > link.contiguous:
+        if link.stream is not None and link.max_seen > link.contiguous:
             stale = link.replay_out is not None and now - link.replay_out[2] >= cfg.replay_timeout_s
             if link.replay_out is None or stale:
                 if stale:
                     link.counters["replay_timeouts"] += 1
-                gaps = flight_log.missing(link.vehicle_id, link.contiguous + 1, link.max_seen, limit=1)
+                # A claimed last seq is chased one window at a time: a false claim of 2^62 costs
+                # one bounded request per timeout, and live frames keep flowing meanwhile.
+                target = min(link.max_seen, link.contiguous + cfg.replay_window_max)
+                gaps = flight_log.missing(link.vehicle_id, link.stream, link.contiguous + 1, target, limit=1)
                 if gaps:
                     lo, hi = gaps[0]
                     hi = min(hi, lo + cfg.replay_request_max - 1)
@@ -286,5 +427,21 @@ class GroundStation:
                         link.replay_out = (lo, hi, now)
                         link.counters["replay_requests"] += 1
         if link.contiguous > link.ack_confirmed and now - link.ack_sent_at >= cfg.ack_interval_s:
-            if link.send({"op": "ack", "upto": link.contiguous}):
+            if link.send({"op": "ack", "upto": link.contiguous, "stream": link.stream}):
                 link.ack_sent_at = now
+        self._abort_silent(link, flight_log, now)
+
+    def _abort_silent(self, link: VehicleLink, flight_log: FlightLog, now: float) -> None:
+        """Close the vehicle's open flights once nothing has come from it for flight_abort_timeout_s.
+
+        A vehicle killed mid-flight never sends flight_end; without this its flight stayed open
+        for ever and post-flight reflection never ran. Checked once per status interval.
+        """
+        timeout = self.cfg.flight_abort_timeout_s
+        if not timeout > 0 or now - link.last_message_at < timeout:
+            return
+        if now - link.abort_checked_at < self.cfg.status_interval_s:
+            return
+        link.abort_checked_at = now
+        for flight in flight_log.open_flights(link.vehicle_id):
+            abort_flight(flight_log, flight, f"no message from the vehicle for {timeout:g} s", link.counters)

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgpack
 
+from contract.bounded_socket import bounded_socket
 from ground_station.settings import GroundConfig, VehicleLinkConfig, resolve
 
 
@@ -37,8 +38,7 @@ def push_bundle(bundle: str | Path, link: VehicleLinkConfig, cfg: GroundConfig, 
     ctx = zmq.Context()
     try:
         for _attempt in range(max(1, cfg.sync_attempts)):
-            req = ctx.socket(zmq.REQ)
-            req.linger = 0
+            req = bounded_socket(ctx, zmq.REQ, cfg.sync_max_reply_bytes)
             try:
                 if cfg.curve:
                     curve_keys.make_client(req, resolve(base_dir, cfg.client_secret_key),

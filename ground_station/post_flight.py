@@ -279,8 +279,10 @@ def analyse(messages: Iterable[dict[str, Any]], *, vehicle_id: str = "", start_s
                           status=status, steps=len(steps), key=key, plan=plan, task=task, decision=decision)
 
 
-def bundle_name(vehicle_id: str, start_seq: int) -> str:
-    return f"{vehicle_id}-{start_seq}.bundle"
+def bundle_name(vehicle_id: str, start_seq: int, stream_id: str = "") -> str:
+    """One flight's bundle file; the stream keeps a reset vehicle's flights apart (none: a v1 log)."""
+    return f"{vehicle_id}-{stream_id}-{start_seq}.bundle" if stream_id and stream_id != "v1" else \
+        f"{vehicle_id}-{start_seq}.bundle"
 
 
 def export_analysis(analysis: FlightAnalysis, store: Any, path: str | Path) -> list[str]:
@@ -312,9 +314,9 @@ class _OnlyThese:
 
 
 def pending_flights(fl: Any, out_dir: Path) -> list[Any]:
-    """Ended flights of the flight log (a :class:`FlightLog`) without a bundle in ``out_dir``."""
+    """Ended (or aborted) flights of the flight log (a :class:`FlightLog`) without a bundle in ``out_dir``."""
     return [f for f in fl.flights() if f.end_seq is not None
-            and not (out_dir / bundle_name(f.vehicle_id, f.start_seq)).exists()]
+            and not (out_dir / bundle_name(f.vehicle_id, f.start_seq, f.stream_id)).exists()]
 
 
 def analyse_log(fl: Any, out_dir: str | Path, store: Any, *,
@@ -331,7 +333,7 @@ def analyse_log(fl: Any, out_dir: str | Path, store: Any, *,
                            success_radius_m=success_radius_m)
         if analysis is None:
             continue
-        target = out_dir / bundle_name(flight.vehicle_id, flight.start_seq)
+        target = out_dir / bundle_name(flight.vehicle_id, flight.start_seq, flight.stream_id)
         export_analysis(analysis, store, target)
         log.info("post-flight lessons written", extra={"fields": {
             "bundle": str(target), "status": analysis.status, "key_step": analysis.key.step.step}})

@@ -41,7 +41,8 @@ class GroundConfig:
     # Frames larger than this are rejected and counted ("oversized"); at least the
     # vehicles' telemetry.max_message_bytes.
     max_frame_bytes: int = 1048576
-    # Frames above this size make ZeroMQ drop the connection before reading them (memory bound).
+    # Frames above this size make ZeroMQ drop the connection before reading them (memory bound);
+    # the ground then re-creates the socket (counted as sub_dropped) and replay fills the gap.
     hard_frame_limit_bytes: int = 8388608
     # Seconds between status requests to each vehicle (reveals loss at the tail of a stream).
     status_interval_s: float = 0.5
@@ -51,10 +52,18 @@ class GroundConfig:
     replay_timeout_s: float = 1.0
     # Seqs asked for in one replay request (the vehicle may answer fewer).
     replay_request_max: int = 500
+    # How far beyond the complete point of the log the ground looks for gaps: a vehicle's
+    # claim of a higher last seq (true or spoofed) is chased this many seqs at a time.
+    replay_window_max: int = 10000
+    # A flight still open after this many seconds without a message from its vehicle is
+    # closed as aborted (its post-flight lessons then run on what arrived); 0 never.
+    flight_abort_timeout_s: float = 120.0
     # Most frames read from the sockets before one flight-log commit.
     commit_batch_max: int = 1000
     # Seconds between logging each vehicle's counters (0 disables).
     stats_interval_s: float = 10.0
+    # Largest reply `aerie ground sync` reads from a vehicle (acknowledgements are small maps).
+    sync_max_reply_bytes: int = 65536
     # Seconds to wait for a vehicle to acknowledge a memory bundle before trying again ...
     sync_timeout_s: float = 30.0
     # ... and how many times to try (importing is idempotent, so a retry is safe).
@@ -80,7 +89,7 @@ class GroundConfig:
     # After each flight ends, derive its lessons deterministically (no model) from its agent
     # steps and write them as a memory bundle for `aerie ground sync` (ground_station.post_flight).
     post_flight_enabled: bool = True
-    # Directory of those bundles, one per flight: <vehicle_id>-<start_seq>.bundle.
+    # Directory of those bundles, one per flight: <vehicle_id>-<stream_id>-<start_seq>.bundle.
     post_flight_dir: str = "post_flight"
     # The ground station's own memory file the lessons are added to before export.
     post_flight_memory: str = "ground_memory.sqlite"

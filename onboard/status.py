@@ -31,6 +31,9 @@ from typing import Any
 
 STATUS_SOCKET_NAME = "supervisor.sock"
 SUPERVISOR_CHECKS = ("bridge", "models", "memory")
+# Reported by the supervisor but not part of health: whether its vehicle is armed ("armed ..." /
+# "disarmed ..."). `make flash` asks it (`--armed`) before restarting the service.
+VEHICLE_CHECK = "vehicle"
 
 
 @dataclass(frozen=True)
@@ -135,10 +138,21 @@ def read_supervisor(sock_path: Path, timeout_s: float = 2.0) -> list[Check]:
     except (OSError, ValueError) as exc:
         return [Check("supervisor", False, f"{sock_path}: no valid answer ({exc})")]
     checks = [Check("supervisor", True, f"answering on {sock_path}")]
+    if isinstance(report.get(VEHICLE_CHECK), dict):
+        checks.append(Check(VEHICLE_CHECK + " (live)", True, str(report[VEHICLE_CHECK].get("detail", ""))))
     for name in SUPERVISOR_CHECKS:
         item = report.get(name) or {}
         checks.append(Check(name + " (live)", bool(item.get("ok")), str(item.get("detail", "not reported"))))
     return checks
+
+
+def vehicle_armed(checks: list[Check]) -> str:
+    """"armed", "disarmed" or "unknown" (no supervisor answering, or one too old to say)."""
+    for c in checks:
+        if c.name == VEHICLE_CHECK + " (live)":
+            word = c.detail.replace(",", " ").split(" ", 1)[0]
+            return word if word in ("armed", "disarmed") else "unknown"
+    return "unknown"
 
 
 def run_checks(config_path: str | None, *, offline: bool, manifest: str | None = None,
@@ -162,7 +176,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--offline", action="store_true", help="do not ask the supervisor (it need not be running)")
     parser.add_argument("--socket", default=None, help=f"supervisor status socket (default: data_dir/{STATUS_SOCKET_NAME})")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of lines")
+    parser.add_argument("--armed", action="store_true",
+                        help="only ask the running supervisor whether its vehicle is armed: prints armed, disarmed or unknown")
     args = parser.parse_args(argv)
+    if args.armed:
+        from onboard.config import load_config
+
+        sock = Path(args.socket) if args.socket else default_socket(load_config(args.config))
+        print(vehicle_armed(read_supervisor(sock)))
+        return 0
     checks = run_checks(args.config, offline=args.offline, manifest=args.manifest, sock_path=args.socket)
     healthy = all(c.ok for c in checks)
     if args.json:

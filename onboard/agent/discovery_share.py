@@ -19,9 +19,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from contract.bounded_socket import bounded_socket
 from onboard.agent.discovery_wire import MAX_FRAME_BYTES, decode, encode
 from onboard.agent.exploration_view import ExplorationView, Fix
 from contract.envelope import EnvelopeError
+
+
+# Largest subscription message the XPUB reads (peers subscribe to everything: b"").
+MAX_SUBSCRIPTION_BYTES = 1024
 
 
 @dataclass
@@ -64,14 +69,12 @@ class DiscoveryShare:
 
         self._ctx = zmq.Context()
         try:
-            self._pub = self._ctx.socket(zmq.XPUB)
-            self._pub.linger = 0
+            # An XPUB reads subscription messages (a few bytes); a peer sending more is dropped.
+            self._pub = bounded_socket(self._ctx, zmq.XPUB, MAX_SUBSCRIPTION_BYTES)
             self._pub.setsockopt(zmq.XPUB_VERBOSE, 1)  # one subscription message per peer, not per topic
             self._pub.bind(self._bind)
             self.endpoint = self._pub.getsockopt_string(zmq.LAST_ENDPOINT)
-            self._sub = self._ctx.socket(zmq.SUB)
-            self._sub.linger = 0
-            self._sub.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
+            self._sub = bounded_socket(self._ctx, zmq.SUB, MAX_FRAME_BYTES)
             self._sub.setsockopt(zmq.SUBSCRIBE, b"")
         except BaseException:
             self.close()

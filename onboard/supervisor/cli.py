@@ -6,7 +6,10 @@
 `--vehicle-url`, `--world` and `--data-dir` override the config's
 link.url, supervisor.world_endpoint and data_dir for one run (the demo and the
 tests use them; a vehicle's service uses the config alone). SIGTERM and
-Ctrl-C end the mission: the vehicle lands (or returns, `supervisor.on_terminate`).
+Ctrl-C end the mission at once: the vehicle is commanded to land (or return,
+`supervisor.on_terminate`) and the process exits once it is down or after
+`supervisor.terminate_timeout_s`, PX4 finishing on its own. A vehicle found
+armed and in the air at start is sent home or landed first (`supervisor.on_start_airborne`).
 
     aerie fly --config config.yaml --standby   # the service (systemd): fly mission files as they arrive
 
@@ -135,6 +138,12 @@ async def _standby(cfg, args) -> int:
         notify("STOPPING=1")
         if dog is not None:
             dog.cancel()
+        try:  # SIGTERM with the vehicle in the air and no mission flying: land or return first
+            landed = await sup.stop_airborne()
+            if landed != "on ground":
+                progress(f"on stop: vehicle {landed}")
+        except Exception as exc:
+            print(f"aerie fly: on stop: {type(exc).__name__}: {exc}", file=sys.stderr)
         await sup.close()
     return 0
 

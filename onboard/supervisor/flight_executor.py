@@ -1,19 +1,22 @@
 """Agent moves as bridge commands: take off, fly to a waypoint and wait, pause while the link is down, land.
 
-Every command goes through the flight bridge, so the safety envelope (fence,
-altitude, speed) judges it below the agent. A move is a `goto` to the
-waypoint's lat/lon at cruise altitude, then a wait for arrival that races the
-link: when the bridge reports link loss the agent is paused (an
-``agent_paused`` event), the executor waits for the link to return
-(``agent_resumed``) and sends the goto again, because the autopilot may have
-switched mode on its own link-loss failsafe meanwhile. A failsafe the bridge
-enters (battery ladder) ends the mission: the autopilot is returning or
-landing and nothing the agent wants may override it.
+Every move is flown in PX4 offboard (`firmware_bridge/offboard_pilot.py`), from
+the climb off the ground until the land or return command: should this process
+die or hang at any moment of the flight, the setpoint stream stops with it and
+PX4's own offboard-loss failsafe brings the vehicle down (issue 19, item 12).
+Every setpoint passes the safety envelope (fence, altitude, speed) below the
+agent. A move waits for arrival while racing the link: when the bridge reports
+link loss the agent is paused (an ``agent_paused`` event), PX4's offboard-loss
+failsafe flies the vehicle, and when the link returns (``agent_resumed``) the
+executor enters offboard again from where the vehicle is and goes on. A
+failsafe the bridge enters (battery ladder) ends the mission: the autopilot is
+returning or landing and nothing the agent wants may override it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from dataclasses import dataclass
@@ -23,8 +26,11 @@ from contract.geodesy import ned_from_geo
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError
-from firmware_bridge.intents import GlobalTarget, PositionNed
-from firmware_bridge.maneuvers import distance_m, land_and_wait, position_from_home, takeoff_and_wait, wait_until
+from firmware_bridge.intents import PositionNed
+from firmware_bridge.maneuvers import arm_when_ready, position_from_home, wait_until
+from firmware_bridge.offboard_pilot import OffboardPilot
+from firmware_bridge.safety_envelope import SafetyViolation
+from onboard.supervisor.airborne import wait_down
 from onboard.supervisor.settings import SupervisorConfig
 
 EventFn = Callable[[str, dict[str, Any]], Any]
@@ -49,6 +55,7 @@ class FlightExecutor:
         self.cfg = cfg
         self.on_event = on_event or (lambda kind, detail: None)
         self.paused_total_s = 0.0
+        self.pilot = OffboardPilot(bridge)
 
     # -- link ---------------------------------------------------------------------------
     def _check_failsafe(self) -> None:
@@ -73,8 +80,40 @@ class FlightExecutor:
 
     # -- flight -------------------------------------------------------------------------
     async def take_off(self) -> float:
+        """Arm, then climb to cruise altitude in offboard from the ground.
+
+        Not PX4's Takeoff mode: a supervisor that died during that climb left the
+        vehicle hovering in Hold at the take-off altitude (measured on PX4 SITL),
+        since nothing on PX4 watches the companion there. Climbing in offboard, the
+        offboard-loss failsafe covers the flight from the first metre; a death
+        between arming and offboard leaves an armed vehicle on the ground, which PX4
+        disarms itself (COM_DISARM_PRFLT).
+        """
         await self.wait_for_link()
-        return await takeoff_and_wait(self.bridge, self.cfg.cruise_alt_m, timeout_s=self.cfg.takeoff_timeout_s)
+        t0 = time.monotonic()
+        alt = self.cfg.cruise_alt_m
+        await arm_when_ready(self.bridge, self.cfg.takeoff_timeout_s)
+        here = self.pilot.here()
+        try:
+            await self.pilot.engage(PositionNed(here.north_m, here.east_m, -alt, here.yaw_deg))
+        except BaseException:
+            if not self.bridge.state.in_air:  # nothing may spin up unattended
+                with contextlib.suppress(Exception):
+                    await self.bridge.commands.disarm()
+            raise
+        await wait_until(self.bridge, lambda s: s.in_air and s.rel_alt_m >= alt - 0.5,
+                         max(1.0, self.cfg.takeoff_timeout_s - (time.monotonic() - t0)), "climb to cruise altitude")
+        return time.monotonic() - t0
+
+    async def _engage(self, hold: PositionNed | None = None) -> None:
+        """(Re-)enter offboard; a vehicle the autopilot has put down meanwhile ends the mission."""
+        try:
+            await self.pilot.engage(hold)
+        except (BridgeError, asyncio.TimeoutError) as exc:
+            s = self.bridge.state
+            if not (s.armed and s.in_air):
+                raise MissionAborted("the autopilot brought the vehicle down (failsafe) while the link was lost") from exc
+            raise
 
     def _goal(self, lat: float, lon: float) -> PositionNed:
         n, e = ned_from_geo(self.bridge.envelope().home, lat, lon)
@@ -89,52 +128,80 @@ class FlightExecutor:
         t0 = time.monotonic()
         paused = 0.0
         deadline = t0 + self.cfg.move_timeout_s
-        goal = self._goal(lat, lon)
+        envelope = self.bridge.envelope()
+        if envelope is None:
+            raise CommandError("move", CommandResult.REFUSED_BY_ENVELOPE, "home position unknown: no envelope yet")
+        try:  # the goal itself first: a refused waypoint is refused before the vehicle moves
+            goal = envelope.check_position(self._goal(lat, lon)).intent
+        except SafetyViolation as exc:  # the agent hears it and plans around it (issue 19, item 10)
+            self.on_event("command_refused", {"command": "move", "lat": lat, "lon": lon, "reason": exc.reason})
+            return MoveResult(False, self.error_m(lat, lon), time.monotonic() - t0, paused, refused=exc.reason)
         tol = self.cfg.arrive_tolerance_m
         while True:
             self._check_failsafe()
-            paused += await self.wait_for_link()
-            deadline = max(deadline, time.monotonic() + 5.0) if paused else deadline
-            try:
-                await self.bridge.commands.goto(GlobalTarget(lat, lon, self.cfg.cruise_alt_m), speed_m_s=self.cfg.speed_m_s)
-            except CommandError as exc:
-                if exc.result is CommandResult.REFUSED_BY_ENVELOPE:  # the agent hears it and plans around it
-                    self.on_event("command_refused", {"command": "goto", "lat": lat, "lon": lon, "reason": exc.detail})
-                    return MoveResult(False, self.error_m(lat, lon), time.monotonic() - t0, paused, refused=exc.detail)
-                if not self.bridge.monitor.link_ok.is_set():
-                    continue  # lost the link while commanding: pause, then send it again
-                raise
-            except BridgeError:
-                if not self.bridge.monitor.link_ok.is_set():
-                    continue  # lost the link while commanding: pause, then send it again
-                raise
-            arrival = asyncio.ensure_future(wait_until(
-                self.bridge, lambda s: distance_m(position_from_home(self.bridge, s), goal) <= tol,
-                max(0.1, deadline + paused - time.monotonic()), f"move to {lat:.6f},{lon:.6f}"))
+            waited = await self.wait_for_link()
+            paused += waited
+            deadline = max(deadline, time.monotonic() + 5.0) if waited else deadline
+            if not self.pilot.engaged:
+                lost_at = self.bridge.monitor.link_lost_at
+                if lost_at is None or lost_at < self.pilot.engaged_at:
+                    # Out of offboard with the link up: a person (RC, ground station) or PX4 took over.
+                    raise MissionAborted(f"the autopilot left offboard (mode {self.bridge.state.flight_mode})")
+                try:  # after a link loss PX4's failsafe owns the vehicle until we take it back
+                    await self._engage()
+                except BridgeError:
+                    if not self.bridge.monitor.link_ok.is_set():
+                        continue  # lost the link again while engaging: pause, then try again
+                    raise
+            arrival = asyncio.ensure_future(self.pilot.fly_to(goal, self.cfg.speed_m_s, tol,
+                                                              max(0.1, deadline - time.monotonic())))
             lost = asyncio.ensure_future(self._link_lost())
-            done, _ = await asyncio.wait({arrival, lost}, return_when=asyncio.FIRST_COMPLETED)
-            for f in (arrival, lost):
-                if f not in done:
-                    f.cancel()
+            try:
+                done, _ = await asyncio.wait({arrival, lost}, return_when=asyncio.FIRST_COMPLETED)
+            finally:  # also when this move is cancelled (SIGTERM): nothing of it may run on
+                for f in (arrival, lost):
+                    if not f.done():
+                        f.cancel()
             if arrival in done:
-                if arrival.exception() is None:
-                    return MoveResult(True, self.error_m(lat, lon), time.monotonic() - t0, paused)
-                return MoveResult(False, self.error_m(lat, lon), time.monotonic() - t0, paused)
-            # link lost mid-move: loop pauses, then re-sends the goto
+                if self.pilot.refused is not None:  # the straight line crosses the fence: stopped short of it
+                    self.on_event("command_refused", {"command": "move", "lat": lat, "lon": lon,
+                                                      "reason": self.pilot.refused})
+                    return MoveResult(False, self.error_m(lat, lon), time.monotonic() - t0, paused,
+                                      refused=self.pilot.refused)
+                return MoveResult(arrival.result(), self.error_m(lat, lon), time.monotonic() - t0, paused)
+            # link lost (or a failsafe) mid-move: loop pauses, then flies on from where the vehicle is
 
     async def _link_lost(self) -> None:
-        while self.bridge.monitor.link_ok.is_set() and self.bridge.failsafe_reason is None:
+        """Returns when the move cannot go on as it is: link lost, a bridge failsafe, or out of offboard."""
+        while (self.bridge.monitor.link_ok.is_set() and self.bridge.failsafe_reason is None
+               and self.pilot.engaged):
             await asyncio.sleep(0.1)
 
-    async def finish(self, how: str = "land") -> str:
-        """Bring the vehicle down ("land" here or "rtl"); returns what was done."""
-        if not self.bridge.state.in_air:
-            return "on ground"
-        await self.wait_for_link()
-        if how == "rtl":
-            await self.bridge.commands.return_to_launch()
+    async def finish(self, how: str = "land", wait_s: float | None = None) -> str:
+        """Bring the vehicle down ("land" here or "rtl"); returns what was done.
+
+        The command goes out while the offboard stream still runs, so PX4 is never
+        left in offboard without setpoints; if it cannot be sent, the stream is
+        dropped anyway and PX4's offboard-loss failsafe lands the vehicle.
+        """
+        try:
+            s = self.bridge.state
+            if not s.in_air:
+                if s.armed:  # stopped between arming and lift-off: nothing may spin up unattended
+                    await self.bridge.commands.disarm()
+                return "on ground"
+            await self.wait_for_link()
+            if how == "rtl":
+                await self.bridge.commands.return_to_launch()
+            else:
+                await self.bridge.commands.land()
+        finally:
+            await self.pilot.release()
+        what = "return to launch" if how == "rtl" else "land"
+        if wait_s is not None:  # SIGTERM: PX4 finishes the landing on its own once commanded
+            if not await wait_down(self.bridge, wait_s):
+                return f"{'returning to launch' if how == 'rtl' else 'landing'} (PX4 finishing; stopped waiting after {wait_s:.0f} s)"
+        else:
             await wait_until(self.bridge, lambda s: not s.in_air and not s.armed, self.cfg.land_timeout_s,
-                             "return to launch and disarm")
-            return "returned to launch"
-        await land_and_wait(self.bridge, timeout_s=self.cfg.land_timeout_s)
-        return "landed"
+                             f"{what} and disarm")
+        return "returned to launch" if how == "rtl" else "landed"

@@ -47,6 +47,13 @@ class SupervisorConfig:
     land_timeout_s: float = 180.0
     # What SIGTERM (or Ctrl-C) does while airborne: "land" where it is, or "rtl".
     on_terminate: Literal["land", "rtl"] = "land"
+    # After SIGTERM the land/return command is sent at once (the agent's step is abandoned) and
+    # the process waits at most this long for the vehicle to be down, then exits: PX4 finishes
+    # the landing or return on its own. Keep it below systemd's TimeoutStopSec (deploy/aerie.service.in).
+    terminate_timeout_s: float = ranged(20.0, 1.0, 600.0)
+    # A supervisor that starts (or restarts) while the vehicle is armed and in the air takes it
+    # down before anything else: "rtl" (return to launch) or "land" where it is.
+    on_start_airborne: Literal["rtl", "land"] = "rtl"
     # Step budget when the mission does not give one.
     step_limit: int = 60
     # While the autopilot link is lost the agent is paused; after this long without it the

@@ -21,6 +21,7 @@ of plan or of its source is published as a ``plan`` message.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import resource
@@ -229,6 +230,26 @@ class Supervisor:
         self.bridge = await FlightBridge.connect(self.cfg.bridge)
         self.bridge.events.add_listener(bridge_event_listener(self.event))
 
+    async def _adopt_airborne(self) -> None:
+        """A vehicle already in the air at start (a restarted supervisor) goes home or lands first."""
+        from firmware_bridge.maneuvers import ManeuverTimeout, wait_until
+        from onboard.supervisor.airborne import adopt_airborne
+
+        try:  # armed / in-air arrive with the first telemetry; health may come before them
+            await wait_until(self.bridge, lambda s: s.landed_state != "UNKNOWN", 5.0, "landed state")
+        except ManeuverTimeout:
+            log.warning("no landed state from the autopilot yet: cannot tell whether it is airborne")
+        if await adopt_airborne(self.bridge, self.sup.on_start_airborne, self.event):
+            self.on_progress(f"vehicle was airborne at start: {self.sup.on_start_airborne}")
+
+    async def stop_airborne(self) -> str:
+        """SIGTERM with no mission flying (standby): an airborne vehicle is taken down, bounded in time."""
+        from onboard.supervisor.airborne import bring_down_on_stop
+
+        if self.bridge is None:
+            return "not connected"
+        return await bring_down_on_stop(self.bridge, self.sup.on_terminate, self.sup.terminate_timeout_s, self.event)
+
     async def _state_loop(self) -> None:
         from contract.messages import state_payload
 
@@ -271,7 +292,14 @@ class Supervisor:
                 return False, "memory not open"
             return True, f"{self.store.path}: {self.store.count()} experiences"
 
-        return {"bridge": bridge, "models": models, "memory": memory}
+        def vehicle() -> tuple[bool, str]:  # information, not health: `make flash` reads the first word
+            if self.bridge is None:
+                return True, "unknown: not connected yet"
+            s = self.bridge.state
+            where = f"in air at {s.rel_alt_m:.1f} m" if s.in_air else "on ground"
+            return True, f"{'armed' if s.armed else 'disarmed'}, {where}, mode {s.flight_mode}"
+
+        return {"bridge": bridge, "models": models, "memory": memory, "vehicle": vehicle}
 
     # -- the step ------------------------------------------------------------------------------
     async def _observe(self, node: int | None, heading: float) -> WorldObservation:
@@ -329,6 +357,7 @@ class Supervisor:
             self._world = WorldLink(self.sup.world_endpoint, self.sup.world_timeout_s)
         await self._connect_bridge()
         self._state_task = asyncio.create_task(self._state_loop())
+        await self._adopt_airborne()
         if self.sup.status_socket:
             from onboard.supervisor.status_server import StatusServer
 
@@ -364,7 +393,25 @@ class Supervisor:
         try:
             if not self._gazetteer:  # asked per mission: a standby service comes up without the feed
                 self._gazetteer = await asyncio.to_thread(self._world.gazetteer)
-            await self._fly(executor, self._gazetteer, folder, outcome, stop)
+            from onboard.supervisor.airborne import airborne, wait_down
+
+            if airborne(self.bridge):  # adopted at start: it is on its way down, not ours to fly yet
+                self.on_progress("waiting for the adopted vehicle to be down before the mission")
+                if not await wait_down(self.bridge, self.sup.land_timeout_s):
+                    raise MissionAborted("the vehicle found airborne at start is not down yet")
+            flying = asyncio.ensure_future(self._fly(executor, self._gazetteer, folder, outcome, stop))
+            halt = asyncio.ensure_future(stop.wait())
+            try:
+                await asyncio.wait({flying, halt}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                halt.cancel()
+                if not flying.done():  # SIGTERM: abandon the step (a slow model must not delay the landing)
+                    flying.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await flying
+                    outcome.reason = "terminated"
+            if not flying.cancelled():
+                flying.result()  # the mission's own end, or its exception
         except MissionAborted as exc:
             outcome.reason = f"aborted: {exc}"
             self.event("mission_aborted", {"reason": str(exc)})
@@ -374,9 +421,10 @@ class Supervisor:
             self.event("mission_error", {"error": outcome.reason})
             raise
         finally:
-            how = self.sup.on_terminate if outcome.reason == "terminated" else "land"
+            terminated = outcome.reason == "terminated"
+            how = self.sup.on_terminate if terminated else "land"
             try:
-                outcome.landed = await executor.finish(how)
+                outcome.landed = await executor.finish(how, wait_s=self.sup.terminate_timeout_s if terminated else None)
             except Exception as exc:  # the autopilot's own failsafes still hold; say so
                 outcome.landed = f"could not land: {type(exc).__name__}: {exc}"
                 log.error("%s", outcome.landed)
@@ -455,7 +503,12 @@ class Supervisor:
             move = obs.move(action.node)
             fly = asyncio.ensure_future(executor.fly_to(move.lat, move.lon))
             halt = asyncio.ensure_future(stop.wait())
-            await asyncio.wait({fly, halt}, return_when=asyncio.FIRST_COMPLETED)
+            try:
+                await asyncio.wait({fly, halt}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                fly.cancel()
+                halt.cancel()
+                raise
             if not fly.done():
                 fly.cancel()
                 outcome.reason = "terminated"

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 import msgpack
 import zmq
 
+from contract.bounded_socket import bounded_socket
+
 from onboard.agent.observation import AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting
+
+
+# Largest observation reply read (it may carry a rendered PNG); a bigger one drops the connection
+# and the request times out (WorldLinkError) instead of growing the process.
+MAX_REPLY_BYTES = 32 << 20
 
 
 class WorldLinkError(RuntimeError):
@@ -84,8 +91,7 @@ class WorldLink:
 
     def _socket(self) -> zmq.Socket:
         if self._sock is None:
-            self._sock = self._ctx.socket(zmq.REQ)
-            self._sock.setsockopt(zmq.LINGER, 0)
+            self._sock = bounded_socket(self._ctx, zmq.REQ, MAX_REPLY_BYTES)
             self._sock.connect(self.endpoint)
         return self._sock
 

@@ -16,6 +16,8 @@ the difference between the two is what Aerie's path adds.
 
 from __future__ import annotations
 
+from contract.bounded_socket import bounded_socket
+
 import argparse
 import dataclasses
 import json
@@ -33,6 +35,9 @@ STATE = {"lat": 60.1699, "lon": 24.9384, "abs_alt_m": 32.5, "rel_alt_m": 20.0, "
          "landed_state": "IN_AIR", "health_ok": True, "gps_ok": True, "home_ok": True, "t": 0.0}
 
 
+# The floor benchmark's envelopes carry this stream id (no journal there).
+_BENCH_STREAM = "f100000000000000"
+
 def _receiver(endpoint: str, curve: dict[str, str] | None, conn: Any, idle_s: float, expected: int) -> None:
     """Subscriber process: reports latencies (ms) of 'state' frames and the first/last receive times."""
     import zmq
@@ -41,7 +46,7 @@ def _receiver(endpoint: str, curve: dict[str, str] | None, conn: Any, idle_s: fl
     from contract.envelope import EnvelopeError, decode
 
     ctx = zmq.Context()
-    sub = ctx.socket(zmq.SUB)
+    sub = bounded_socket(ctx, zmq.SUB, 1 << 20)
     sub.rcvhwm = 0
     if curve:
         curve_keys.make_client(sub, curve["secret"], curve["server_public"])
@@ -142,8 +147,7 @@ def run_floor(*, rate_hz: float | None, count: int) -> dict[str, Any]:
     from contract.messages import event_payload
 
     ctx = zmq.Context()
-    pub = ctx.socket(zmq.PUB)
-    pub.linger = 0
+    pub = bounded_socket(ctx, zmq.PUB, 1024)
     pub.sndhwm = count * 2
     pub.bind("tcp://127.0.0.1:*")
     mpctx = mp.get_context("spawn")
@@ -152,13 +156,13 @@ def run_floor(*, rate_hz: float | None, count: int) -> dict[str, Any]:
                          daemon=True)
     proc.start()
     try:
-        _join_receiver(parent, lambda: pub.send(encode("floor-1", 1, "event", event_payload("bench_warmup"))))
+        _join_receiver(parent, lambda: pub.send(encode("floor-1", 1, "event", event_payload("bench_warmup"), stream=_BENCH_STREAM)))
         time.sleep(0.2)
         start_ns = time.time_ns()
 
         def send(i: int) -> None:
             STATE["t"] = float(i)
-            pub.send(encode("floor-1", i + 1, "state", STATE))
+            pub.send(encode("floor-1", i + 1, "state", STATE, stream=_BENCH_STREAM))
 
         publish_s = _pace(count, rate_hz, send)
         res = _collect(parent, proc)

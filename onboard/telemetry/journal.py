@@ -6,15 +6,23 @@ is committed here *before* it goes on the wire, so a sequence number the
 ground station has seen is always in the journal (or acknowledged), and a
 restarted vehicle continues after the journal's last seq without reusing one.
 
+Each journal has a random stream id, made when the file is created and kept in
+its ``meta`` table. It goes in every envelope: a vehicle whose data folder was
+reset has a new journal, a new stream and seq 1 again, and the ground station
+keeps its new flight apart from the old one instead of taking it for duplicates.
+
 WAL mode lets the replay server read while the publisher writes. One
 :class:`Journal` object is one SQLite connection and belongs to one thread.
 """
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 from pathlib import Path
 from typing import Iterable, Literal
+
+from contract.envelope import INT_LIMIT, is_stream_id
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -56,6 +64,8 @@ class Journal:
             if not auto_checkpoint:
                 conn.execute("PRAGMA wal_autocheckpoint=0")
             conn.executescript(_SCHEMA)
+            # Created once, with the file; INSERT OR IGNORE keeps an existing journal's id.
+            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('stream_id', ?)", (secrets.token_hex(8),))
             row = conn.execute("PRAGMA quick_check").fetchone()
         except sqlite3.DatabaseError as exc:
             raise JournalError(f"{path}: cannot open telemetry journal ({exc})") from exc
@@ -74,6 +84,13 @@ class Journal:
         self.close()
 
     # -- cursors ------------------------------------------------------------------------------
+
+    def stream_id(self) -> str:
+        """This journal's stream id (16 hex digits), carried in every envelope it numbers."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'stream_id'").fetchone()
+        if row is None or not is_stream_id(row[0]):
+            raise JournalError(f"{self.path}: journal has no valid stream id ({row and row[0]!r})")
+        return str(row[0])
 
     def acked_seq(self) -> int:
         """Highest seq the ground station has acknowledged (everything up to it is done)."""
@@ -109,6 +126,8 @@ class Journal:
 
     def ack(self, upto: int) -> int:
         """Mark everything up to ``upto`` acknowledged and prune it; returns the new ack cursor."""
+        if not (0 <= upto < INT_LIMIT):
+            raise JournalError(f"ack of seq {upto} is outside [0, 2^63)")
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -141,6 +160,8 @@ class Journal:
         The first frame is always returned even if it alone exceeds ``max_bytes``.
         """
         out: list[tuple[int, bytes]] = []
+        if not (0 <= from_seq < INT_LIMIT and 0 <= to_seq < INT_LIMIT and max_count >= 0):
+            raise JournalError(f"seq range [{from_seq}, {to_seq}] is outside [0, 2^63)")
         total = 0
         cur = self._conn.execute(
             "SELECT seq, frame FROM messages WHERE seq BETWEEN ? AND ? ORDER BY seq LIMIT ?",

@@ -1,4 +1,4 @@
-"""The vehicle's end of memory sync: a REP socket that receives an export bundle and imports it.
+"""The vehicle's end of memory sync: a ROUTER socket that receives an export bundle and imports it.
 
 The ground station sends ``{op: "bundle", sha256, bundle}``; the vehicle checks
 the hash, keeps the file under ``sync_incoming_dir/<sha256>.msgpack``, imports
@@ -15,6 +15,12 @@ to ``sync_incoming_dir/refused/`` (kept as evidence, never imported again), and
 ``lessons_imported`` (the supervisor publishes both as events).
 
 ``import_fn`` and ``on_result`` run on this server's thread.
+
+The socket is a ROUTER speaking the REQ envelope (``[identity, b"", body]``), not a
+REP: a REP socket's state machine breaks on a multipart junk message (EFSM), and
+one such message once hung or aborted the whole vehicle process. A ROUTER sees
+every message as it came, so junk of any shape gets ``{op: "error"}`` and the next
+real sync works.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import Any, Callable
 
 import msgpack
 
+from contract.bounded_socket import bounded_socket
 from onboard.telemetry.publisher import zmq_endpoint
 from onboard.telemetry.settings import TelemetryConfig, resolve_path
 
@@ -65,7 +72,7 @@ class MemorySyncServer:
         self._auth: Any = None
         self._rep: Any = None
         self.endpoint = ""
-        self.counters: dict[str, int] = {"received": 0, "imported": 0, "errors": 0}
+        self.counters: dict[str, int] = {"received": 0, "imported": 0, "errors": 0, "junk": 0}
 
     def start(self) -> "MemorySyncServer":
         import zmq
@@ -78,11 +85,10 @@ class MemorySyncServer:
             if self.cfg.curve:
                 self._auth = curve_keys.start_authenticator(
                     self._ctx, resolve_path(self._data_dir, self.cfg.authorized_keys_dir))
-            self._rep = self._ctx.socket(zmq.REP)
-            self._rep.linger = 0
+            self._rep = bounded_socket(self._ctx, zmq.ROUTER, self.cfg.sync_max_bundle_bytes + 4096)
+            self._rep.sndhwm = 100   # replies to a peer that does not read are dropped, not queued forever
             if self.cfg.curve:
                 curve_keys.make_server(self._rep, resolve_path(self._data_dir, self.cfg.server_secret_key))
-            self._rep.setsockopt(zmq.MAXMSGSIZE, self.cfg.sync_max_bundle_bytes + 4096)
             self._rep.bind(zmq_endpoint(self.cfg.sync_endpoint))
             self.endpoint = self._rep.getsockopt_string(zmq.LAST_ENDPOINT)
         except BaseException:
@@ -114,12 +120,25 @@ class MemorySyncServer:
         self._rep = self._auth = self._ctx = None
 
     def _run(self) -> None:
+        import zmq
+
         while not self._stop.is_set():
-            if not self._rep.poll(100):
+            try:
+                if not self._rep.poll(100):
+                    continue
+                parts = self._rep.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
                 continue
-            body = self._rep.recv()
             self.counters["received"] += 1
             event: dict[str, Any]
+            if len(parts) != 3 or parts[1] != b"":
+                # Not a REQ request: answer (a DEALER peer may read it), never import.
+                self.counters["junk"] += 1
+                self.counters["errors"] += 1
+                log.warning("memory sync: junk message refused", extra={"fields": {"parts": len(parts)}})
+                self._reply(parts[0], {"op": "error", "reason": f"expected one request frame, got {len(parts) - 1}"})
+                continue
+            ident, _, body = parts
             try:
                 reply = event = self._handle(body)
                 kind = "lessons_imported"
@@ -132,12 +151,20 @@ class MemorySyncServer:
                     event.update(sha256=exc.sha256, moved_to=str(exc.moved_to) if exc.moved_to else None)
                 kind = "lessons_refused"
                 log.warning("memory bundle refused", extra={"fields": event})
-            self._rep.send(msgpack.packb(reply, use_bin_type=True))
+            self._reply(ident, reply)
             if self._on_result is not None:
                 try:
                     self._on_result(kind, event)
                 except Exception:  # noqa: BLE001 - a listener's failure must not end the server
                     log.exception("memory sync listener failed on %s", kind)
+
+    def _reply(self, ident: bytes, reply: dict[str, Any]) -> None:
+        import zmq
+
+        try:
+            self._rep.send_multipart([ident, b"", msgpack.packb(reply, use_bin_type=True)], zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass   # the peer is gone or not reading; a REQ peer that wants the answer asks again
 
     def _handle(self, body: bytes) -> dict[str, Any]:
         try:

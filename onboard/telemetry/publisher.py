@@ -27,6 +27,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
+from contract.bounded_socket import bounded_socket
 from contract.envelope import MESSAGE_TYPES, encode
 from onboard.telemetry.journal import Journal
 from contract.messages import event_payload
@@ -101,6 +102,7 @@ class TelemetryPublisher:
         self._running = False
         self.pub_endpoint = ""
         self.replay_endpoint = ""
+        self.stream_id = ""     # the journal's, known after start()
         self.counters: dict[str, int] = {"published": 0, "sent": 0, "filtered": 0, "dropped_hwm": 0,
                                          "throttled": 0, "refused_oversize": 0, "acked_seq": 0}
 
@@ -118,6 +120,7 @@ class TelemetryPublisher:
         except BaseException:
             self._lock_file.close()
             raise
+        self.stream_id = journal.stream_id()
         self._next_seq = journal.last_seq() + 1
         self._sent_seq = self._next_seq - 1
         self.counters["acked_seq"] = journal.acked_seq()
@@ -126,14 +129,13 @@ class TelemetryPublisher:
             if self.cfg.curve:
                 self._auth = curve_keys.start_authenticator(
                     self._ctx, resolve_path(self._data_dir, self.cfg.authorized_keys_dir))
-            self._pub = self._ctx.socket(zmq.PUB)
-            self._router = self._ctx.socket(zmq.ROUTER)
+            # A PUB socket reads subscription messages; a huge one is dropped unread.
+            self._pub = bounded_socket(self._ctx, zmq.PUB, self.cfg.pub_max_inbound_bytes)
+            self._router = bounded_socket(self._ctx, zmq.ROUTER, self.cfg.replay_max_request_bytes)
             for sock in (self._pub, self._router):
-                sock.linger = 0
                 if self.cfg.curve:
                     curve_keys.make_server(sock, resolve_path(self._data_dir, self.cfg.server_secret_key))
             self._pub.sndhwm = self.cfg.send_hwm
-            self._router.setsockopt(zmq.MAXMSGSIZE, 65536)
             self._pub.bind(zmq_endpoint(self.cfg.pub_endpoint))
             self._router.bind(zmq_endpoint(self.cfg.replay_endpoint))
             self.pub_endpoint = self._pub.getsockopt_string(zmq.LAST_ENDPOINT)
@@ -143,6 +145,7 @@ class TelemetryPublisher:
             if self.cfg.curve and mask:
                 self._monitors = [self._pub.get_monitor_socket(mask), self._router.get_monitor_socket(mask)]
             self._replay = ReplayServer(self._router, str(self.journal_path), self.vehicle_id, on_ack=self._acks.append,
+                                        stream_id=self.stream_id, max_request_bytes=self.cfg.replay_max_request_bytes,
                                         batch_max=self.cfg.replay_batch_max,
                                         batch_max_bytes=self.cfg.replay_batch_max_bytes, monitors=self._monitors,
                                         synchronous=self.cfg.journal_synchronous)
@@ -157,7 +160,7 @@ class TelemetryPublisher:
         self._writer = threading.Thread(target=self._write_loop, name="telemetry-writer", daemon=True)
         self._writer.start()
         log.info("telemetry publishing", extra={"fields": {"pub": self.pub_endpoint, "replay": self.replay_endpoint,
-                                                            "next_seq": self._next_seq, "curve": self.cfg.curve}})
+                                                            "next_seq": self._next_seq, "stream": self.stream_id, "curve": self.cfg.curve}})
         return self
 
     def close(self, timeout: float = 5.0) -> None:
@@ -246,12 +249,13 @@ class TelemetryPublisher:
                     self.counters["throttled"] += 1
                     return None
             seq = self._next_seq
-            frame = encode(self.vehicle_id, seq, msg_type, payload, t_ns)
+            frame = encode(self.vehicle_id, seq, msg_type, payload, t_ns, stream=self.stream_id)
             if len(frame) > self.cfg.max_message_bytes:
                 self.counters["refused_oversize"] += 1
                 refused = {"type": msg_type, "bytes": len(frame), "limit": self.cfg.max_message_bytes}
                 log.warning("telemetry payload refused: too large", extra={"fields": refused})
-                frame = encode(self.vehicle_id, seq, "event", event_payload("payload_refused", refused), t_ns)
+                frame = encode(self.vehicle_id, seq, "event", event_payload("payload_refused", refused), t_ns,
+                               stream=self.stream_id)
                 msg_type = "event"
                 result = None
             else:

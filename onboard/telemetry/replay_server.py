@@ -2,15 +2,20 @@
 
 Protocol (every body is one msgpack map; the ground uses a DEALER socket):
 
-- ``{op: "status"}`` → ``{op: "status", vehicle_id, first_seq, last_seq, acked_seq}``.
+- ``{op: "status"}`` → ``{op: "status", vehicle_id, stream, first_seq, last_seq, acked_seq}``.
   The ground polls this to notice loss at the tail of a stream, which no later
   seq would reveal.
-- ``{op: "replay", from, to}`` → ``{op: "replay", vehicle_id, first_seq, last_seq, frames: [bytes]}``:
+- ``{op: "replay", from, to}`` → ``{op: "replay", vehicle_id, stream, first_seq, last_seq, frames: [bytes]}``:
   stored envelopes in order, bounded per answer; the ground asks again for the rest.
   Seqs below ``first_seq`` were acknowledged and pruned.
-- ``{op: "ack", upto}`` → ``{op: "ack", upto}``: the ground holds everything up to
-  ``upto``; the journal may prune it.
-- anything else → ``{op: "error", reason}`` (counted, never fatal).
+- ``{op: "ack", upto, stream}`` → ``{op: "ack", upto}``: the ground holds everything up to
+  ``upto`` of ``stream``; the journal may prune it. An ack naming another stream (or none)
+  is refused (``{op: "ack_refused", stream, reason}``): a ground that has not yet seen this vehicle's data reset would otherwise
+  acknowledge the old journal's seqs and prune the new one's messages unsent.
+- anything else → ``{op: "error", reason}`` (counted, never fatal). Seqs must lie in
+  [0, 2^63) (SQLite's integers); a request that still fails in the journal is answered
+  ``{op: "error"}`` too: this thread is the only way gaps get filled, so nothing a
+  peer sends may end it.
 
 It runs in its own thread with its own read connection to the journal; acks
 are handed to the publisher's writer thread so the journal has one writer.
@@ -19,21 +24,20 @@ are handed to the publisher's writer thread so the journal has one writer.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from typing import Any, Callable
 
 import msgpack
 
-from onboard.telemetry.journal import Journal
+from contract.envelope import is_wire_int
+from onboard.telemetry.journal import Journal, JournalError
 
 log = logging.getLogger("aerie.telemetry.replay")
 
 # Seconds between WAL checkpoints of the journal, done here rather than on the publishing path.
 CHECKPOINT_INTERVAL_S = 1.0
-
-# Largest request accepted on the ROUTER socket (requests are tiny maps).
-MAX_REQUEST_BYTES = 4096
 
 
 class ReplayServerError(RuntimeError):
@@ -44,11 +48,13 @@ class ReplayServer:
     """Serves one ROUTER socket until :meth:`stop`; created and started by the publisher."""
 
     def __init__(self, socket: Any, journal_path: str, vehicle_id: str, *, on_ack: Callable[[int], None],
-                 batch_max: int, batch_max_bytes: int, monitors: list[Any] | None = None,
-                 synchronous: str = "NORMAL") -> None:
+                 batch_max: int, batch_max_bytes: int, stream_id: str, max_request_bytes: int = 4096,
+                 monitors: list[Any] | None = None, synchronous: str = "NORMAL") -> None:
         self._socket = socket
         self._journal_path = journal_path
         self._vehicle_id = vehicle_id
+        self._stream_id = stream_id
+        self._max_request_bytes = max_request_bytes
         self._on_ack = on_ack
         self._batch_max = batch_max
         self._batch_max_bytes = batch_max_bytes
@@ -59,7 +65,8 @@ class ReplayServer:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self.counters: dict[str, int] = {"status": 0, "replay": 0, "replayed_frames": 0, "ack": 0,
-                                         "bad_request": 0, "auth_failed": 0, "handshake_failed": 0}
+                                         "stale_ack": 0, "bad_request": 0, "failed_request": 0, "auth_failed": 0,
+                                         "handshake_failed": 0}
         self._last_good_request = float("-inf")   # time.monotonic() of the last well-formed request
 
     def heard_within(self, seconds: float) -> bool:
@@ -99,7 +106,10 @@ class ReplayServer:
             while not self._stop.is_set():
                 if time.monotonic() >= next_checkpoint:
                     # The publisher's writer does not checkpoint (its fsync would stall publishing).
-                    journal.checkpoint()
+                    try:
+                        journal.checkpoint()
+                    except JournalError:
+                        log.warning("journal checkpoint failed; trying again", exc_info=True)
                     next_checkpoint = time.monotonic() + CHECKPOINT_INTERVAL_S
                 for sock, _ in poller.poll(100):
                     if sock is self._socket:
@@ -117,12 +127,21 @@ class ReplayServer:
     def _serve_one(self, journal: Journal) -> None:
         import zmq
 
-        parts = self._socket.recv_multipart(zmq.NOBLOCK)
+        try:
+            parts = self._socket.recv_multipart(zmq.NOBLOCK)
+        except zmq.Again:
+            return
         if len(parts) != 2:
             self.counters["bad_request"] += 1
             return
         ident, body = parts
-        reply = self._answer(journal, body)
+        try:
+            reply = self._answer(journal, body)
+        except (JournalError, sqlite3.Error, ValueError, OverflowError, TypeError) as exc:
+            # The request passed the checks and the journal still refused it: answer, keep serving.
+            self.counters["failed_request"] += 1
+            log.warning("replay request failed", extra={"fields": {"error": str(exc)[:200]}})
+            reply = {"op": "error", "reason": "request failed"}
         if reply.get("op") != "error":
             self._last_good_request = time.monotonic()
         try:
@@ -132,7 +151,7 @@ class ReplayServer:
 
     def _answer(self, journal: Journal, body: bytes) -> dict[str, Any]:
         req: Any = None
-        if len(body) <= MAX_REQUEST_BYTES:
+        if len(body) <= self._max_request_bytes:
             try:
                 req = msgpack.unpackb(body, raw=False)
             except Exception:  # noqa: BLE001 - untrusted input
@@ -140,15 +159,19 @@ class ReplayServer:
         op = req.get("op") if isinstance(req, dict) else None
         if op == "status":
             self.counters["status"] += 1
-            return {"op": "status", "vehicle_id": self._vehicle_id, "first_seq": journal.first_seq(),
+            return {"op": "status", "vehicle_id": self._vehicle_id, "stream": self._stream_id, "first_seq": journal.first_seq(),
                     "last_seq": journal.last_seq(), "acked_seq": journal.acked_seq()}
         if op == "replay" and _is_int(req.get("from")) and _is_int(req.get("to")):
             self.counters["replay"] += 1
             frames = journal.frames(req["from"], req["to"], max_count=self._batch_max, max_bytes=self._batch_max_bytes)
             self.counters["replayed_frames"] += len(frames)
-            return {"op": "replay", "vehicle_id": self._vehicle_id, "first_seq": journal.first_seq(),
+            return {"op": "replay", "vehicle_id": self._vehicle_id, "stream": self._stream_id, "first_seq": journal.first_seq(),
                     "last_seq": journal.last_seq(), "frames": [f for _, f in frames]}
         if op == "ack" and _is_int(req.get("upto")):
+            if req.get("stream") != self._stream_id:
+                self.counters["stale_ack"] += 1
+                return {"op": "ack_refused", "stream": self._stream_id,
+                        "reason": f"ack for stream {str(req.get('stream'))[:32]!r}, this journal is {self._stream_id}"}
             self.counters["ack"] += 1
             self._on_ack(int(req["upto"]))
             return {"op": "ack", "upto": int(req["upto"])}
@@ -157,4 +180,5 @@ class ReplayServer:
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """A seq a request may name: an integer within [0, 2^63), what the journal can compare with."""
+    return is_wire_int(value, 0)

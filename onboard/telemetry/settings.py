@@ -15,6 +15,13 @@ class TelemetryConfig:
     pub_endpoint: str = "tcp://0.0.0.0:7710"
     # ZeroMQ ROUTER endpoint the vehicle binds for replay requests, status and acks.
     replay_endpoint: str = "tcp://0.0.0.0:7711"
+    # Largest message the PUB socket reads (ground stations send it only subscription
+    # messages, a few bytes, and the CurveZMQ handshake, about 300); ZeroMQ drops a peer that
+    # sends more, unread.
+    pub_max_inbound_bytes: int = 1024
+    # Largest request the replay ROUTER socket reads (status, replay and ack are tiny maps);
+    # bigger ones are dropped by ZeroMQ unread.
+    replay_max_request_bytes: int = 4096
     # Store-and-forward journal (SQLite, WAL); relative paths are under data_dir.
     journal_path: str = "telemetry_journal.sqlite"
     # SQLite synchronous mode of the journal: NORMAL survives a process crash, FULL also

@@ -31,6 +31,7 @@ import msgpack
 import numpy as np
 import zmq
 
+from contract.bounded_socket import bounded_socket
 from contract.geodesy import ned_from_geo
 from sim.world.perception import OraclePerception
 from sim.world.world import World
@@ -38,6 +39,10 @@ from sim.world.world import World
 log = logging.getLogger("aerie.sim.world_server")
 
 SNAP_TOLERANCE_M = 25.0
+
+
+# Largest request read (observe/gazetteer requests are small maps).
+MAX_REQUEST_BYTES = 65536
 
 
 @dataclass
@@ -70,8 +75,7 @@ class WorldObservationServer:
         self.perception = OraclePerception(self.world, self.noise, self.seed)
 
     def start(self) -> "WorldObservationServer":
-        self._sock = self._ctx.socket(zmq.REP)
-        self._sock.setsockopt(zmq.LINGER, 0)
+        self._sock = bounded_socket(self._ctx, zmq.REP, MAX_REQUEST_BYTES)
         self._sock.bind(self._bind)
         self.endpoint = self._sock.getsockopt_string(zmq.LAST_ENDPOINT)
         self._thread = threading.Thread(target=self._run, name="world-observation-server", daemon=True)

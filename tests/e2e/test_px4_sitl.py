@@ -33,6 +33,9 @@ from tests.supervisor.flightkit import ground_for, world, write_config
 ROOT = Path(__file__).resolve().parents[2]
 PX4_BIN = os.environ.get("AERIE_PX4_SITL", "")
 
+# vehicle_status.nav_state values (PX4 msg/versioned/VehicleStatus.msg)
+NAV_RTL, NAV_OFFBOARD, NAV_LAND = 5, 14, 18
+
 pytestmark = [pytest.mark.sitl,
               pytest.mark.skipif(not PX4_BIN, reason="set AERIE_PX4_SITL to a PX4 SITL binary (px4_sitl_sih/bin/px4)")]
 
@@ -45,6 +48,7 @@ class PX4Sitl:
     def __init__(self, binary: str, lat: float, lon: float, log: Path) -> None:
         env = dict(os.environ, PX4_HOME_LAT=f"{lat:.7f}", PX4_HOME_LON=f"{lon:.7f}", PX4_HOME_ALT="10.0",
                    PX4_SIM_MODEL="sihsim_quadx")
+        self.binary = binary
         self.log = log
         self._out = open(log, "w")
         self.proc = subprocess.Popen([binary, "-d"], env=env, stdout=self._out, stderr=subprocess.STDOUT,
@@ -59,6 +63,22 @@ class PX4Sitl:
                 break
             time.sleep(0.5)
         raise AssertionError(f"PX4 did not become ready:\n{self.log.read_text(errors='replace')[-3000:]}")
+
+    def topic(self, name: str) -> dict[str, str]:
+        """The last message of a uORB topic, read from PX4 itself through its client (``px4-listener``).
+
+        Why not the console or MAVLink: the failsafe test must know PX4's own
+        navigation state and PX4's own clock (vehicle_status.nav_state and
+        nav_state_timestamp), not a text PX4 may word differently next release.
+        """
+        listener = Path(self.binary).with_name("px4-listener")
+        out = subprocess.run([str(listener), name, "-n", "1"], capture_output=True, text=True, timeout=30).stdout
+        fields: dict[str, str] = {}
+        for line in out.splitlines():
+            key, sep, value = line.strip().partition(":")
+            if sep and key and " " not in key and key not in fields:
+                fields[key] = value.strip().split(" ")[0]
+        return fields
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -111,5 +131,86 @@ def test_aerie_fly_flies_a_helsinki_task_on_real_px4(tmp_path):
     finally:
         if rig is not None:
             rig.close()   # the world feed, and PX4 through its stop()
+        else:
+            px4.stop()
+
+
+# When to kill: a line of `aerie fly`'s output, and one that must not have appeared yet.
+KILL_POINTS = {
+    # "step 0" is printed just before the first move starts; offboard has held since the climb.
+    "mid-move": ("step   0", None),
+    # PX4 has just left the ground; the climb to cruise altitude is flown in offboard too.
+    "mid-climb": ("Takeoff detected", "step   0"),
+}
+
+
+@pytest.mark.parametrize("when", sorted(KILL_POINTS))
+def test_sigkill_of_aerie_fly_in_flight_ends_in_px4s_failsafe(tmp_path, when):
+    """Issue 19, item 12 on real PX4: SIGKILL mid-move or mid-climb -> offboard loss -> PX4 failsafe (RTL/land).
+
+    PX4's failsafe is read from PX4 itself: vehicle_status says RTL or Land while
+    the user's intention is still offboard (a failsafe, not a command), and the
+    console says "Failsafe activated". The issue asks for under 5 s (COM_OF_LOSS_T
+    defaults to 1 s); that bound is checked on PX4's own clock (lockstep
+    simulation time, from the last offboard setpoint PX4 received to the mode
+    change), which a busy host slows down together with PX4, so the check does
+    not depend on the machine's load. The wall-clock kill-to-failsafe time is
+    printed as the figure for the report.
+    """
+    w = world()
+    rt = load_task("t019", w)
+    lat, lon = (float(v) for v in w.graph.latlon[rt.start_node])
+    px4 = PX4Sitl(PX4_BIN, lat, lon, tmp_path / "px4.log")
+    rig = None
+    try:
+        px4.wait_ready()
+        rig = SimRig(w, rt, px4, WorldObservationServer(w, noise="prep", seed=0).start())
+        cfg = rig.config(AerieConfig(), tmp_path / "vehicle")
+        config_file = write_config(cfg, tmp_path / "config.yaml")
+        mission = tmp_path / "mission.yaml"
+        mission.write_text(yaml.safe_dump({"instruction": rt.task.description, "name": "t019",
+                                           "step_limit": rt.step_limit}))
+        with open(tmp_path / "fly.log", "w") as out:
+            proc = subprocess.Popen([sys.executable, "-m", "aerie", "fly", "--config", str(config_file),
+                                     "--mission", str(mission)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 300
+            seen, not_yet = KILL_POINTS[when]
+            while time.monotonic() < deadline and seen not in (tmp_path / "fly.log").read_text():
+                assert proc.poll() is None, (tmp_path / "fly.log").read_text()
+                time.sleep(0.1)
+            assert not_yet is None or not_yet not in (tmp_path / "fly.log").read_text(), f"too late for {when}"
+            before = len(px4.log.read_text(errors="replace"))
+            status = px4.topic("vehicle_status")
+            # The kill must land in offboard, armed: otherwise nothing on PX4 watches the dead process.
+            assert status.get("nav_state") == str(NAV_OFFBOARD) and status.get("arming_state") == "2", status
+            proc.kill()
+            t_kill = time.monotonic()
+            proc.wait(30)
+            failsafe_s = None
+            while time.monotonic() < t_kill + 60:
+                status = px4.topic("vehicle_status")
+                if status.get("nav_state") in {str(NAV_RTL), str(NAV_LAND)}:
+                    failsafe_s = time.monotonic() - t_kill
+                    break
+                time.sleep(0.05)
+            console = px4.log.read_text(errors="replace")[before:]
+            assert failsafe_s is not None, f"PX4 never entered RTL or Land: {status}\n{console[-3000:]}"
+            # PX4's own clock (lockstep simulation time, which a busy host slows down with it): from the last
+            # offboard setpoint it received, i.e. the dead process's last one, to the failsafe mode.
+            last_setpoint_us = int(px4.topic("offboard_control_mode")["timestamp"])
+            px4_s = (int(status["nav_state_timestamp"]) - last_setpoint_us) / 1e6
+            print(f"PX4 SITL ({when}): SIGKILL -> nav_state {status['nav_state']} ({'RTL' if status['nav_state'] == str(NAV_RTL) else 'Land'}) "
+                  f"after {failsafe_s:.2f} s wall clock; {px4_s:.2f} s on PX4's clock from the last offboard setpoint")
+            # Still offboard by intention: PX4 took this mode as its failsafe, nobody commanded it.
+            assert status.get("nav_state_user_intention") == str(NAV_OFFBOARD), status
+            assert "Failsafe activated" in console, console[-3000:]
+            assert 0.0 < px4_s < 5.0, f"PX4 entered its failsafe {px4_s:.2f} s after the last setpoint"
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    finally:
+        if rig is not None:
+            rig.close()
         else:
             px4.stop()

@@ -21,13 +21,15 @@ from ground_station.dashboard.server import DashboardServer
 from ground_station.flight_log import FlightLog
 from tests.telemetry.linkkit import wait_until
 
+STREAM = "00000000000000aa"   # the one journal stream these hand-made envelopes come from
+
 
 def _store(db: Path, *frames: bytes) -> None:
     """Store as the ingest does: the envelopes, then the vehicle's cursor."""
     with FlightLog.open(db) as fl:
         envs = [decode(f, max_bytes=1 << 22) for f in frames]
         fl.store(list(zip(envs, frames)))
-        fl.advance("u", seen=max(e.seq for e in envs))
+        fl.advance("u", STREAM, seen=max(e.seq for e in envs))
 
 
 def _get(dash: DashboardServer, path: str) -> tuple[int, bytes]:
@@ -51,8 +53,8 @@ def _rss_mb() -> float:
 @pytest.fixture()
 def db(tmp_path: Path) -> Path:
     path = tmp_path / "fl.sqlite"
-    _store(path, encode("u", 1, "flight_start", {"mission": "m"}, t_ns=1),
-           encode("u", 2, "map", map_payload(b"\x89PNG-not-really", step=1), t_ns=2))
+    _store(path, encode("u", 1, "flight_start", {"mission": "m"}, t_ns=1, stream=STREAM),
+           encode("u", 2, "map", map_payload(b"\x89PNG-not-really", step=1), t_ns=2, stream=STREAM))
     return path
 
 
@@ -70,9 +72,9 @@ def test_out_of_range_or_malformed_ids_are_not_found_never_a_server_error(db: Pa
 
 def test_vehicle_state_is_shown_as_of_its_last_message_with_its_age(db: Path) -> None:
     _store(db, encode("u", 3, "state", {"armed": True, "in_air": True, "flight_mode": "HOLD", "battery_percent": 80.0,
-                                        "lat": 60.0, "lon": 24.0, "rel_alt_m": float("nan")}, t_ns=3))
-    _store(db, encode("u", 4, "event", {"kind": "landed", "detail": {"reason": "mission done"}}, t_ns=4),
-           encode("u", 5, "flight_end", {"reason": "landed"}, t_ns=5))
+                                        "lat": 60.0, "lon": 24.0, "rel_alt_m": float("nan")}, t_ns=3, stream=STREAM))
+    _store(db, encode("u", 4, "event", {"kind": "landed", "detail": {"reason": "mission done"}}, t_ns=4, stream=STREAM),
+           encode("u", 5, "flight_end", {"reason": "landed"}, t_ns=5, stream=STREAM))
     with DashboardServer(DashboardContext(db_path=db), port=0) as dash:
         status, body = _get(dash, "/api/vehicles")
         assert status == 200
@@ -104,7 +106,7 @@ def _read_until(s: socket.socket, marker: bytes) -> bytes:
 def test_live_viewers_are_bounded_and_freed_when_they_hang_up(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # A flight worth sending: every new viewer gets it whole as its first batch.
     _store(db, *[encode("u", seq, "state", {"armed": True, "lat": 60.0 + seq * 1e-6, "lon": 24.0, "pad": "x" * 400},
-                        t_ns=seq) for seq in range(3, 3003)])
+                        t_ns=seq, stream=STREAM) for seq in range(3, 3003)])
     limit, rounds = 10, 10
     ctx = DashboardContext(db_path=db, poll_interval_s=0.05, max_live_clients=limit)
     with DashboardServer(ctx, port=0) as dash:

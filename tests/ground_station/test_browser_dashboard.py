@@ -44,6 +44,9 @@ PERIOD_S = 0.05
 HOLD_AT = 40
 
 
+
+STREAM = "00000000000000aa"   # the one journal stream these hand-made envelopes come from
+
 def _wait(pred: Callable[[], Any], timeout: float, what: str) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -261,17 +264,17 @@ def test_the_page_shows_how_old_the_state_is_and_events_in_words(tmp_path: Path,
     from contract.envelope import decode, encode
     from ground_station.flight_log import FlightLog
 
-    frames = [encode("u", 1, "flight_start", {"mission": "m"}, t_ns=1_000_000_000),
+    frames = [encode("u", 1, "flight_start", {"mission": "m"}, t_ns=1_000_000_000, stream=STREAM),
               encode("u", 2, "state", {"armed": True, "in_air": True, "flight_mode": "HOLD", "lat": 60.0, "lon": 24.0},
-                     t_ns=2_000_000_000),
+                     t_ns=2_000_000_000, stream=STREAM),
               encode("u", 3, "event", {"kind": "lessons_refused", "detail": {"reason": "experience #0 id does not "
-                                                                             "match its content"}}, t_ns=3_000_000_000),
+                                                                             "match its content"}}, t_ns=3_000_000_000, stream=STREAM),
               encode("u", 4, "event", {"kind": "lessons_imported", "detail": {"added": 2, "already_present": 1}},
-                     t_ns=3_500_000_000),
-              encode("u", 5, "flight_end", {"reason": "landed"}, t_ns=4_000_000_000)]
+                     t_ns=3_500_000_000, stream=STREAM),
+              encode("u", 5, "flight_end", {"reason": "landed"}, t_ns=4_000_000_000, stream=STREAM)]
     with FlightLog.open(tmp_path / "fl.sqlite") as fl:
         fl.store([(decode(f, max_bytes=1 << 20), f) for f in frames])
-        fl.advance("u", seen=5)
+        fl.advance("u", STREAM, seen=5)
     token, _ = generate_token(tmp_path / "keys")
     gcfg = GroundConfig(db_path="fl.sqlite", curve=False, vehicles=[], dashboard_host="0.0.0.0", dashboard_port=0,
                         dashboard_token_hash="keys/dashboard.token_sha256", dashboard_poll_interval_s=0.1)

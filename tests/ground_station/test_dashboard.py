@@ -28,9 +28,12 @@ from contract.messages import map_payload
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
 
+STREAM = "5e1f00000000a11e"  # the vehicle journal's stream id these envelopes carry
+
 
 def _env(seq: int, msg_type: str = "state", payload: object = None, vid: str = "u"):
-    frame = encode(vid, seq, msg_type, payload if payload is not None else {"seq": seq}, t_ns=seq)
+    frame = encode(vid, seq, msg_type, payload if payload is not None else {"seq": seq}, t_ns=seq,
+                   stream=STREAM)
     return decode(frame, max_bytes=1 << 20), frame
 
 
@@ -60,19 +63,19 @@ def test_tail_delivers_late_holes_once_and_in_order(tmp_path: Path) -> None:
     path = tmp_path / "fl.sqlite"
     with FlightLog.open(path) as writer:
         writer.store([_env(1, "flight_start", {}), _env(2), _env(5)])
-        writer.advance("u", seen=5)
+        writer.advance("u", STREAM, seen=5)
         reader = open_reader(path)
         assert reader is not None
         tail = Tail("u", 0)
         assert [m["seq"] for m in tail.read(reader)] == [1, 2, 5]
         assert tail.read(reader) == []
         writer.store([_env(4), _env(3), _env(6)])    # the replayed hole and a new message
-        writer.advance("u", seen=6)
+        writer.advance("u", STREAM, seen=6)
         assert [m["seq"] for m in tail.read(reader)] == [3, 4, 6]
         assert tail.low == 6 and tail.delivered_above == set()
         # A hole the vehicle can no longer fill is skipped by the log's cursor, not re-read forever.
         writer.store([_env(9)])
-        writer.advance("u", seen=9, first_available=9)
+        writer.advance("u", STREAM, seen=9, first_available=9)
         assert [m["seq"] for m in tail.read(reader)] == [9]
         assert tail.low == 9
         reader.close()

@@ -25,6 +25,9 @@ from ground_station.settings import GroundConfig
 from onboard.telemetry import keys
 
 
+
+STREAM = "00000000000000aa"   # the one journal stream these hand-made envelopes come from
+
 def _non_loopback_address() -> tuple[str, str]:
     """(address to bind, address to connect to): this machine's outbound IPv4 address if it has
     one, else 0.0.0.0 (every interface, not loopback) reached through 127.0.0.1."""
@@ -98,9 +101,9 @@ def test_a_dashboard_beyond_loopback_without_a_token_refuses_to_start(tmp_path: 
 def test_beyond_loopback_every_route_needs_the_token(tmp_path: Path) -> None:
     token = _keys(tmp_path)
     with FlightLog.open(tmp_path / "fl.sqlite") as fl:
-        frames = [encode("u", 1, "flight_start", {"mission": "m"}, t_ns=1),
-                  encode("u", 2, "state", {"armed": True, "lat": 60.0, "lon": 24.0}, t_ns=2),
-                  encode("u", 3, "map", map_payload(b"\x89PNG-not-really", step=1), t_ns=3)]
+        frames = [encode("u", 1, "flight_start", {"mission": "m"}, t_ns=1, stream=STREAM),
+                  encode("u", 2, "state", {"armed": True, "lat": 60.0, "lon": 24.0}, t_ns=2, stream=STREAM),
+                  encode("u", 3, "map", map_payload(b"\x89PNG-not-really", step=1), t_ns=3, stream=STREAM)]
         fl.store([(decode(f, max_bytes=1 << 20), f) for f in frames])
     bind, connect = _non_loopback_address()
     cfg = GroundConfig(db_path="fl.sqlite", dashboard_host=bind, dashboard_port=0,

@@ -19,11 +19,14 @@ from contract.envelope import ENVELOPE_VERSION, encode
 from tests.telemetry.linkkit import GroundThread, wait_until
 
 MAX_FRAME = 4096
-REJECT_REASONS = ("malformed", "wrong_version", "oversized", "bad_envelope", "unknown_type", "wrong_vehicle")
+REJECT_REASONS = ("malformed", "wrong_version", "oversized", "bad_envelope", "out_of_range", "unknown_type",
+                  "wrong_vehicle")
+STREAM = "5e1f00000000a11e"
 
 
 def _env(**over):
-    doc = {"v": ENVELOPE_VERSION, "type": "state", "vehicle_id": "uav-f", "seq": 1, "t_ns": 1, "payload": {}}
+    doc = {"v": ENVELOPE_VERSION, "type": "state", "vehicle_id": "uav-f", "stream": STREAM, "seq": 1, "t_ns": 1,
+           "payload": {}}
     doc.update(over)
     return doc
 
@@ -31,7 +34,7 @@ def _env(**over):
 def hostile_frames(n: int, seed: int = 3) -> tuple[list[bytes], Counter]:
     """``n`` frames that must all be rejected, and the reason each is expected to get."""
     rng = random.Random(seed)
-    valid = encode("uav-f", 5, "state", {"x": 1.0})
+    valid = encode("uav-f", 5, "state", {"x": 1.0}, stream=STREAM)
     makers = [
         ("malformed", lambda: rng.randbytes(rng.randint(1, 300)) + b"\xc1"),          # 0xc1 is never valid msgpack
         ("malformed", lambda: b""),
@@ -40,17 +43,20 @@ def hostile_frames(n: int, seed: int = 3) -> tuple[list[bytes], Counter]:
         ("malformed", lambda: msgpack.packb(rng.choice([[1, 2], 7, "state", None, 1.5, b"\x00"]))),
         ("malformed", lambda: b"\x91" * rng.randint(2000, 4000)),                    # nesting bomb
         ("malformed", lambda: msgpack.packb({1: 2, "v": 1})),                        # non-string key
-        ("wrong_version", lambda: msgpack.packb(_env(v=rng.choice([0, 2, 99, "1", None, 1.0, True])))),
+        ("wrong_version", lambda: msgpack.packb(_env(v=rng.choice([0, 1, 3, 99, "2", None, 2.0, True])))),
         ("wrong_version", lambda: msgpack.packb({k: v for k, v in _env().items() if k != "v"})),
         ("oversized", lambda: rng.randbytes(MAX_FRAME + rng.randint(1, 4000))),
-        ("oversized", lambda: encode("uav-f", 9, "map", {"png": b"\x89PNG" + bytes(MAX_FRAME)})),
-        ("bad_envelope", lambda: msgpack.packb(_env(seq=rng.choice([0, -1, "7", 1.5, None, True])))),
-        ("bad_envelope", lambda: msgpack.packb(_env(t_ns=rng.choice([-5, "now", None])))),
+        ("oversized", lambda: encode("uav-f", 9, "map", {"png": b"\x89PNG" + bytes(MAX_FRAME)}, stream=STREAM)),
+        ("bad_envelope", lambda: msgpack.packb(_env(seq=rng.choice(["7", 1.5, None, True])))),
+        ("bad_envelope", lambda: msgpack.packb(_env(t_ns=rng.choice(["now", None])))),
+        ("bad_envelope", lambda: msgpack.packb(_env(stream=rng.choice(["", "v1", "ABCDEF0123456789", 7, None])))),
+        ("out_of_range", lambda: msgpack.packb(_env(seq=rng.choice([0, -1, 2 ** 63, 2 ** 64 - 1])))),
+        ("out_of_range", lambda: msgpack.packb(_env(t_ns=rng.choice([-5, 2 ** 63, 2 ** 64 - 1])))),
         ("bad_envelope", lambda: msgpack.packb(_env(extra=1))),
         ("bad_envelope", lambda: msgpack.packb({k: v for k, v in _env().items() if k != "payload"})),
         ("bad_envelope", lambda: msgpack.packb(_env(vehicle_id=rng.choice(["", 5, None])))),
         ("unknown_type", lambda: msgpack.packb(_env(type=rng.choice(["status", "", "STATE", 3, None])))),
-        ("wrong_vehicle", lambda: encode("impostor", rng.randint(1, 10 ** 9), "state", {})),
+        ("wrong_vehicle", lambda: encode("impostor", rng.randint(1, 10 ** 9), "state", {}, stream=STREAM)),
     ]
     frames, expected = [], Counter()
     for _ in range(n):
@@ -75,7 +81,7 @@ def test_ten_thousand_hostile_frames_are_rejected_and_counted(tmp_path: Path) ->
                            hard_frame_limit_bytes=1 << 20, stats_interval_s=0.0)
         frames, expected = hostile_frames(10_000)
         with GroundThread(cfg) as ground:
-            probe = encode("probe", 1, "state", {})
+            probe = encode("probe", 1, "state", {}, stream=STREAM)
             # PUB/SUB joins late: probe (a wrong-vehicle frame) until the ground station hears it.
             probes = 0
             while not ground.station.counters()["uav-f"].get("wrong_vehicle") and probes < 500:
@@ -87,9 +93,9 @@ def test_ten_thousand_hostile_frames_are_rejected_and_counted(tmp_path: Path) ->
             for frame in frames:
                 pub.send(frame)
             total = lambda: sum(ground.station.counters()["uav-f"].get(r, 0) for r in REJECT_REASONS)  # noqa: E731
-            assert wait_until(lambda: total() >= 10_000 + probes_heard, 60), ground.station.counters()
+            assert wait_until(lambda: total() >= 10_000 + probes_heard, 60), (ground.station.counters(), expected)
             # Still alive and still storing good frames.
-            pub.send(encode("uav-f", 1, "flight_start", {"after": "fuzz"}))
+            pub.send(encode("uav-f", 1, "flight_start", {"after": "fuzz"}, stream=STREAM))
             assert wait_until(lambda: ground.station.cursors()["uav-f"] == 1, 10)
             counters = ground.station.counters()["uav-f"]
         expected["wrong_vehicle"] += probes_heard

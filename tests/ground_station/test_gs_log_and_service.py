@@ -13,9 +13,12 @@ from ground_station.settings import load_ground_config
 from contract.envelope import decode, encode
 from contract.typed_config import ConfigError
 
+STREAM = "5e1f00000000a11e"  # the vehicle journal's stream id these envelopes carry
+
 
 def _env(seq: int, msg_type: str = "state", payload: object = None, vid: str = "u"):
-    frame = encode(vid, seq, msg_type, payload if payload is not None else {"seq": seq}, t_ns=seq)
+    frame = encode(vid, seq, msg_type, payload if payload is not None else {"seq": seq}, t_ns=seq,
+                   stream=STREAM)
     return decode(frame, max_bytes=1 << 20), frame
 
 
@@ -23,13 +26,13 @@ def test_out_of_order_storage_flights_and_missing_ranges(tmp_path: Path) -> None
     with FlightLog.open(tmp_path / "fl.sqlite") as fl:
         # The end of the flight and a middle part arrive before its start (replay order).
         assert fl.store([_env(6, "flight_end", {}), _env(4), _env(5)]) == 3
-        assert fl.advance("u", seen=6) == 0
-        assert fl.missing("u", 1, 8) == [(1, 3), (7, 8)]
+        assert fl.advance("u", STREAM, seen=6) == 0
+        assert fl.missing("u", STREAM, 1, 8) == [(1, 3), (7, 8)]
         assert fl.flights("u") == []
         assert fl.store([_env(1, "flight_start", {"mission": "m"}), _env(2), _env(3, "event", {"kind": "failsafe",
                                                                                              "detail": "rc"})]) == 3
         assert fl.store([_env(2)]) == 0          # idempotent
-        assert fl.advance("u") == 6
+        assert fl.advance("u", STREAM) == 6
         [flight] = fl.flights("u")
         assert (flight.start_seq, flight.end_seq, flight.info) == (1, 6, {"mission": "m"})
         assert [m["seq"] for m in fl.flight_messages(flight)] == [1, 2, 3, 4, 5, 6]
@@ -39,9 +42,9 @@ def test_out_of_order_storage_flights_and_missing_ranges(tmp_path: Path) -> None
 def test_pruned_seqs_are_skipped_and_counted_as_unrecoverable(tmp_path: Path) -> None:
     with FlightLog.open(tmp_path / "fl.sqlite") as fl:
         fl.store([_env(2), _env(9)])
-        assert fl.advance("u", first_available=8) == 7   # 8 is still held by the vehicle
+        assert fl.advance("u", STREAM, first_available=8) == 7   # 8 is still held by the vehicle
         fl.store([_env(8)])
-        assert fl.advance("u", first_available=8) == 9
+        assert fl.advance("u", STREAM, first_available=8) == 9
         row = fl._conn.execute("SELECT unrecoverable FROM vehicles WHERE vehicle_id='u'").fetchone()
         assert row[0] == 6   # 1, 3..7 gone for good (2 was stored)
 

@@ -17,6 +17,8 @@ from contract.records import (NAVIGATE_EXPERIENCE, STRATEGIC_PLAN, TASK_EXPERIEN
 from contract.envelope import decode, encode
 from contract.messages import agent_step_payload
 
+STREAM = "5e1f00000000a11e"  # the vehicle journal's stream id these envelopes carry
+
 DISTANCES = [100.0, 90.0, 120.0, 80.0, 60.0, 70.0, 15.0]
 ACTIONS = ["forward", "turn_left", "forward", "forward", "turn_right", "forward", "stop"]
 
@@ -68,7 +70,7 @@ def test_failure_reflection_and_search_records() -> None:
 def _store(fl: FlightLog, msgs: list[dict], vid: str = "aerie-1") -> None:
     items = []
     for m in msgs:
-        frame = encode(vid, m["seq"], m["type"], m["payload"], t_ns=m["seq"])
+        frame = encode(vid, m["seq"], m["type"], m["payload"], t_ns=m["seq"], stream=STREAM)
         items.append((decode(frame, max_bytes=1 << 20), frame))
     fl.store(items)
 
@@ -84,7 +86,7 @@ def test_watcher_writes_one_bundle_per_ended_flight_ready_for_sync(tmp_path: Pat
     watcher = PostFlightWatcher(db, tmp_path / "out", tmp_path / "ground_memory.sqlite")
     try:
         [path] = watcher.poll()
-        assert path.name == bundle_name("aerie-1", 1)
+        assert path.name == bundle_name("aerie-1", 1, STREAM)
         assert watcher.poll() == []                          # analysed once
     finally:
         watcher.stop()
@@ -107,7 +109,7 @@ def test_aerie_ground_analyse(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     cfg.write_text("db_path: log.sqlite\ncurve: false\n")
     assert service.main(["analyse", "--config", str(cfg)]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out == {"bundles": [str(tmp_path / "post_flight" / "aerie-1-1.bundle")]}
+    assert out == {"bundles": [str(tmp_path / "post_flight" / f"aerie-1-{STREAM}-1.bundle")]}
     assert service.main(["analyse", "--config", str(cfg)]) == 0
     assert json.loads(capsys.readouterr().out) == {"bundles": []}
     assert (tmp_path / "ground_memory.sqlite").exists()
@@ -127,7 +129,7 @@ def test_watcher_thread_analyses_a_flight_that_ends_while_it_runs(tmp_path: Path
             _store(fl, msgs[-1:])
         finally:
             watcher.stop()                                   # the final pass still sees the end
-    assert [p.name for p in watcher.written] == ["aerie-1-1.bundle"]
+    assert [p.name for p in watcher.written] == [f"aerie-1-{STREAM}-1.bundle"]
 
 
 def _with_positions(msgs: list[dict], *, read_at: int | None) -> list[dict]:

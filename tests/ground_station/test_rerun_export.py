@@ -20,6 +20,8 @@ from contract.messages import agent_step_payload, event_payload, map_payload, st
 rr = pytest.importorskip("rerun", reason="rerun-sdk is not installed (pip install rerun-sdk)")
 from rerun.chunk import RrdReader  # noqa: E402
 
+STREAM = "5e1f00000000a11e"  # the vehicle journal's stream id these envelopes carry
+
 VID = "drone-7"
 T0 = 1_790_000_000_000_000_000
 HOME_N, HOME_E, HOME_D = 5.0, -3.0, -1.0            # home in the autopilot's local NED frame
@@ -70,7 +72,7 @@ def _store(db: Path, flights: list[list[tuple[str, Any]]]) -> list[int]:
         starts.append(seq + 1)
         for msg_type, payload in msgs:
             seq += 1
-            frame = encode(VID, seq, msg_type, payload, t_ns=T0 + seq * 100_000_000)
+            frame = encode(VID, seq, msg_type, payload, t_ns=T0 + seq * 100_000_000, stream=STREAM)
             items.append((decode(frame, max_bytes=1 << 20), frame))
     with FlightLog.open(db) as fl:
         assert fl.store(items) == len(items)

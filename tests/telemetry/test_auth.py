@@ -114,7 +114,7 @@ def test_unencrypted_frames_cannot_be_injected_into_a_curve_ground_station(tmp_p
         gcfg = ground_cfg(tmp_path, [Fake()], curve=True, keys=keys)  # type: ignore[list-item]
         with GroundThread(gcfg) as ground:
             for seq in range(1, 21):
-                pub.send(encode("uav-c", seq, "state", {}))
+                pub.send(encode("uav-c", seq, "state", {}, stream="00000000000000ac"))
                 time.sleep(0.02)
             assert wait_until(lambda: ground.station.counters()["uav-c"].get("unauthenticated", 0) >= 2, 10)
             assert ground.station.cursors()["uav-c"] == 0

@@ -25,21 +25,32 @@ from onboard.telemetry.settings import TelemetryConfig
 from contract.typed_config import ConfigError, build, to_dict
 from tests.telemetry.linkkit import vehicle_cfg
 
+STREAM = "5e1f00000000a11e"
+
 
 def test_envelope_round_trip_keeps_binary_payloads() -> None:
-    frame = encode("uav", 3, "map", {"png": b"\x89PNG\x00\x01"}, t_ns=42)
+    frame = encode("uav", 3, "map", {"png": b"\x89PNG\x00\x01"}, t_ns=42, stream=STREAM)
     env = decode(frame, max_bytes=1000)
-    assert (env.v, env.type, env.vehicle_id, env.seq, env.t_ns) == (ENVELOPE_VERSION, "map", "uav", 3, 42)
+    assert (env.v, env.type, env.vehicle_id, env.stream, env.seq, env.t_ns) == (ENVELOPE_VERSION, "map", "uav", STREAM, 3, 42)
     assert env.payload == {"png": b"\x89PNG\x00\x01"}
 
 
 @pytest.mark.parametrize("frame, reason", [
     (b"\xc1", "malformed"),
     (msgpack.packb([1, 2]), "malformed"),
-    (msgpack.packb({"v": 2, "type": "state", "vehicle_id": "u", "seq": 1, "t_ns": 1, "payload": {}}), "wrong_version"),
-    (msgpack.packb({"v": 1.0, "type": "state", "vehicle_id": "u", "seq": 1, "t_ns": 1, "payload": {}}), "wrong_version"),
-    (msgpack.packb({"v": 1, "type": "nope", "vehicle_id": "u", "seq": 1, "t_ns": 1, "payload": {}}), "unknown_type"),
-    (msgpack.packb({"v": 1, "type": "state", "vehicle_id": "u", "seq": 0, "t_ns": 1, "payload": {}}), "bad_envelope"),
+    (msgpack.packb({"v": 1, "type": "state", "vehicle_id": "u", "seq": 1, "t_ns": 1, "payload": {}}), "wrong_version"),
+    (msgpack.packb({"v": 3, "type": "state", "vehicle_id": "u", "stream": STREAM, "seq": 1, "t_ns": 1,
+                    "payload": {}}), "wrong_version"),
+    (msgpack.packb({"v": 2.0, "type": "state", "vehicle_id": "u", "stream": STREAM, "seq": 1, "t_ns": 1,
+                    "payload": {}}), "wrong_version"),
+    (msgpack.packb({"v": 2, "type": "nope", "vehicle_id": "u", "stream": STREAM, "seq": 1, "t_ns": 1,
+                    "payload": {}}), "unknown_type"),
+    (msgpack.packb({"v": 2, "type": "state", "vehicle_id": "u", "stream": STREAM, "seq": 0, "t_ns": 1,
+                    "payload": {}}), "out_of_range"),
+    (msgpack.packb({"v": 2, "type": "state", "vehicle_id": "u", "stream": "XY", "seq": 1, "t_ns": 1,
+                    "payload": {}}), "bad_envelope"),
+    (msgpack.packb({"v": 2, "type": "state", "vehicle_id": "u", "seq": 1, "t_ns": 1, "payload": {}}),
+     "bad_envelope"),
     (b"\x00" * 2000, "oversized"),
 ])
 def test_decode_rejects_with_a_reason(frame: bytes, reason: str) -> None:
@@ -51,7 +62,7 @@ def test_decode_rejects_with_a_reason(frame: bytes, reason: str) -> None:
 def test_journal_acks_prune_and_the_seq_survives_reopening(tmp_path: Path) -> None:
     path = tmp_path / "j.sqlite"
     with Journal.open(path) as j:
-        j.append_many([(s, "state", s, encode("u", s, "state", {})) for s in range(1, 11)])
+        j.append_many([(s, "state", s, encode("u", s, "state", {}, stream=STREAM)) for s in range(1, 11)])
         assert (j.first_seq(), j.last_seq(), j.pending_count()) == (1, 10, 10)
         assert j.ack(4) == 4 and j.ack(2) == 4          # acks never go back
         assert [s for s, _ in j.frames(1, 10, max_count=3, max_bytes=10 ** 6)] == [5, 6, 7]

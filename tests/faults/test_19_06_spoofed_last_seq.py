@@ -1,0 +1,93 @@
+"""Issue 19.6: a vehicle's status reply claiming `last_seq` = 2^62 made the ground send 430,000
+replay requests and drop the first 14 real messages. Now the claim is chased one bounded window
+at a time (`replay_window_max`, `replay_request_max` seqs per request, one request per
+`replay_timeout_s` while nothing usable comes back), and live frames keep being stored.
+
+Real parts: `aerie ground` as its own process; the lying vehicle is a raw PUB + ROUTER that
+publishes real envelopes and answers every status with the spoofed claim and every replay with
+nothing. Checked: every replay request lies within the window beyond what the ground holds,
+replay requests come no faster than the ground's own status polls, and every live message is
+stored."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+from pathlib import Path
+
+import msgpack
+import zmq
+
+from contract.envelope import encode
+from ground_station.settings import GroundConfig, VehicleLinkConfig
+from tests.faults.wirekit import STREAM, Child
+from tests.telemetry.linkkit import wait_until, write_ground_yaml
+
+CLAIM = 2 ** 62
+LIVE = 60
+
+
+def _stored(db: Path) -> list[int]:
+    if not db.exists():
+        return []
+    try:
+        with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True) as conn:
+            return [r[0] for r in conn.execute("SELECT seq FROM messages ORDER BY seq")]
+    except sqlite3.Error:
+        return []
+
+
+def test_a_spoofed_last_seq_costs_bounded_replays_and_no_live_frame(tmp_path: Path) -> None:
+    ctx = zmq.Context()
+    pub, router = ctx.socket(zmq.PUB), ctx.socket(zmq.ROUTER)
+    requests: list[dict] = []
+    try:
+        for s in (pub, router):
+            s.linger = 0
+            s.bind("tcp://127.0.0.1:*")
+        link = VehicleLinkConfig(vehicle_id="uav-s", pub_endpoint=pub.getsockopt_string(zmq.LAST_ENDPOINT),
+                                 replay_endpoint=router.getsockopt_string(zmq.LAST_ENDPOINT))
+        db = tmp_path / "fl.sqlite"
+        cfg = GroundConfig(db_path=str(db), vehicles=[link], curve=False, dashboard_enabled=False,
+                           post_flight_enabled=False, stats_interval_s=0.0, status_interval_s=0.1,
+                           replay_timeout_s=0.2, replay_window_max=1000, replay_request_max=100)
+        yaml_path = write_ground_yaml(tmp_path / "ground.yaml", cfg)
+        with Child(["-m", "ground_station.service", "--config", str(yaml_path), "--log-level", "WARNING"]) as ground:
+
+            def serve() -> None:
+                while router.poll(0):
+                    ident, body = router.recv_multipart()
+                    req = msgpack.unpackb(body, raw=False)
+                    requests.append(req)
+                    base = {"vehicle_id": "uav-s", "stream": STREAM, "first_seq": 1, "last_seq": CLAIM}
+                    if req.get("op") == "status":
+                        router.send_multipart([ident, msgpack.packb({"op": "status", "acked_seq": 0, **base})])
+                    elif req.get("op") == "replay":
+                        router.send_multipart([ident, msgpack.packb({"op": "replay", "frames": [], **base})])
+
+            first = encode("uav-s", 1, "flight_start", {}, stream=STREAM)
+            assert wait_until(lambda: pub.send(first) or serve() or 1 in _stored(db), 30), "never subscribed"
+            # The claim is heard; then the real flight goes on, live, one frame per round.
+            assert wait_until(lambda: serve() or any(r.get("op") == "replay" for r in requests), 30)
+            for seq in range(2, LIVE + 1):
+                pub.send(encode("uav-s", seq, "state", {"seq": seq}, stream=STREAM))
+                assert wait_until(lambda: serve() or seq in _stored(db), 30), (seq, _stored(db)[-5:])
+            assert _stored(db) == list(range(1, LIVE + 1))
+            assert ground.alive()
+            ground.proc.send_signal(signal.SIGTERM)
+            ground.proc.communicate(timeout=30)
+    finally:
+        pub.close(0)
+        router.close(0)
+        ctx.term()
+    replays = [r for r in requests if r.get("op") == "replay"]
+    assert replays
+    for r in replays:   # never beyond one window past what the ground held, never more than one request's worth
+        assert 1 <= r["from"] <= r["to"] <= LIVE + cfg.replay_window_max, r
+        assert r["to"] - r["from"] + 1 <= cfg.replay_request_max, r
+    # The rate, measured on the ground's own cadence rather than the clock: it asks for status every
+    # 0.1 s and re-sends an unanswered replay every 0.2 s, so replays stay below the status polls
+    # (the flood of 430,000 requests came with a handful of status polls).
+    statuses = sum(r.get("op") == "status" for r in requests)
+    print(f"{len(replays)} bounded replay requests, {statuses} status polls, {LIVE} live messages stored")
+    assert len(replays) <= statuses + 2, (len(replays), statuses)
