@@ -73,10 +73,8 @@ class SetpointStreamer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.tick_times: deque[float] = deque(maxlen=200_000)  # send times, for benchmarks
-        self.sent = 0  # setpoints handed to MAVSDK (it repeats each one natively)
         self._last_sent: tuple | None = None
         self.priority = "default"
-        self.stale_events = 0
 
     # -- public ------------------------------------------------------------------
     @property
@@ -209,7 +207,6 @@ class SetpointStreamer:
             if now - stamped.t > self._cfg.intent_timeout_s:
                 if self._plugin is not None:
                     self._drop_plugin()
-                    self.stale_events += 1
                     age = now - stamped.t
                     log.warning(
                         "no fresh intent for %.2f s: setpoint stream stopped, autopilot failsafe takes over", age,
@@ -231,7 +228,6 @@ class SetpointStreamer:
             if setpoint != self._last_sent:
                 self._send(setpoint)
                 self._last_sent = setpoint
-                self.sent += 1
             self.tick_times.append(now)
 
     def _setpoint(self, intent: Intent) -> tuple:

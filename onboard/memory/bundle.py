@@ -30,8 +30,7 @@ class ImportReport:
 def export_bundle(store: ExperienceStore, path: str | Path, *, collection: str | None = None,
                   vehicle_id: str = "") -> int:
     """Write all (or one collection's) experiences to ``path``; returns how many."""
-    items = (BundleItem(uid=e.uid, collection=e.collection, level=e.level, parent_uid=e.parent_uid, source=e.source,
-                        created_at=e.created_at, record=e.record) for e in store.iter_experiences(collection))
+    items = store.iter_experiences(collection)
     return write_bundle(path, items, vehicle_id=vehicle_id,
                         embedding_model=f"{store.embedder.model_id}/{store.embedder.dim}")
 

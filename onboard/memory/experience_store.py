@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from contract.bundle import BundleItem
 from onboard.memory.embedder import Embedder
 from contract.records import (
     COLLECTIONS,
@@ -68,19 +69,6 @@ VEC0_MAX_K = 4096
 
 class ExperienceStoreError(RuntimeError):
     """A misuse of the store (wrong embedder for this file, closed store, bad k)."""
-
-
-@dataclass(frozen=True)
-class StoredExperience:
-    """One row as it leaves the store for export: record plus identity."""
-
-    uid: str
-    collection: str
-    level: str
-    parent_uid: str | None
-    source: str
-    created_at: float
-    record: Record
 
 
 @dataclass(frozen=True)
@@ -381,13 +369,6 @@ class ExperienceStore:
                           outcome: str | None = None) -> list[Retrieved[NavigateExperience]]:
         return self.search(current_state, NAVIGATE_EXPERIENCE, k=k, outcome=outcome)
 
-    def retrieve_search(self, current_state: str, k: int | None = None,
-                        outcome: str | None = None) -> list[Retrieved[SearchLocateExperience]]:
-        return self.search(current_state, SEARCH_AND_LOCATE, k=k, outcome=outcome)
-
-    def retrieve_tasks(self, task_goal: str, k: int | None = None) -> list[Retrieved[TaskExperience]]:
-        return self.search(task_goal, TASK_EXPERIENCE, k=k)
-
     def rank_children(self, query: str | np.ndarray, parent_uids: Sequence[str], *, collections: Sequence[str],
                       k: int, threshold: float | None = None) -> list[Retrieved]:
         """Exact cosine ranking of the experiences whose parent is one of ``parent_uids``.
@@ -414,8 +395,8 @@ class ExperienceStore:
         return self._materialise([(rows[i][0], float(sims[i])) for i in order], threshold)
 
     # ------------------------------------------------------------------ export support and stats
-    def iter_experiences(self, collection: str | None = None) -> Iterator[StoredExperience]:
-        """All experiences, parents before children (in insertion order)."""
+    def iter_experiences(self, collection: str | None = None) -> Iterator[BundleItem]:
+        """All experiences, parents before children (in insertion order), as the bundle carries them."""
         sql = "SELECT uid, collection, level, fields, image, image_ref, parent_uid, source, created_at FROM experiences"
         args: list[Any] = []
         if collection:
@@ -424,7 +405,7 @@ class ExperienceStore:
         for uid, coll, level, fields_json, image, ref, parent, source, created in self.conn.execute(sql + " ORDER BY id", args).fetchall():
             if image is None and ref:
                 image = self._read_image(ref)
-            yield StoredExperience(uid=uid, collection=coll, level=level, parent_uid=parent, source=source,
+            yield BundleItem(uid=uid, collection=coll, level=level, parent_uid=parent, source=source,
                                    created_at=created, record=record_from_row(coll, fields_json, image))
 
     def has(self, uid: str) -> bool:
@@ -457,4 +438,4 @@ class ExperienceStore:
         return [r[0] for r in rows] == ["ok"]
 
 
-__all__ = ["ExperienceStore", "ExperienceStoreError", "SchemaError", "StoredExperience", "StoreStats", "WriterBusy"]
+__all__ = ["ExperienceStore", "ExperienceStoreError", "SchemaError", "StoreStats", "WriterBusy"]
