@@ -164,7 +164,7 @@ def create_app(ctx: DashboardContext) -> Starlette:
                                                              else None)
             maker = ItemMaker()
             messages = list(r.log.messages(vid, from_seq=f.start_seq, to_seq=end))
-            return {"flight": flight_dict(f), "items": [maker.item(m) for m in messages],
+            return {"flight": flight_dict(f), "items": maker.items(messages),
                     "analysis": analysis_dict(analyse(messages, vehicle_id=vid, start_seq=start))}
         data = await asyncio.to_thread(_read, read, None)
         return _json(data) if data is not None else JSONResponse({"error": "no such flight"}, status_code=404)
@@ -235,7 +235,7 @@ def _poll(reader: LogReader, tails: dict[str, Tail],
         if vid not in tails:
             tails[vid] = Tail(vid, latest_flight_start(reader, vid) - 1)
             makers[vid] = ItemMaker()
-        items = [makers[vid].item(env) for env in tails[vid].read(reader)]
+        items = makers[vid].items(tails[vid].read(reader))
         if items:
             out.append((vid, items))
     return out
