@@ -48,7 +48,7 @@ from ground_station.dashboard.auth import TokenGate
 from ground_station.dashboard.items import ItemMaker, json_safe
 from ground_station.dashboard.log_reader import (SEQ_LIMIT, LogReader, Tail, flight_dict, latest_flight_start,
                                                  latest_of, map_png, open_reader, vehicle_ids)
-from ground_station.post_flight import FlightAnalysis, analyse
+from ground_station.flight_analysis import FlightAnalysis, analyse
 
 STATIC_DIR = Path(__file__).with_name("static")
 # Items per SSE event: a long flight's first batch is split so the page can draw as it arrives.

@@ -106,7 +106,8 @@ def fly(world: World, tasks: list[ResolvedTask], indices: list[int], preset: str
 def reflect(flights: list[list[dict[str, Any]]], ground_store: Any, vehicle_store: Any, bundle_dir: Path,
             vehicle_id: str = "bench") -> dict[str, int]:
     """Post-flight analysis of each flight at the ground, its bundle imported into the vehicle store."""
-    from ground_station.post_flight import analyse, bundle_name, export_analysis
+    from ground_station.flight_analysis import analyse
+    from ground_station.post_flight import bundle_name, export_analysis
     from onboard.memory.bundle import import_bundle
 
     bundle_dir.mkdir(parents=True, exist_ok=True)
