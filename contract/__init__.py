@@ -2,7 +2,8 @@
 
 As PX4's modules share only uORB message definitions, the supervisor, the ground
 station and the simulator share only this package: the telemetry envelope
-(``envelope``), the message payloads (``messages``), the experience records that
+(``envelope``), the typed, versioned message payloads (``messages``, one
+dataclass per message type in ``payloads``), the experience records that
 lessons are made of (``records``), the CurveZMQ key files (``curve_keys``), the
 typed-config loader every process reads its YAML with (``typed_config``) and the
 JSON-lines log format (``log_setup``).

@@ -1,71 +1,56 @@
-"""Payload builders: plain dicts for each message type, from the runtime's own objects.
+"""The telemetry message payloads: one frozen, versioned dataclass per message type.
 
-The telemetry core does not import the flight bridge or the agent; these
-helpers take their objects by shape (dataclasses, enums, attributes) so the
-supervisor can hand over ``bridge.state`` or a ``BridgeEvent`` directly.
+As PX4's modules share uORB message definitions and MAVSDK hands every plugin
+typed structs, the vehicle builds these and the ground station reads them back
+through :func:`decode_payload`; nobody builds or reads a payload by string key.
+Each class (in :mod:`contract.payloads`) has ``MSG_TYPE``, ``SCHEMA_VERSION``,
+``encode() -> dict`` (msgpack-ready, with the version under ``"v"``) and
+``decode(d)``, which refuses an unknown version, a missing field, a wrong type
+or an out-of-range number with a :class:`PayloadError` naming the message type
+and the field. Unknown keys are ignored (see :mod:`contract.payloads.base`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
-# Event kinds the runtime emits (payload of an "event" message is {kind, detail}).
-EVENT_KINDS: frozenset[str] = frozenset({
-    "mission_start", "mission_end", "failsafe", "command_refused", "place_created", "anchor_created",
-    "pattern_ababa", "pattern_stuck", "fallback_used", "payload_refused",
-})
+from contract.envelope import MESSAGE_TYPES
+from contract.payloads.agent_step import AgentStep, Anchor, AnchorGraph, Movement, Place, Pose
+from contract.payloads.base import Payload, PayloadError, plain
+from contract.payloads.detections import Detection, Detections
+from contract.payloads.event import EVENT_KINDS, Event
+from contract.payloads.flight import FlightEnd, FlightStart
+from contract.payloads.map import PNG_MAGIC, MapImage
+from contract.payloads.plan import LlmPlanCall, Plan, PlanStep, RetrievedLesson
+from contract.payloads.state import State
 
+__all__ = ["AgentStep", "Anchor", "AnchorGraph", "Detection", "Detections", "EVENT_KINDS", "Event", "FlightEnd",
+           "FlightStart", "LlmPlanCall", "MapImage", "Movement", "PAYLOAD_TYPES", "PNG_MAGIC", "Payload",
+           "PayloadError", "Place", "Plan", "PlanStep", "Pose", "RetrievedLesson", "State", "bridge_event_listener",
+           "decode_payload", "plain"]
 
-def plain(value: Any) -> Any:
-    """A msgpack-friendly copy: dataclasses to dicts, enums to names, tuples to lists."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, enum.Enum):
-        return value.name
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, (str, bytes, int, float, bool)) or value is None:
-        return value
-    return str(value)
+# Message type -> its payload class; the envelope's MESSAGE_TYPES, each with its schema.
+PAYLOAD_TYPES: dict[str, type[Payload]] = {cls.MSG_TYPE: cls for cls in (
+    State, Event, AgentStep, Detections, Plan, MapImage, FlightStart, FlightEnd)}
+assert set(PAYLOAD_TYPES) == MESSAGE_TYPES, "every envelope message type needs its payload class"
 
 
-def state_payload(state: Any) -> dict[str, Any]:
-    """A ``VehicleState``-like dataclass (or mapping) as a plain dict."""
-    out = plain(state)
-    if not isinstance(out, dict):
-        raise TypeError(f"state must be a dataclass or mapping, got {type(state).__name__}")
-    return out
+def decode_payload(msg_type: str, data: Any) -> Payload:
+    """The typed payload of a message of ``msg_type``; raises :class:`PayloadError`."""
+    cls = PAYLOAD_TYPES.get(msg_type)
+    if cls is None:
+        raise PayloadError(str(msg_type), "(type)", f"unknown message type {msg_type!r}", reason="unknown_type")
+    return cls.decode(data)
 
 
-def event_payload(kind: str, detail: Any = None, *, t: float | None = None) -> dict[str, Any]:
-    payload: dict[str, Any] = {"kind": str(kind), "detail": plain(detail)}
-    if t is not None:
-        payload["t"] = float(t)
-    return payload
-
-
-def agent_step_payload(*, step: int, current_state: str, action: str, reason: str,
-                       pose: Mapping[str, float] | Any, distance_estimate_m: float | None,
-                       **extra: Any) -> dict[str, Any]:
-    """One FrameLog entry: what the agent saw, what it decided and why, where it thinks it is."""
-    return {"step": int(step), "current_state": current_state, "decision": {"action": action, "reason": reason},
-            "pose": plain(pose), "distance_estimate_m": distance_estimate_m, **plain(extra)}
-
-
-def map_payload(png: bytes, *, step: int | None = None, **extra: Any) -> dict[str, Any]:
-    return {"png": bytes(png), "step": step, **plain(extra)}
-
-
-def bridge_event_listener(publish_event: Callable[[str, Any], Any]) -> Callable[[Any], None]:
+def bridge_event_listener(publish: Callable[[str, Any], Any]) -> Callable[[Any], None]:
     """A listener for ``bridge.events.add_listener``: each ``BridgeEvent(kind, detail, t)`` becomes an event.
 
-    ``publish_event`` is usually ``publisher.event``.
+    ``publish`` is usually ``publisher.publish``; the bridge's events are taken by shape,
+    so this package need not import the bridge.
     """
     def listener(ev: Any) -> None:
-        publish_event(str(getattr(ev, "kind", "bridge")), {"detail": plain(getattr(ev, "detail", None)),
-                                                          "t": getattr(ev, "t", None), "source": "bridge"})
+        t = getattr(ev, "t", None)
+        publish("event", Event.of(str(getattr(ev, "kind", "bridge")), getattr(ev, "detail", None),
+                                  t=t if isinstance(t, (int, float)) else None, source="bridge"))
     return listener

@@ -22,6 +22,7 @@ A file of a newer version is refused.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ from typing import Any, Iterator
 import msgpack
 
 from contract.envelope import Envelope
+from contract.messages import Event, FlightStart, PayloadError
+
+log = logging.getLogger("aerie.ground.flight_log")
 
 SCHEMA_VERSION = 2
 
@@ -125,6 +129,16 @@ class FlightLogError(RuntimeError):
     """The flight log file cannot be opened or written."""
 
 
+
+def _flight_info(frame: bytes) -> bytes:
+    """The flight's ``info`` column: its decoded ``flight_start`` fields, or {} when they do not decode."""
+    try:
+        info = FlightStart.decode(msgpack.unpackb(frame, raw=False).get("payload")).body()
+    except PayloadError as exc:
+        log.warning("flight_start payload refused: %s", exc)
+        info = {}
+    return msgpack.packb(info, use_bin_type=True)
+
 @dataclass(frozen=True)
 class Flight:
     vehicle_id: str
@@ -192,11 +206,14 @@ class FlightLog:
                 added += 1
                 self._note_stream(env.vehicle_id, env.stream)
                 if env.type == "event":
-                    p = env.payload if isinstance(env.payload, dict) else {}
-                    conn.execute("INSERT OR IGNORE INTO events (vehicle_id, stream_id, seq, t_ns, kind, detail) "
-                                 "VALUES (?, ?, ?, ?, ?, ?)",
-                                 (env.vehicle_id, env.stream, env.seq, env.t_ns, str(p.get("kind", "")),
-                                  msgpack.packb(p.get("detail"), use_bin_type=True)))
+                    try:   # the message is stored whatever; only a decodable event is indexed
+                        ev = Event.decode(env.payload)
+                    except PayloadError as exc:
+                        log.warning("event not indexed: %s", exc, extra={"fields": {"seq": env.seq}})
+                    else:
+                        conn.execute("INSERT OR IGNORE INTO events (vehicle_id, stream_id, seq, t_ns, kind, detail) "
+                                     "VALUES (?, ?, ?, ?, ?, ?)", (env.vehicle_id, env.stream, env.seq, env.t_ns,
+                                                                  ev.kind, msgpack.packb(ev.detail, use_bin_type=True)))
                 elif env.type in ("flight_start", "flight_end"):
                     rebuild.add((env.vehicle_id, env.stream))
             for vid, stream in rebuild:
@@ -260,8 +277,7 @@ class FlightLog:
                 if open_flight is not None:
                     open_flight[3], open_flight[5] = seq - 1, t_ns
                     open_flight[7:9] = ["aborted", f"the vehicle started a new flight (seq {seq}) before this one ended"]
-                payload = msgpack.unpackb(frame, raw=False).get("payload")
-                open_flight = [vehicle_id, stream_id, seq, None, t_ns, None, msgpack.packb(payload, use_bin_type=True),
+                open_flight = [vehicle_id, stream_id, seq, None, t_ns, None, _flight_info(frame),
                                "open", None]
                 flights.append(open_flight)
             elif open_flight is not None:

@@ -6,9 +6,10 @@ It reads the flight log read-only, so it can run beside a live ``aerie ground``.
 
 Everything is logged at the message's own time (timeline ``time``, the
 vehicle's ``t_ns``) and its ``seq`` (timeline ``seq``), never at export time,
-so exporting the same flight twice gives the same recording. A payload the
-exporter cannot use is counted and skipped: one bad message must not cost the
-rest of the flight.
+so exporting the same flight twice gives the same recording. Each payload is
+read with its :mod:`contract.messages` class; one that does not decode (or
+carries nothing to draw) is counted and skipped: one bad message must not
+cost the rest of the flight.
 
 ``rerun-sdk`` is imported only here, when an export runs, so the rest of the
 ground station works without it.
@@ -34,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from contract.messages import (AgentStep, Detection, Detections, Event, FlightEnd, FlightStart, MapImage,
+                               PayloadError, Plan, Pose, State, decode_payload)
 from ground_station.dashboard.items import json_safe
 from ground_station.dashboard.log_reader import open_reader
 from ground_station.flight_log import Flight, FlightLog
@@ -41,7 +44,6 @@ from ground_station.home_frame import enu_from_home, finite, home_offset_ne
 
 # Event kinds shown as warnings in the viewer's text log.
 _WARN_EVENTS = frozenset({"failsafe", "command_refused", "payload_refused", "pattern_stuck", "pattern_ababa"})
-_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _VEHICLE_RGB = (79, 179, 255)
 _AGENT_RGB = (255, 160, 60)
 _DETECTION_RGB = (230, 60, 90)
@@ -142,15 +144,19 @@ class _FlightRecorder:
     last_mode: str | None = None
 
     def add(self, env: Mapping[str, Any]) -> None:
-        msg_type, payload = str(env.get("type")), env.get("payload")
+        msg_type = str(env.get("type"))
         self.rec.set_time("seq", sequence=int(env["seq"]))
         self.rec.set_time("time", timestamp=_datetime64_ns(int(env["t_ns"])))
-        handlers: dict[str, Callable[[Any], bool]] = {
-            "flight_start": self._on_flight_start, "flight_end": self._on_flight_end, "state": self._on_state,
-            "event": self._on_event, "plan": self._on_plan, "agent_step": self._on_agent_step,
-            "detections": self._on_detections, "map": self._on_map}
-        handler = handlers.get(msg_type)
-        if handler is None or not handler(payload):
+        try:
+            payload = decode_payload(msg_type, env.get("payload"))
+        except PayloadError:
+            self.malformed[msg_type] += 1
+            return
+        handlers: dict[type, Callable[[Any], bool]] = {
+            FlightStart: self._on_flight_start, FlightEnd: self._on_flight_end, State: self._on_state,
+            Event: self._on_event, Plan: self._on_plan, AgentStep: self._on_agent_step,
+            Detections: self._on_detections, MapImage: self._on_map}
+        if not handlers[type(payload)](payload):
             self.malformed[msg_type] += 1
 
     def finish(self) -> None:
@@ -172,99 +178,78 @@ class _FlightRecorder:
 
     # -- one handler per message type: True if anything could be taken from the payload ----------
 
-    def _on_flight_start(self, payload: Any) -> bool:
-        self._text("log/flight", f"flight start: {_as_text(payload)}")
+    def _on_flight_start(self, payload: FlightStart) -> bool:
+        self._text("log/flight", f"flight start: {_as_text(payload.body())}")
         return True
 
-    def _on_flight_end(self, payload: Any) -> bool:
-        self._text("log/flight", f"flight end: {_as_text(payload)}")
+    def _on_flight_end(self, payload: FlightEnd) -> bool:
+        self._text("log/flight", f"flight end: {_as_text(payload.body())}")
         return True
 
-    def _on_state(self, payload: Any) -> bool:
-        if not isinstance(payload, dict):
-            return False
+    def _on_state(self, state: State) -> bool:
         used = False
-        lat, lon = finite(payload.get("lat")), finite(payload.get("lon"))
+        lat, lon = finite(state.lat), finite(state.lon)
         if lat is not None and lon is not None:
             self.first_fix = self.first_fix or (lat, lon)
             self._log("vehicle/gps", self.rr.GeoPoints(lat_lon=[[lat, lon]], colors=[_VEHICLE_RGB]))
             used = True
-        self.home_ne = home_offset_ne(payload)
-        enu = enu_from_home(payload, first_fix=self.first_fix)
+        self.home_ne = home_offset_ne(state)
+        enu = enu_from_home(state, first_fix=self.first_fix)
         if enu is not None:
             self.path.append(enu)
             self._log("world/vehicle/position", self.rr.Points3D([enu], colors=[_VEHICLE_RGB]))
             used = True
         before = sum(self.rows.values())
-        self._scalar("vehicle/battery_percent", payload.get("battery_percent"))
-        self._scalar("vehicle/battery_voltage_v", payload.get("battery_voltage_v"))
-        altitude = finite(payload.get("rel_alt_m"))
+        self._scalar("vehicle/battery_percent", state.battery_percent)
+        self._scalar("vehicle/battery_voltage_v", state.battery_voltage_v)
+        altitude = finite(state.rel_alt_m)
         self._scalar("vehicle/altitude_m", altitude if altitude is not None else enu[2] if enu else None)
         used = used or sum(self.rows.values()) > before
-        if "flight_mode" in payload or "armed" in payload:
-            mode = (f"mode {payload.get('flight_mode', '?')}, {'armed' if payload.get('armed') else 'disarmed'}, "
-                    f"{'in air' if payload.get('in_air') else 'on ground'}")
+        if state.flight_mode != "UNKNOWN" or state.armed:
+            mode = (f"mode {state.flight_mode}, {'armed' if state.armed else 'disarmed'}, "
+                    f"{'in air' if state.in_air else 'on ground'}")
             if mode != self.last_mode:
                 self.last_mode = mode
                 self._text("log/mode", mode)
             used = True
         return used
 
-    def _on_event(self, payload: Any) -> bool:
-        if not isinstance(payload, dict) or not isinstance(payload.get("kind"), str):
-            return False
-        kind = payload["kind"]
-        self._text("log/events", f"{kind}: {_as_text(payload.get('detail'))}",
-                   "WARN" if kind in _WARN_EVENTS else "INFO")
+    def _on_event(self, event: Event) -> bool:
+        self._text("log/events", f"{event.kind}: {_as_text(event.detail)}",
+                   "WARN" if event.kind in _WARN_EVENTS else "INFO")
         return True
 
-    def _on_plan(self, payload: Any) -> bool:
-        if not isinstance(payload, dict):
-            return False
-        self._text("log/plan", _as_text(payload))
+    def _on_plan(self, plan: Plan) -> bool:
+        self._text("log/plan", _as_text(plan.body()))
         return True
 
-    def _on_agent_step(self, payload: Any) -> bool:
-        if not isinstance(payload, dict) or not isinstance(payload.get("decision"), dict):
-            return False
-        decision = payload["decision"]
-        distance = finite(payload.get("distance_estimate_m"))
-        text = (f"step {payload.get('step', '?')} | {payload.get('current_state', '')} | "
-                f"{decision.get('action', '')}: {decision.get('reason', '')}")
-        if distance is not None:
-            text += f" | target ~{distance:.1f} m"
+    def _on_agent_step(self, step: AgentStep) -> bool:
+        text = f"step {step.step} | {step.current_state} | {step.action}: {step.reason}"
+        if step.distance_estimate_m is not None:
+            text += f" | target ~{step.distance_estimate_m:.1f} m"
         self._text("log/agent", text)
-        self._scalar("agent/distance_estimate_m", distance)
-        pose = _agent_position(payload.get("pose"))
-        if pose is not None:
-            self._log("world/agent/pose", self.rr.Points3D([pose], colors=[_AGENT_RGB]))
+        self._scalar("agent/distance_estimate_m", step.distance_estimate_m)
+        self._log("world/agent/pose", self.rr.Points3D([_agent_position(step.pose)], colors=[_AGENT_RGB]))
         return True
 
-    def _on_detections(self, payload: Any) -> bool:
-        items = payload.get("detections") if isinstance(payload, dict) else None
-        if not isinstance(items, list):
-            return False
-        dets = [d for d in items if isinstance(d, dict)]
+    def _on_detections(self, payload: Detections) -> bool:
+        dets = payload.detections
         if not dets:
-            return not items
+            return True
         self._text("log/detections", "; ".join(_detection_text(d) for d in dets))
         home_n, home_e = self.home_ne
         labels, points = [], []
         for d in dets:
-            north, east = finite(d.get("north")), finite(d.get("east"))
-            if north is not None and east is not None:       # same frame as the vehicle: from home
-                labels.append(str(d.get("label", "?")))
-                points.append((east - home_e, north - home_n, 0.0))
+            if d.north is not None and d.east is not None:       # same frame as the vehicle: from home
+                labels.append(d.label)
+                points.append((d.east - home_e, d.north - home_n, 0.0))
         if points:
             self._log("world/detections", self.rr.Points3D(points, labels=labels,
                                                            colors=[_DETECTION_RGB] * len(points)))
         return True
 
-    def _on_map(self, payload: Any) -> bool:
-        png = payload.get("png") if isinstance(payload, dict) else None
-        if not isinstance(png, bytes) or not png.startswith(_PNG_MAGIC):
-            return False
-        self._log("map", self.rr.EncodedImage(contents=png, media_type="image/png"))
+    def _on_map(self, payload: MapImage) -> bool:
+        self._log("map", self.rr.EncodedImage(contents=payload.png, media_type="image/png"))
         return True
 
 
@@ -274,26 +259,13 @@ def _datetime64_ns(t_ns: int) -> Any:
     return np.datetime64(t_ns, "ns")
 
 
-def _agent_position(pose: Any) -> tuple[float, float, float] | None:
-    """The agent's pose as (east, north, up): ``{x, y, z}`` (step_report), ``{east, north}`` or ``[x, y, z, yaw]``."""
-    if isinstance(pose, list) and len(pose) >= 2:
-        pose = dict(zip(("x", "y", "z"), pose))
-    if not isinstance(pose, dict):
-        return None
-    east = finite(pose.get("x", pose.get("east")))
-    north = finite(pose.get("y", pose.get("north")))
-    if east is None or north is None:
-        return None
-    return east, north, finite(pose.get("z", pose.get("up"))) or 0.0
+def _agent_position(pose: Pose) -> tuple[float, float, float]:
+    """The agent's pose as (east, north, up): its own frame is metres east (x) and north (y) of take-off."""
+    return pose.x, pose.y, pose.z
 
 
-def _detection_text(d: Mapping[str, Any]) -> str:
-    parts = [str(d.get("label", "?"))]
-    score, bearing, rng = finite(d.get("score")), finite(d.get("bearing_deg")), finite(d.get("range_m"))
-    if score is not None:
-        parts.append(f"{score:.2f}")
-    if bearing is not None:
-        parts.append(f"bearing {bearing:.0f} deg")
-    if rng is not None:
-        parts.append(f"{rng:.1f} m")
+def _detection_text(d: Detection) -> str:
+    parts = [d.label, f"{d.score:.2f}", f"bearing {d.bearing_deg:.0f} deg"]
+    if d.range_m is not None:
+        parts.append(f"{d.range_m:.1f} m")
     return " ".join(parts)

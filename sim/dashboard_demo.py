@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from contract.messages import agent_step_payload, map_payload
+from contract.messages import (AgentStep, Anchor, AnchorGraph, Detection, Detections, FlightStart, MapImage, Place,
+                               Pose, State)
 
 GOAL = "the red kiosk at the north end of the square"
 
@@ -45,16 +46,16 @@ def waypoint(i: int, steps: int) -> tuple[float, float, float]:
     return e, n, math.degrees(math.atan2(e2 - e, n2 - n)) % 360
 
 
-def state_at(i: int, steps: int) -> dict[str, Any]:
+def state_at(i: int, steps: int) -> State:
     e, n, yaw = waypoint(i, steps)
     phase = "TAKEOFF" if i < 3 else "LAND" if i >= steps - 3 else "OFFBOARD"
-    return {"north_m": n, "east_m": e, "down_m": -30.0, "rel_alt_m": 30.0, "yaw_deg": yaw,
+    return State.from_state({"north_m": n, "east_m": e, "down_m": -30.0, "rel_alt_m": 30.0, "yaw_deg": yaw,
             "vn_m_s": 2.0 * math.cos(math.radians(yaw)), "ve_m_s": 2.0 * math.sin(math.radians(yaw)),
             "battery_percent": 98.0 - 60.0 * i / max(1, steps), "battery_voltage_v": 16.6 - 1.8 * i / max(1, steps),
             "flight_mode": phase, "armed": True, "in_air": i < steps - 1,
             "landed_state": "IN_AIR" if i < steps - 1 else "ON_GROUND", "gps_fix": "FIX_3D", "gps_satellites": 14, "global_position_ok": True,
             "home_position_ok": True, "local_position_ok": True, "armable": True,
-            "lat": float("nan"), "lon": float("nan")}
+            "lat": float("nan"), "lon": float("nan")})
 
 
 def map_png(path: list[tuple[float, float]], size: int = 160) -> bytes:
@@ -77,7 +78,7 @@ def scripted_flight(pub: Any, *, steps: int = 240, period_s: float = 0.05, stop:
     ``before_step(i)`` is called before step ``i`` (a test uses it to hold the flight
     until the browser has seen its start, so growth is observable however slow the machine).
     """
-    pub.flight_start({"mission": "demo: find the kiosk"})
+    pub.flight_start(FlightStart(mission="demo: find the kiosk"))
     pub.event("mission_start", {"goal": GOAL})
     anchors: list[dict[str, Any]] = []
     path: list[tuple[float, float]] = []
@@ -92,7 +93,7 @@ def scripted_flight(pub: Any, *, steps: int = 240, period_s: float = 0.05, stop:
         e, n, yaw = waypoint(i, steps)
         path.append((e, n))
         if i % 40 == 20:
-            pub.publish("map", map_payload(map_png(path), step=i // 4))
+            pub.publish("map", MapImage(map_png(path), step=i // 4))
         if i % 12 == 0:
             aid = len(anchors)
             anchors.append({"anchor_id": aid, "x": round(e, 1), "y": round(n, 1), "place_id": len(places) or None,
@@ -107,18 +108,18 @@ def scripted_flight(pub: Any, *, steps: int = 240, period_s: float = 0.05, stop:
         if i % 4 == 0:
             action = "forward" if i % 20 else "turn_left"
             dist = abs(150.0 - n) + abs(60.0 - e)
-            pub.publish("agent_step", agent_step_payload(
+            graph = AnchorGraph(tuple(Anchor(a["anchor_id"], a["x"], a["y"], a["place_id"], tuple(a["neighbours"]))
+                                      for a in anchors),
+                                tuple(Place(p["place_id"], p["place_type"], tuple(p["anchors"])) for p in places))
+            pub.publish("agent_step", AgentStep(
                 step=i // 4, current_state=f"over a {'square' if n > 100 else 'street'}, heading {yaw:.0f} deg",
                 action=action, reason=f"the kiosk should be {dist:.0f} m ahead; keep the street on the left",
-                pose={"north": round(n, 1), "east": round(e, 1), "yaw_deg": round(yaw, 1)},
-                distance_estimate_m=round(dist, 1), goal=GOAL,
-                anchor_graph={"anchors": anchors, "places": places}))
+                pose=Pose(round(e, 1), round(n, 1), 30.0, round(yaw, 1)),
+                distance_estimate_m=round(dist, 1), goal=GOAL, anchor_graph=graph))
         if i % 8 == 4:
-            pub.publish("detections", {"detections": [
-                {"label": "kiosk", "score": 0.81, "bearing_deg": 12.0, "range_m": 40.0,
-                 "north": 165.0, "east": 62.0},
-                {"label": "car", "score": 0.64, "bearing_deg": -30.0, "range_m": 18.5,
-                 "north": round(n + 12.0, 1), "east": round(e - 10.0, 1)}]})
+            pub.publish("detections", Detections((
+                Detection("kiosk", 0.81, 12.0, 40.0, 165.0, 62.0),
+                Detection("car", 0.64, -30.0, 18.5, round(n + 12.0, 1), round(e - 10.0, 1))), step=i // 4))
         if i == steps // 2:
             pub.event("pattern_stuck", {"window": 10})
         flown += 1

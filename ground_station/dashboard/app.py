@@ -48,7 +48,7 @@ from ground_station.dashboard.auth import TokenGate
 from ground_station.dashboard.items import ItemMaker, json_safe
 from ground_station.dashboard.log_reader import (SEQ_LIMIT, LogReader, Tail, flight_dict, latest_flight_start,
                                                  latest_of, map_png, open_reader, vehicle_ids)
-from ground_station.post_flight import FlightAnalysis, analyse
+from ground_station.flight_analysis import FlightAnalysis, analyse
 
 STATIC_DIR = Path(__file__).with_name("static")
 # Items per SSE event: a long flight's first batch is split so the page can draw as it arrives.
@@ -164,7 +164,7 @@ def create_app(ctx: DashboardContext) -> Starlette:
                                                              else None)
             maker = ItemMaker()
             messages = list(r.log.messages(vid, from_seq=f.start_seq, to_seq=end))
-            return {"flight": flight_dict(f), "items": [maker.item(m) for m in messages],
+            return {"flight": flight_dict(f), "items": maker.items(messages),
                     "analysis": analysis_dict(analyse(messages, vehicle_id=vid, start_seq=start))}
         data = await asyncio.to_thread(_read, read, None)
         return _json(data) if data is not None else JSONResponse({"error": "no such flight"}, status_code=404)
@@ -235,7 +235,7 @@ def _poll(reader: LogReader, tails: dict[str, Tail],
         if vid not in tails:
             tails[vid] = Tail(vid, latest_flight_start(reader, vid) - 1)
             makers[vid] = ItemMaker()
-        items = [makers[vid].item(env) for env in tails[vid].read(reader)]
+        items = makers[vid].items(tails[vid].read(reader))
         if items:
             out.append((vid, items))
     return out

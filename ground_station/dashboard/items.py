@@ -1,8 +1,10 @@
 """Envelopes from the flight log as JSON-safe dashboard items.
 
-The browser gets the stored envelopes almost unchanged (so a new payload field
-shows up without a server change), with three adjustments JSON needs or the
-map wants: bytes become ``{"bytes": n}`` (map PNGs are served separately),
+Each payload is decoded with its :mod:`contract.messages` class and sent
+re-encoded, so the browser sees exactly the fields of the schema; a payload
+that does not decode is counted (``ItemMaker.refused``, by message type) and
+left out, never passed on half-read. Three adjustments JSON needs or the map
+wants: bytes become ``{"bytes": n}`` (map PNGs are served separately),
 non-finite floats become ``null`` (the vehicle reports NaN for unknown values)
 and state messages gain ``pos``: ``[east, north]`` in local metres, from the
 autopilot's local position or, without one, from lat/lon around home.
@@ -10,10 +12,16 @@ autopilot's local position or, without one, from lat/lon around home.
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
+from collections import Counter
+
 from contract.geodesy import GeoPoint, ned_from_geo
+from contract.messages import PayloadError, State, decode_payload
+
+log = logging.getLogger("aerie.ground.dashboard")
 
 
 def json_safe(value: Any) -> Any:
@@ -35,16 +43,16 @@ def _finite(*values: Any) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values)
 
 
-def local_position(state: dict[str, Any], origin: tuple[float, float] | None) -> list[float] | None:
+def local_position(state: State, origin: tuple[float, float] | None) -> list[float] | None:
     """``[east, north]`` metres: the local NED position if valid, else lat/lon relative to ``origin``.
 
     ``origin`` is (lat, lon) of home or of the flight's first fix, projected
     like the autopilot's own local frame (:mod:`contract.geodesy`).
     """
-    north, east = state.get("north_m"), state.get("east_m")
+    north, east = state.north_m, state.east_m
     if _finite(north, east):
         return [round(float(east), 3), round(float(north), 3)]
-    lat, lon = state.get("lat"), state.get("lon")
+    lat, lon = state.lat, state.lon
     if origin is None or not _finite(lat, lon):
         return None
     try:
@@ -60,18 +68,28 @@ class ItemMaker:
 
     def __init__(self) -> None:
         self.origin: tuple[float, float] | None = None
+        self.refused: Counter[str] = Counter()
 
-    def item(self, env: dict[str, Any]) -> dict[str, Any]:
-        msg_type = env.get("type")
-        payload = env.get("payload")
+    def item(self, env: dict[str, Any]) -> dict[str, Any] | None:
+        """The item of one envelope, or None (counted) when its payload does not decode."""
+        msg_type = str(env.get("type"))
+        try:
+            payload = decode_payload(msg_type, env.get("payload"))
+        except PayloadError as exc:
+            self.refused[msg_type] += 1
+            log.warning("payload refused: %s", exc, extra={"fields": {"seq": env.get("seq"), "reason": exc.reason}})
+            return None
         if msg_type == "flight_start":
             self.origin = None
         out: dict[str, Any] = {"seq": env.get("seq"), "t_ns": env.get("t_ns"), "type": msg_type,
-                               "vehicle_id": env.get("vehicle_id"), "payload": json_safe(payload)}
-        if msg_type == "state" and isinstance(payload, dict):
+                               "vehicle_id": env.get("vehicle_id"), "payload": json_safe(payload.body())}
+        if isinstance(payload, State):
             if self.origin is None:
-                home = (payload.get("home_lat"), payload.get("home_lon"))
-                fix = (payload.get("lat"), payload.get("lon"))
+                home, fix = (payload.home_lat, payload.home_lon), (payload.lat, payload.lon)
                 self.origin = home if _finite(*home) else fix if _finite(*fix) else None
             out["pos"] = local_position(payload, self.origin)
         return out
+
+    def items(self, envelopes: Any) -> list[dict[str, Any]]:
+        """The items of those envelopes that decode."""
+        return [it for env in envelopes if (it := self.item(env)) is not None]

@@ -18,6 +18,7 @@ from typing import Any, Callable, TypeVar
 
 import msgpack
 
+from contract.messages import MapImage, PayloadError, State
 from ground_station.flight_log import Flight, FlightLog
 
 # A vehicle without any flight_start yet shows at most this many of its latest messages.
@@ -98,17 +99,21 @@ def latest_of(reader: LogReader, vehicle_id: str, now_ns: int) -> dict[str, Any]
                               "AND type = 'state' ORDER BY seq DESC LIMIT 1", (vehicle_id,)).fetchone()
     if row:
         env = msgpack.unpackb(row[3], raw=False)
-        out["state"] = {"seq": row[0], "t_ns": row[1], "age_s": round((now_ns - row[2]) / 1e9, 3),
-                        "payload": env.get("payload") if isinstance(env, dict) else None}
+        try:
+            state: dict[str, Any] | None = State.decode(env.get("payload") if isinstance(env, dict) else None).body()
+        except PayloadError:
+            state = None   # a state that does not decode says nothing about the vehicle
+        out["state"] = {"seq": row[0], "t_ns": row[1], "age_s": round((now_ns - row[2]) / 1e9, 3), "payload": state}
     return out
 
 
 def map_png(reader: LogReader, vehicle_id: str, seq: int) -> bytes | None:
     """The PNG of a stored ``map`` message, or None."""
     for env in reader.log.messages(vehicle_id, from_seq=seq, to_seq=seq, msg_type="map"):
-        payload = env.get("payload")
-        png = payload.get("png") if isinstance(payload, dict) else None
-        return png if isinstance(png, bytes) else None
+        try:
+            return MapImage.decode(env.get("payload")).png
+        except PayloadError:
+            return None
     return None
 
 

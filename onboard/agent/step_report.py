@@ -16,29 +16,42 @@ of the take-off point.
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any
+import math
 
 from onboard.agent.agent_state import AgentState
 from onboard.agent.frame_log import FrameLog
-from contract.messages import agent_step_payload
+from contract.messages import (AgentStep, Anchor, AnchorGraph, LlmPlanCall, Movement, Place, Plan, PlanStep, Pose,
+                               RetrievedLesson)
 
 
-def anchor_graph_payload(state: AgentState) -> dict[str, Any] | None:
+def _finite(value: object) -> float | None:
+    """A number the wire accepts, else None (an unknown distance, not a refused step)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _xy(value: object) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    x, y = (_finite(v) for v in list(value)[:2])  # type: ignore[call-overload]
+    return None if x is None or y is None else (round(x, 1), round(y, 1))
+
+
+def anchor_graph_payload(state: AgentState) -> AnchorGraph | None:
     """Anchors (metres east/north of take-off) and places, as the dashboard draws them."""
     graph = state.static.anchors
     if graph is None:
         return None
     mpu = graph.metres_per_unit
     # The anchor graph's dead reckoning is x forward-at-yaw-0 (north), y left (west).
-    anchors = [{"anchor_id": a.anchor_id, "x": round(-a.pose.y * mpu, 1), "y": round(a.pose.x * mpu, 1),
-                "place_id": a.place_id, "neighbours": list(a.neighbours)} for a in graph.anchors.values()]
-    places = [{"place_id": p.place_id, "place_type": p.place_type, "anchors": list(p.anchors)}
-              for p in graph.places.values()]
-    return {"anchors": anchors, "places": places}
+    anchors = tuple(Anchor(a.anchor_id, round(-a.pose.y * mpu, 1), round(a.pose.x * mpu, 1), a.place_id,
+                           tuple(a.neighbours)) for a in graph.anchors.values())
+    places = tuple(Place(p.place_id, p.place_type, tuple(p.anchors)) for p in graph.places.values())
+    return AnchorGraph(anchors, places)
 
 
-def step_payload(state: AgentState, frame: FrameLog, *, with_anchor_graph: bool = True) -> dict[str, Any]:
+def step_payload(state: AgentState, frame: FrameLog, *, with_anchor_graph: bool = True) -> AgentStep:
     """The ``agent_step`` payload of `frame` (normally the newest FrameLog of `state`)."""
     d, s = state.dynamic, state.static
     movement = dict(frame.movement)
@@ -48,28 +61,31 @@ def step_payload(state: AgentState, frame: FrameLog, *, with_anchor_graph: bool 
     sub_goal = ""
     if d.plan is not None and d.plan.sub_goals:
         sub_goal = d.plan.sub_goals[min(d.current_task_index, len(d.plan.sub_goals) - 1)].goal
-    est = s.memory.target()
-    extra: dict[str, Any] = {
-        "goal": sub_goal or s.task_instruction, "task_instruction": s.task_instruction,
-        "strategy": frame.strategy, "plan_source": d.plan_source, "movement": movement, "effect": frame.effect,
-        "target_estimate": None if est is None else [round(float(v), 1) for v in est],
-        "goal_fix": None if s.memory.goal_fix is None else [round(float(v), 1) for v in s.memory.goal_fix],
-        "landmarks": frame.map_snapshot,
-    }
-    if with_anchor_graph:
-        extra["anchor_graph"] = anchor_graph_payload(state)
+    node = movement.get("node")
+    move = Movement(str(movement.get("kind", "")), node if type(node) is int else None,
+                    _finite(movement.get("bearing"))) if movement else None
+    landmarks = {str(k): xy for k, v in frame.map_snapshot.items() if (xy := _xy(v)) is not None}
     x, y, z, yaw = frame.pose
-    return agent_step_payload(step=frame.timestep, current_state=frame.current_state, action=action,
-                              reason=frame.reason, pose={"x": x, "y": y, "z": z, "yaw": yaw},
-                              distance_estimate_m=frame.distance_to_target, **extra)
+    return AgentStep(step=frame.timestep, current_state=frame.current_state, action=str(action), reason=frame.reason,
+                     pose=Pose(float(x), float(y), float(z), float(yaw)),
+                     distance_estimate_m=_finite(frame.distance_to_target), goal=sub_goal or s.task_instruction,
+                     task_instruction=s.task_instruction, strategy=frame.strategy, plan_source=d.plan_source,
+                     movement=move, effect=frame.effect, target_estimate=_xy(s.memory.target()),
+                     goal_fix=_xy(s.memory.goal_fix), landmarks=landmarks,
+                     anchor_graph=anchor_graph_payload(state) if with_anchor_graph else None)
 
 
-def plan_payload(state: AgentState) -> dict[str, Any] | None:
+def plan_payload(state: AgentState) -> Plan | None:
     """The current long-term plan (``plan`` message), or None before one exists."""
     d = state.dynamic
     if d.plan is None:
         return None
-    return {"goal": state.static.task_instruction, "source": d.plan_source, "errors": list(d.plan_errors),
-            "retrieved": [{k: r[k] for k in ("uid", "similarity", "status")} for r in d.retrieved],
-            "steps": [asdict(g) for g in d.plan.sub_goals], "reason": d.plan.reason,
-            "llm": dict(d.llm_plan) or None}
+    llm = dict(d.llm_plan)
+    call = LlmPlanCall(bool(llm["wait"]), int(llm["requested_step"]), str(llm["source"]), llm.get("answered_step"),
+                       llm.get("adopted_step"), _finite(llm.get("call_s"))) if llm else None
+    return Plan(goal=state.static.task_instruction, source=d.plan_source, errors=tuple(map(str, d.plan_errors)),
+                retrieved=tuple(RetrievedLesson(str(r["uid"]), float(r["similarity"]), str(r["status"]))
+                                for r in d.retrieved),
+                steps=tuple(PlanStep(g.goal, str(getattr(g.strategy, "value", g.strategy)), g.desired_state)
+                            for g in d.plan.sub_goals),
+                reason=d.plan.reason, llm=call)

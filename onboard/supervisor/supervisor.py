@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from contract.messages import Detection, Detections, Event, FlightEnd, FlightStart, MapImage, State
 from contract.results import rgb_image_path, write_episode
 from onboard.config import AerieConfig
 from onboard.supervisor.flight_executor import FlightExecutor, MissionAborted
@@ -140,6 +141,8 @@ class Supervisor:
 
     # -- telemetry helpers -----------------------------------------------------------------
     def publish(self, msg_type: str, payload: Any) -> None:
+        if isinstance(payload, Event):
+            log.info("event %s %s", payload.kind, payload.detail if payload.detail is not None else "")
         if self.publisher is not None:
             self.publisher.publish(msg_type, payload)
 
@@ -228,7 +231,7 @@ class Supervisor:
         from contract.messages import bridge_event_listener
 
         self.bridge = await FlightBridge.connect(self.cfg.bridge)
-        self.bridge.events.add_listener(bridge_event_listener(self.event))
+        self.bridge.events.add_listener(bridge_event_listener(self.publish))
 
     async def _adopt_airborne(self) -> None:
         """A vehicle already in the air at start (a restarted supervisor) goes home or lands first."""
@@ -251,12 +254,10 @@ class Supervisor:
         return await bring_down_on_stop(self.bridge, self.sup.on_terminate, self.sup.terminate_timeout_s, self.event)
 
     async def _state_loop(self) -> None:
-        from contract.messages import state_payload
-
         period = 1.0 / self.cfg.telemetry.state_rate_hz if self.cfg.telemetry.state_rate_hz > 0 else 0.1
         while True:
             if self.bridge is not None:
-                self.publish("state", state_payload(self.bridge.state))
+                self.publish("state", State.from_state(self.bridge.state))
             await asyncio.sleep(period)
 
     def _checks(self) -> dict[str, Callable[[], tuple[bool, str]]]:
@@ -315,7 +316,6 @@ class Supervisor:
         from firmware_bridge.maneuvers import position_from_home
         from onboard.perception.camera_model import CameraPose
         from onboard.supervisor.camera_source import decode_png
-        from contract.messages import plain
 
         if self.camera is not None:
             frame = await self.camera.call(lambda cam: asyncio.to_thread(cam.read))
@@ -339,9 +339,12 @@ class Supervisor:
             if rng is not None and math.isfinite(rng):
                 north = here.north_m + rng * math.cos(math.radians(o.bearing_deg))
                 east = here.east_m + rng * math.sin(math.radians(o.bearing_deg))
-            dets.append({"label": o.label, "score": round(float(o.score), 3), "bearing_deg": round(o.bearing_deg, 1),
-                         "range_m": None if rng is None else round(float(rng), 1), "north": north, "east": east})
-        self.publish("detections", plain({"step": step, "detections": dets, "timings_ms": out.timings_ms}))
+            dets.append(Detection(str(o.label), round(min(1.0, max(0.0, float(o.score))), 3),
+                                  round(float(o.bearing_deg), 1),
+                                  None if rng is None or not math.isfinite(rng) else round(float(rng), 1), north, east))
+        timings = {str(k): float(v) for k, v in dict(out.timings_ms).items()
+                   if isinstance(v, (int, float)) and math.isfinite(v)}
+        self.publish("detections", Detections(tuple(dets), step=step, timings_ms=timings))
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def start(self) -> None:
@@ -433,9 +436,8 @@ class Supervisor:
             outcome.peak_rss_mb = round(peak_rss_mb(), 1)
             self._write_results(folder, outcome)
             if self.publisher is not None:
-                self.publisher.flight_end({"flight_id": self.flight_id, "success": outcome.agent_success,
-                                           "reason": outcome.reason, "steps": outcome.steps,
-                                           "landed": outcome.landed, "flown_m": outcome.flown_m})
+                self.publisher.flight_end(FlightEnd(self.flight_id, outcome.agent_success, outcome.reason,
+                                                    outcome.steps, str(outcome.landed), outcome.flown_m))
                 outcome.telemetry_last_seq = self.publisher.last_seq
                 self.publisher.flush(5.0)
                 outcome.lessons_imported = await self._wait_for_lessons()
@@ -459,9 +461,9 @@ class Supervisor:
         self.agent.reset(self.mission.instruction)
         s = self.bridge.state
         if self.publisher is not None:
-            self.publisher.flight_start({"flight_id": self.flight_id, "mission": self.mission.name,
-                                         "task_instruction": self.mission.instruction, "agent": self.cfg.agent.planner,
-                                         "home": [s.home_lat, s.home_lon], "step_limit": step_limit})
+            home = (s.home_lat, s.home_lon) if math.isfinite(s.home_lat) and math.isfinite(s.home_lon) else None
+            self.publisher.flight_start(FlightStart(self.flight_id, self.mission.name, self.mission.instruction,
+                                                    self.cfg.agent.planner, home, step_limit))
         self.on_progress(f"taking off to {self.sup.cruise_alt_m:.0f} m")
         await executor.take_off()
         obs = await self._observe(obs.node, heading)
@@ -542,7 +544,6 @@ class Supervisor:
         if not self.sup.save_maps and self.publisher is None:
             return False
         from onboard.agent.map_render import encode_png, render_semantic_map, write_maps
-        from contract.messages import map_payload
 
         try:
             if self.sup.save_maps:
@@ -552,7 +553,7 @@ class Supervisor:
         except Exception:  # a map is a by-product: never let it end a flight
             log.exception("drawing the agent's maps at step %d", step)
             return False
-        self.publish("map", map_payload(semantic, step=step, kind="semantic"))
+        self.publish("map", MapImage(semantic, step=step, kind="semantic"))
         return True
 
     async def _wait_for_lessons(self) -> int:

@@ -11,17 +11,17 @@ Both sockets are CurveZMQ servers admitting only authorized ground keys
 Supervisor usage::
 
     from onboard.telemetry.publisher import TelemetryPublisher
-    from contract.messages import bridge_event_listener, state_payload, agent_step_payload
+    from contract.messages import AgentStep, FlightEnd, FlightStart, MapImage, Pose, State, bridge_event_listener
 
     pub = TelemetryPublisher(cfg.telemetry, cfg.vehicle_id, data_dir=cfg.data_dir).start()
-    bridge.events.add_listener(bridge_event_listener(pub.event))   # BridgeEvent -> "event"
-    pub.flight_start({"mission": mission_id})
-    pub.publish("state", state_payload(bridge.state))   # call freely; throttled to state_rate_hz
+    bridge.events.add_listener(bridge_event_listener(pub.publish))   # BridgeEvent -> "event"
+    pub.flight_start(FlightStart(mission=mission_id))
+    pub.publish("state", State.from_state(bridge.state))   # call freely; throttled to state_rate_hz
     pub.event("anchor_created", {"anchor_id": 12})
-    pub.publish("agent_step", agent_step_payload(step=n, current_state=s, action=a, reason=r,
-                                                 pose=pose, distance_estimate_m=d))
-    pub.publish("map", map_payload(png_bytes, step=n))  # throttled; oversized -> payload_refused event
-    pub.flight_end({"reason": "landed"})
+    pub.publish("agent_step", AgentStep(step=n, current_state=s, action=a, reason=r,
+                                        pose=Pose(x, y), distance_estimate_m=d))
+    pub.publish("map", MapImage(png_bytes, step=n))  # throttled; oversized -> payload_refused event
+    pub.flight_end(FlightEnd(reason="landed"))
     pub.close()
 
 Memory sync (vehicle side): :class:`.memory_sync.MemorySyncServer`.

@@ -144,7 +144,7 @@ def run_floor(*, rate_hz: float | None, count: int) -> dict[str, Any]:
     import zmq
 
     from contract.envelope import encode
-    from contract.messages import event_payload
+    from contract.messages import Event
 
     ctx = zmq.Context()
     pub = bounded_socket(ctx, zmq.PUB, 1024)
@@ -156,7 +156,7 @@ def run_floor(*, rate_hz: float | None, count: int) -> dict[str, Any]:
                          daemon=True)
     proc.start()
     try:
-        _join_receiver(parent, lambda: pub.send(encode("floor-1", 1, "event", event_payload("bench_warmup"), stream=_BENCH_STREAM)))
+        _join_receiver(parent, lambda: pub.send(encode("floor-1", 1, "event", Event.of("bench_warmup").encode(), stream=_BENCH_STREAM)))
         time.sleep(0.2)
         start_ns = time.time_ns()
 

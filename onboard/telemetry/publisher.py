@@ -10,11 +10,15 @@ Usage (the supervisor)::
 
     pub = TelemetryPublisher(cfg.telemetry, cfg.vehicle_id, data_dir=cfg.data_dir)
     pub.start()
-    bridge.events.add_listener(bridge_event_listener(pub.event))
-    pub.flight_start({"mission": "survey-3"})
-    pub.publish("state", state_payload(bridge.state))   # throttled to state_rate_hz
+    bridge.events.add_listener(bridge_event_listener(pub.publish))
+    pub.flight_start(FlightStart(mission="survey-3"))
+    pub.publish("state", State.from_state(bridge.state))   # throttled to state_rate_hz
     pub.event("place_created", {"place_id": 4})
-    pub.flight_end({"reason": "landed"})
+    pub.flight_end(FlightEnd(reason="landed"))
+
+Payloads are the dataclasses of :mod:`contract.messages`. A raw map is sent as it
+is (the transport tests and benchmarks send arbitrary maps); the ground's readers
+refuse it if it does not decode as its type.
     pub.close()
 """
 
@@ -30,7 +34,7 @@ from typing import Any, Callable
 from contract.bounded_socket import bounded_socket
 from contract.envelope import MESSAGE_TYPES, encode
 from onboard.telemetry.journal import Journal
-from contract.messages import event_payload
+from contract.messages import Event, FlightEnd, FlightStart, Payload
 from onboard.telemetry.replay_server import ReplayServer
 from onboard.telemetry.settings import TelemetryConfig, resolve_path
 
@@ -239,6 +243,10 @@ class TelemetryPublisher:
             raise PublisherError(f"telemetry writer failed: {self._writer_error}")
         if msg_type not in MESSAGE_TYPES:
             raise ValueError(f"unknown telemetry message type {msg_type!r}")
+        if isinstance(payload, Payload):
+            if payload.MSG_TYPE != msg_type:
+                raise ValueError(f"a {type(payload).__name__} payload is not a {msg_type!r} message")
+            payload = payload.encode()
         now = time.monotonic()
         t_ns = time.time_ns() if t_ns is None else t_ns
         with self._cond:
@@ -254,7 +262,7 @@ class TelemetryPublisher:
                 self.counters["refused_oversize"] += 1
                 refused = {"type": msg_type, "bytes": len(frame), "limit": self.cfg.max_message_bytes}
                 log.warning("telemetry payload refused: too large", extra={"fields": refused})
-                frame = encode(self.vehicle_id, seq, "event", event_payload("payload_refused", refused), t_ns,
+                frame = encode(self.vehicle_id, seq, "event", Event.of("payload_refused", refused).encode(), t_ns,
                                stream=self.stream_id)
                 msg_type = "event"
                 result = None
@@ -283,13 +291,14 @@ class TelemetryPublisher:
         return result
 
     def event(self, kind: str, detail: Any = None) -> int | None:
-        return self.publish("event", event_payload(kind, detail))
+        return self.publish("event", Event.of(kind, detail))
 
-    def flight_start(self, info: dict[str, Any] | None = None) -> int | None:
-        return self.publish("flight_start", dict(info or {}))
+    def flight_start(self, info: FlightStart | dict[str, Any] | None = None) -> int | None:
+        """Open a flight; a map is taken as :class:`FlightStart` fields (an unknown one is a TypeError)."""
+        return self.publish("flight_start", info if isinstance(info, FlightStart) else FlightStart(**(info or {})))
 
-    def flight_end(self, info: dict[str, Any] | None = None) -> int | None:
-        return self.publish("flight_end", dict(info or {}))
+    def flight_end(self, info: FlightEnd | dict[str, Any] | None = None) -> int | None:
+        return self.publish("flight_end", info if isinstance(info, FlightEnd) else FlightEnd(**(info or {})))
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until every message queued so far is journaled and sent."""

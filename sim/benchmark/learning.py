@@ -35,6 +35,7 @@ from typing import Any
 
 from onboard.agent.agent import GraphAgent, variant_config
 from onboard.agent.step_report import plan_payload, step_payload
+from contract.messages import FlightEnd, FlightStart, Payload
 from sim.benchmark.aerie_agents import BenchAgent
 from sim.benchmark.agent_api import Action, Observation
 from sim.benchmark.episode import run_episode
@@ -51,27 +52,27 @@ class PublishingAgent(BenchAgent):
         self.vehicle_id = vehicle_id
         self.messages: list[dict[str, Any]] = []
 
-    def _publish(self, kind: str, payload: dict[str, Any]) -> None:
-        self.messages.append({"seq": len(self.messages) + 1, "type": kind, "vehicle_id": self.vehicle_id,
-                              "payload": payload})
+    def _publish(self, payload: Payload) -> None:
+        self.messages.append({"seq": len(self.messages) + 1, "type": payload.MSG_TYPE, "vehicle_id": self.vehicle_id,
+                              "payload": payload.encode()})
 
     def reset(self, description: str, seed: int) -> None:
         super().reset(description, seed)
         self.messages = []
-        self._publish("flight_start", {"task_instruction": description, "mission": description})
+        self._publish(FlightStart(mission=description, task_instruction=description))
 
     def act(self, observation: Observation) -> Action:
         had_plan = self.agent.state.dynamic.plan is not None
         action = super().act(observation)
         state = self.agent.state
         if not had_plan and (plan := plan_payload(state)) is not None:
-            self._publish("plan", plan)
-        self._publish("agent_step", step_payload(state, state.dynamic.trajectory_history[-1]))
+            self._publish(plan)
+        self._publish(step_payload(state, state.dynamic.trajectory_history[-1]))
         return action
 
     def end_flight(self) -> list[dict[str, Any]]:
         """Close the flight with the agent's own verdict (None = it never arrived) and return its messages."""
-        self._publish("flight_end", {"success": bool(self.agent.state.final.mission_success)})
+        self._publish(FlightEnd(success=bool(self.agent.state.final.mission_success)))
         return self.messages
 
 
@@ -105,7 +106,8 @@ def fly(world: World, tasks: list[ResolvedTask], indices: list[int], preset: str
 def reflect(flights: list[list[dict[str, Any]]], ground_store: Any, vehicle_store: Any, bundle_dir: Path,
             vehicle_id: str = "bench") -> dict[str, int]:
     """Post-flight analysis of each flight at the ground, its bundle imported into the vehicle store."""
-    from ground_station.post_flight import analyse, bundle_name, export_analysis
+    from ground_station.flight_analysis import analyse
+    from ground_station.post_flight import bundle_name, export_analysis
     from onboard.memory.bundle import import_bundle
 
     bundle_dir.mkdir(parents=True, exist_ok=True)

@@ -83,8 +83,8 @@ def test_semantic_map_shows_flown_frontier_searched_anchors_and_target(short_fli
                if min(np.hypot(*(streets.xy[n] - streets.xy[m])) for m in flown) > 20.0)
     assert _px(img, view, (15.0, 35.0)) == mr.SEARCHED  # within arrive_within_m of flown waypoints
     assert _px(img, view, st.static.memory.target()) == mr.TARGET
-    anchor = anchor_graph_payload(st)["anchors"][-1]
-    c, r = view.px((anchor["x"], anchor["y"]))
+    anchor = anchor_graph_payload(st).anchors[-1]
+    c, r = view.px((anchor.x, anchor.y))
     assert tuple(int(v) for v in img[r - 7, c]) == mr.place_colour("waypoint 1")  # its ring, north side
 
 

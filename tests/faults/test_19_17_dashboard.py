@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from contract.envelope import decode, encode
-from contract.messages import map_payload
+from contract.messages import Event, FlightEnd, FlightStart, MapImage, State
 from ground_station.dashboard.app import DashboardContext
 from ground_station.dashboard.server import DashboardServer
 from ground_station.flight_log import FlightLog
@@ -53,14 +53,14 @@ def _rss_mb() -> float:
 @pytest.fixture()
 def db(tmp_path: Path) -> Path:
     path = tmp_path / "fl.sqlite"
-    _store(path, encode("u", 1, "flight_start", {"mission": "m"}, t_ns=1, stream=STREAM),
-           encode("u", 2, "map", map_payload(b"\x89PNG-not-really", step=1), t_ns=2, stream=STREAM))
+    _store(path, encode("u", 1, "flight_start", FlightStart(mission="m").encode(), t_ns=1, stream=STREAM),
+           encode("u", 2, "map", MapImage(b"\x89PNG\r\n\x1a\n-not-really", step=1).encode(), t_ns=2, stream=STREAM))
     return path
 
 
 def test_out_of_range_or_malformed_ids_are_not_found_never_a_server_error(db: Path) -> None:
     with DashboardServer(DashboardContext(db_path=db), port=0) as dash:
-        assert _get(dash, "/api/map/u/2.png") == (200, b"\x89PNG-not-really")
+        assert _get(dash, "/api/map/u/2.png") == (200, b"\x89PNG\r\n\x1a\n-not-really")
         for path in (f"/api/map/u/{2 ** 64}.png", f"/api/map/u/{2 ** 63}.png", f"/api/map/u/{10 ** 40}.png",
                      f"/api/map/u/{2 ** 63 - 1}.png", "/api/map/u/-1.png", "/api/map/u/abc.png", "/api/map/u/1.5.png",
                      "/api/map/u/1.png", "/api/map/nobody/2.png", f"/api/flights/u/{2 ** 64}",
@@ -71,10 +71,10 @@ def test_out_of_range_or_malformed_ids_are_not_found_never_a_server_error(db: Pa
 
 
 def test_vehicle_state_is_shown_as_of_its_last_message_with_its_age(db: Path) -> None:
-    _store(db, encode("u", 3, "state", {"armed": True, "in_air": True, "flight_mode": "HOLD", "battery_percent": 80.0,
-                                        "lat": 60.0, "lon": 24.0, "rel_alt_m": float("nan")}, t_ns=3, stream=STREAM))
-    _store(db, encode("u", 4, "event", {"kind": "landed", "detail": {"reason": "mission done"}}, t_ns=4, stream=STREAM),
-           encode("u", 5, "flight_end", {"reason": "landed"}, t_ns=5, stream=STREAM))
+    _store(db, encode("u", 3, "state", State(armed=True, in_air=True, flight_mode="HOLD", battery_percent=80.0,
+                                              lat=60.0, lon=24.0, rel_alt_m=float("nan")).encode(), t_ns=3, stream=STREAM))
+    _store(db, encode("u", 4, "event", Event.of("landed", {"reason": "mission done"}).encode(), t_ns=4, stream=STREAM),
+           encode("u", 5, "flight_end", FlightEnd(reason="landed").encode(), t_ns=5, stream=STREAM))
     with DashboardServer(DashboardContext(db_path=db), port=0) as dash:
         status, body = _get(dash, "/api/vehicles")
         assert status == 200

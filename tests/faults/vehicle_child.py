@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from contract.messages import agent_step_payload
+from contract.messages import AgentStep, Pose
 from onboard.telemetry.memory_sync import MemorySyncServer
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
@@ -45,9 +45,9 @@ def main(data_dir: str, mode: str, pub_ep: str = "tcp://127.0.0.1:0", replay_ep:
     while time.monotonic() < deadline:
         pub.publish("state", {"i": i, "rel_alt_m": 10.0})
         if mode == "fly" and i % 5 == 0:
-            pub.publish("agent_step", agent_step_payload(
+            pub.publish("agent_step", AgentStep(
                 step=i // 5, current_state=f"street {i}", action="forward", reason="toward the door",
-                pose={"x": float(i), "y": 0.0}, distance_estimate_m=max(5.0, 100.0 - i)))
+                pose=Pose(float(i), 0.0), distance_estimate_m=max(5.0, 100.0 - i)))
         i += 1
         if i % 10 == 0:
             pub.flush(5.0)

@@ -8,7 +8,7 @@ real :class:`GroundStation` on loopback:
   flight log; its screenshot is copied to ``$AERIE_DASHBOARD_SCREENSHOT`` if set (that is
   how ``docs/dashboard.png`` is made);
 * the simulated vehicle flying ``aerie flight-check`` through the bridge: SimVehicleProcess
-  (MAVLink) -> FlightBridge (MAVSDK) -> ``state_payload(bridge.state)`` and bridge events
+  (MAVLink) -> FlightBridge (MAVSDK) -> ``State.from_state(bridge.state)`` and bridge events
   (about a minute, most of it the flight itself).
 """
 
@@ -29,7 +29,7 @@ from sim.dashboard_demo import GOAL, scripted_flight
 from ground_station.dashboard.server import DashboardServer
 from ground_station.ingest import GroundStation
 from ground_station.settings import GroundConfig, VehicleLinkConfig
-from contract.messages import bridge_event_listener, state_payload
+from contract.messages import State, bridge_event_listener
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
 
@@ -215,12 +215,12 @@ async def test_dashboard_follows_the_simulated_vehicle(tmp_path: Path, browser: 
                     await asyncio.to_thread(browser.get, dash.url)
                     await _until(lambda: browser.find_element("id", "link").text == "live", 15, "the live feed")
                     async with await FlightBridge.connect(bcfg) as bridge:
-                        bridge.events.add_listener(bridge_event_listener(pub.event))
+                        bridge.events.add_listener(bridge_event_listener(pub.publish))
                         pub.flight_start({"mission": "flight-check"})
 
                         async def feed() -> None:
                             while True:
-                                pub.publish("state", state_payload(bridge.state))
+                                pub.publish("state", State.from_state(bridge.state))
                                 await asyncio.sleep(0.2)
 
                         feeder = asyncio.create_task(feed())
@@ -264,14 +264,16 @@ def test_the_page_shows_how_old_the_state_is_and_events_in_words(tmp_path: Path,
     from contract.envelope import decode, encode
     from ground_station.flight_log import FlightLog
 
-    frames = [encode("u", 1, "flight_start", {"mission": "m"}, t_ns=1_000_000_000, stream=STREAM),
-              encode("u", 2, "state", {"armed": True, "in_air": True, "flight_mode": "HOLD", "lat": 60.0, "lon": 24.0},
+    from contract.messages import Event, FlightEnd, FlightStart
+
+    frames = [encode("u", 1, "flight_start", FlightStart(mission="m").encode(), t_ns=1_000_000_000, stream=STREAM),
+              encode("u", 2, "state", State(armed=True, in_air=True, flight_mode="HOLD", lat=60.0, lon=24.0).encode(),
                      t_ns=2_000_000_000, stream=STREAM),
-              encode("u", 3, "event", {"kind": "lessons_refused", "detail": {"reason": "experience #0 id does not "
-                                                                             "match its content"}}, t_ns=3_000_000_000, stream=STREAM),
-              encode("u", 4, "event", {"kind": "lessons_imported", "detail": {"added": 2, "already_present": 1}},
+              encode("u", 3, "event", Event.of("lessons_refused", {"reason": "experience #0 id does not "
+                                                                   "match its content"}).encode(), t_ns=3_000_000_000, stream=STREAM),
+              encode("u", 4, "event", Event.of("lessons_imported", {"added": 2, "already_present": 1}).encode(),
                      t_ns=3_500_000_000, stream=STREAM),
-              encode("u", 5, "flight_end", {"reason": "landed"}, t_ns=4_000_000_000, stream=STREAM)]
+              encode("u", 5, "flight_end", FlightEnd(reason="landed").encode(), t_ns=4_000_000_000, stream=STREAM)]
     with FlightLog.open(tmp_path / "fl.sqlite") as fl:
         fl.store([(decode(f, max_bytes=1 << 20), f) for f in frames])
         fl.advance("u", STREAM, seen=5)

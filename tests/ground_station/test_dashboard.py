@@ -24,7 +24,7 @@ from ground_station.flight_log import FlightLog
 from ground_station.ingest import GroundStation
 from ground_station.settings import GroundConfig, VehicleLinkConfig
 from contract.envelope import decode, encode
-from contract.messages import map_payload
+from contract.messages import FlightStart, MapImage, State
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
 
@@ -48,13 +48,13 @@ def _get(url: str) -> tuple[int, bytes]:
 def test_items_are_json_safe_and_carry_local_positions() -> None:
     assert json_safe({"a": float("nan"), "b": b"\x89PNG", "c": (1, float("inf")), 3: True}) == \
         {"a": None, "b": {"bytes": 4}, "c": [1, None], "3": True}
-    assert local_position({"north_m": 3.0, "east_m": -4.0}, None) == [-4.0, 3.0]
+    assert local_position(State(north_m=3.0, east_m=-4.0), None) == [-4.0, 3.0]
     # Without a local position, lat/lon around the origin (one millidegree north ~ 111 m).
-    e, n = local_position({"north_m": float("nan"), "lat": 60.001, "lon": 24.0}, (60.0, 24.0))
+    e, n = local_position(State(lat=60.001, lon=24.0), (60.0, 24.0))
     assert e == 0.0 and math.isclose(n, 111.19, abs_tol=0.1)
     maker = ItemMaker()
-    first = maker.item({"seq": 1, "t_ns": 1, "type": "state", "vehicle_id": "u", "payload": {"lat": 60.0, "lon": 24.0}})
-    later = maker.item({"seq": 2, "t_ns": 2, "type": "state", "vehicle_id": "u", "payload": {"lat": 60.0, "lon": 24.002}})
+    first = maker.item({"seq": 1, "t_ns": 1, "type": "state", "vehicle_id": "u", "payload": State(lat=60.0, lon=24.0).encode()})
+    later = maker.item({"seq": 2, "t_ns": 2, "type": "state", "vehicle_id": "u", "payload": State(lat=60.0, lon=24.002).encode()})
     assert first["pos"] == [0.0, 0.0] and math.isclose(later["pos"][0], 111.19 * 2 * math.cos(math.radians(60)), abs_tol=0.1)
     json.dumps([first, later], allow_nan=False)
 
@@ -140,26 +140,26 @@ def test_routes_serve_live_items_flights_replay_and_maps(link: Any) -> None:
     assert _get(url + "static/app.js")[0] == 200
     pub.flight_start({"mission": "t"})
     for i in range(5):
-        pub.publish("state", {"north_m": float(i), "east_m": 2.0 * i, "battery_percent": 90.0, "yaw_deg": float("nan")})
+        pub.publish("state", State(north_m=float(i), east_m=2.0 * i, battery_percent=90.0, yaw_deg=float("nan")))
     pub.event("anchor_created", {"anchor_id": 0})
-    map_seq = pub.publish("map", map_payload(b"\x89PNG-not-really", step=1))
+    map_seq = pub.publish("map", MapImage(b"\x89PNG\r\n\x1a\n-not-really", step=1))
     items = _sse_items(url, lambda its: any(i["type"] == "map" for i in its))
     states = [i for i in items if i["type"] == "state"]
     assert [s["pos"] for s in states] == [[2.0 * i, float(i)] for i in range(5)]
     assert states[0]["payload"]["yaw_deg"] is None
     assert [i["seq"] for i in items] == sorted(i["seq"] for i in items)
-    assert _get(url + f"api/map/v1/{map_seq}.png") == (200, b"\x89PNG-not-really")
+    assert _get(url + f"api/map/v1/{map_seq}.png") == (200, b"\x89PNG\r\n\x1a\n-not-really")
     assert _get(url + "api/map/v1/1.png")[0] == 404
     end = pub.flight_end({"reason": "landed"})
     pub.flight_start({"mission": "second"})
-    second_state = pub.publish("state", {"north_m": 0.0, "east_m": 0.0})
+    second_state = pub.publish("state", State(north_m=0.0, east_m=0.0))
     # Once the second flight is in the log, a new stream starts at it (the latest flight).
     deadline = time.monotonic() + 10.0
     while _max_seq(url) < second_state:
         assert time.monotonic() < deadline, "the second flight never reached the flight log"
         time.sleep(0.05)
     items = _sse_items(url, lambda its: any(i["type"] == "state" for i in its))
-    assert items[0]["type"] == "flight_start" and items[0]["payload"] == {"mission": "second"}
+    assert items[0]["type"] == "flight_start" and items[0]["payload"] == FlightStart(mission="second").body()
     status, body = _get(url + "api/flights")
     flights = json.loads(body)
     assert [(f["start_seq"], f["end_seq"], f["info"]["mission"]) for f in flights] == [(1, end, "t"),
@@ -168,11 +168,11 @@ def test_routes_serve_live_items_flights_replay_and_maps(link: Any) -> None:
     assert json.loads(body)["analysis"] is None          # no agent steps in this flight
     replay = json.loads(body)["items"]
     assert [i["type"] for i in replay] == ["flight_start"] + ["state"] * 5 + ["event", "map", "flight_end"]
-    assert replay[-2]["payload"]["png"] == {"bytes": 15}
+    assert replay[-2]["payload"]["png"] == {"bytes": 19}
     assert _get(url + "api/flights/v1/999")[0] == 404
     # The second flight never ended; a third starts: the second's replay stops before it.
     pub.flight_start({"mission": "third"})
-    third = pub.publish("state", {"north_m": 1.0, "east_m": 1.0})
+    third = pub.publish("state", State(north_m=1.0, east_m=1.0))
     _sse_items(url, lambda its: any(i["seq"] == third for i in its))
     second = json.loads(_get(url + f"api/flights/v1/{end + 1}")[1])["items"]
     assert [i["type"] for i in second] == ["flight_start", "state"]

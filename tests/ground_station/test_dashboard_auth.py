@@ -16,7 +16,7 @@ import yaml
 
 from contract.access_token import TOKEN_HASH_FILE, AccessTokenError, load_token_hash
 from contract.envelope import decode, encode
-from contract.messages import map_payload
+from contract.messages import FlightStart, MapImage, State
 from ground_station import service
 from ground_station.dashboard.auth import COOKIE, is_loopback
 from ground_station.dashboard.server import DashboardAuthError, DashboardServer
@@ -101,9 +101,9 @@ def test_a_dashboard_beyond_loopback_without_a_token_refuses_to_start(tmp_path: 
 def test_beyond_loopback_every_route_needs_the_token(tmp_path: Path) -> None:
     token = _keys(tmp_path)
     with FlightLog.open(tmp_path / "fl.sqlite") as fl:
-        frames = [encode("u", 1, "flight_start", {"mission": "m"}, t_ns=1, stream=STREAM),
-                  encode("u", 2, "state", {"armed": True, "lat": 60.0, "lon": 24.0}, t_ns=2, stream=STREAM),
-                  encode("u", 3, "map", map_payload(b"\x89PNG-not-really", step=1), t_ns=3, stream=STREAM)]
+        frames = [encode("u", 1, "flight_start", FlightStart(mission="m").encode(), t_ns=1, stream=STREAM),
+                  encode("u", 2, "state", State(armed=True, lat=60.0, lon=24.0).encode(), t_ns=2, stream=STREAM),
+                  encode("u", 3, "map", MapImage(b"\x89PNG\r\n\x1a\n-not-really", step=1).encode(), t_ns=3, stream=STREAM)]
         fl.store([(decode(f, max_bytes=1 << 20), f) for f in frames])
     bind, connect = _non_loopback_address()
     cfg = GroundConfig(db_path="fl.sqlite", dashboard_host=bind, dashboard_port=0,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contract.messages import Event, FlightStart
+
 import json
 from pathlib import Path
 
@@ -29,14 +31,14 @@ def test_out_of_order_storage_flights_and_missing_ranges(tmp_path: Path) -> None
         assert fl.advance("u", STREAM, seen=6) == 0
         assert fl.missing("u", STREAM, 1, 8) == [(1, 3), (7, 8)]
         assert fl.flights("u") == []
-        assert fl.store([_env(1, "flight_start", {"mission": "m"}), _env(2), _env(3, "event", {"kind": "failsafe",
-                                                                                             "detail": "rc"})]) == 3
+        assert fl.store([_env(1, "flight_start", FlightStart(mission="m").encode()), _env(2),
+                         _env(3, "event", Event.of("failsafe", "rc").encode())]) == 3
         assert fl.store([_env(2)]) == 0          # idempotent
         assert fl.advance("u", STREAM) == 6
         [flight] = fl.flights("u")
-        assert (flight.start_seq, flight.end_seq, flight.info) == (1, 6, {"mission": "m"})
+        assert (flight.start_seq, flight.end_seq, flight.info) == (1, 6, FlightStart(mission="m").body())
         assert [m["seq"] for m in fl.flight_messages(flight)] == [1, 2, 3, 4, 5, 6]
-        assert fl.events("u") == [(3, "failsafe", "rc")]
+        assert fl.events("u") == [(3, "failsafe", {"value": "rc"})]
 
 
 def test_pruned_seqs_are_skipped_and_counted_as_unrecoverable(tmp_path: Path) -> None:

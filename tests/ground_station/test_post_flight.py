@@ -15,7 +15,7 @@ from onboard.memory.bundle import import_bundle
 from contract.records import (NAVIGATE_EXPERIENCE, STRATEGIC_PLAN, TASK_EXPERIENCE, NavigateExperience,
                                     SearchLocateExperience)
 from contract.envelope import decode, encode
-from contract.messages import agent_step_payload
+from contract.messages import AgentStep, FlightEnd, FlightStart, Plan, PlanStep, Pose, State
 
 STREAM = "5e1f00000000a11e"  # the vehicle journal's stream id these envelopes carry
 
@@ -23,17 +23,19 @@ DISTANCES = [100.0, 90.0, 120.0, 80.0, 60.0, 70.0, 15.0]
 ACTIONS = ["forward", "turn_left", "forward", "forward", "turn_right", "forward", "stop"]
 
 
-def flight(start: int = 1, *, end: dict | None = None, strategy: str | None = None,
+PLAN = Plan("kiosk", (PlanStep("street", "navigate"), PlanStep("square", "search")))
+
+
+def flight(start: int = 1, *, end: FlightEnd | None = None, strategy: str | None = None,
            distances: list[float] = DISTANCES) -> list[dict]:
-    msgs = [{"seq": start, "type": "flight_start", "payload": {"mission": "find the kiosk"}},
-            {"seq": start + 1, "type": "plan", "payload": {"goal": "kiosk", "steps": ["street", "square"]}}]
+    msgs = [{"seq": start, "type": "flight_start", "payload": FlightStart(mission="find the kiosk").encode()},
+            {"seq": start + 1, "type": "plan", "payload": PLAN.encode()}]
     for i, d in enumerate(distances):
-        extra = {"goal": "the red kiosk"} | ({"strategy": strategy} if strategy else {})
-        msgs.append({"seq": start + 2 + 2 * i, "type": "state", "payload": {"north_m": float(i)}})
-        msgs.append({"seq": start + 3 + 2 * i, "type": "agent_step", "payload": agent_step_payload(
-            step=i, current_state=f"over block {i}", action=ACTIONS[i], reason=f"reason {i}", pose={"x": i},
-            distance_estimate_m=d, **extra)})
-    msgs.append({"seq": start + 2 + 2 * len(distances), "type": "flight_end", "payload": end or {}})
+        msgs.append({"seq": start + 2 + 2 * i, "type": "state", "payload": State(north_m=float(i)).encode()})
+        msgs.append({"seq": start + 3 + 2 * i, "type": "agent_step", "payload": AgentStep(
+            step=i, current_state=f"over block {i}", action=ACTIONS[i], reason=f"reason {i}", pose=Pose(float(i), 0.0),
+            distance_estimate_m=d, goal="the red kiosk", strategy=strategy or "").encode()})
+    msgs.append({"seq": start + 2 + 2 * len(distances), "type": "flight_end", "payload": (end or FlightEnd()).encode()})
     return msgs
 
 
@@ -48,14 +50,14 @@ def test_key_step_is_the_decision_before_the_largest_increase() -> None:
     # The flight's best decision: 120 -> 80 after step 2 ('forward').
     assert json.loads(d.refined_action) == {"at_step": 1, "avoid": "turn_left", "prefer": "forward"}
     assert a.plan.task_instruction == "find the kiosk" and a.plan.status == "success"
-    assert json.loads(a.plan.master_plan) == {"goal": "kiosk", "steps": ["street", "square"]}
+    assert json.loads(a.plan.master_plan) == PLAN.body()
     assert a.plan.plan_refined == a.plan.master_plan
     assert a.task.task_goal == "the red kiosk (Strategy: navigate)"
     assert analyse(flight(), vehicle_id="v", start_seq=1) == a           # deterministic
 
 
 def test_failure_reflection_and_search_records() -> None:
-    a = analyse(flight(end={"success": False}, strategy="search"), vehicle_id="v", start_seq=1)
+    a = analyse(flight(end=FlightEnd(success=False), strategy="search"), vehicle_id="v", start_seq=1)
     assert a is not None and a.status == "failure"
     assert isinstance(a.decision, SearchLocateExperience) and a.decision.is_success == "failure"
     assert a.decision.reflect_reason.startswith("Failure:")
@@ -64,7 +66,18 @@ def test_failure_reflection_and_search_records() -> None:
     assert "key step was 1" in a.plan.reflection_note
     far = analyse(flight(distances=[50.0, 40.0, 30.0]), vehicle_id="v")
     assert far is not None and far.status == "failure" and far.key.step.step == 2 and far.key.increase_m == 0
-    assert analyse([{"seq": 1, "type": "state", "payload": {}}]) is None
+    assert analyse([{"seq": 1, "type": "state", "payload": State().encode()}]) is None
+
+
+def test_a_payload_that_does_not_decode_is_counted_and_skipped() -> None:
+    msgs = flight()
+    bad = [{"seq": 100, "type": "agent_step", "payload": {**msgs[3]["payload"], "v": 9}},
+           {"seq": 101, "type": "agent_step", "payload": {**msgs[3]["payload"], "distance_estimate_m": float("nan")}},
+           {"seq": 102, "type": "plan", "payload": ["not", "a", "plan"]}]
+    a = analyse(msgs[:-1] + bad + msgs[-1:], vehicle_id="v", start_seq=1)
+    clean = analyse(msgs, vehicle_id="v", start_seq=1)
+    assert a is not None and clean is not None and a.refused == {"agent_step": 2, "plan": 1} and clean.refused == {}
+    assert (a.steps, a.plan, a.task, a.decision) == (len(DISTANCES), clean.plan, clean.task, clean.decision)
 
 
 def _store(fl: FlightLog, msgs: list[dict], vid: str = "aerie-1") -> None:
@@ -104,7 +117,7 @@ def test_watcher_writes_one_bundle_per_ended_flight_ready_for_sync(tmp_path: Pat
 
 def test_aerie_ground_analyse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with FlightLog.open(tmp_path / "log.sqlite") as fl:
-        _store(fl, flight(1, end={"status": "failure"}))
+        _store(fl, flight(1, end=FlightEnd(success=False)))
     cfg = tmp_path / "ground.yaml"
     cfg.write_text("db_path: log.sqlite\ncurve: false\n")
     assert service.main(["analyse", "--config", str(cfg)]) == 0
@@ -156,7 +169,7 @@ def test_success_lesson_carries_where_the_name_was_read_and_the_landmark_map() -
 
 
 def test_failure_lesson_names_the_area_searched_in_vain() -> None:
-    a = analyse(_with_positions(flight(end={"success": False}), read_at=None), vehicle_id="v", start_seq=1)
+    a = analyse(_with_positions(flight(end=FlightEnd(success=False)), read_at=None), vehicle_id="v", start_seq=1)
     assert a is not None and a.status == "failure"
     refined = json.loads(a.plan.plan_refined)
     assert refined["goal"] == {"xy_m": [106.0, -50.0], "source": "estimate"}

@@ -15,7 +15,8 @@ from ground_station import service
 from ground_station.flight_log import FlightLog
 from ground_station.rerun_export import ExportError, FlightNotFound, export_flight
 from contract.envelope import decode, encode
-from contract.messages import agent_step_payload, event_payload, map_payload, state_payload
+from contract.messages import (AgentStep, Detection, Detections, Event, FlightEnd, FlightStart, MapImage, Plan, PlanStep,
+                               Pose, State)
 
 rr = pytest.importorskip("rerun", reason="rerun-sdk is not installed (pip install rerun-sdk)")
 from rerun.chunk import RrdReader  # noqa: E402
@@ -40,28 +41,27 @@ def _png() -> bytes:
 
 
 def _flight(*, with_malformed: bool) -> list[tuple[str, Any]]:
-    msgs: list[tuple[str, Any]] = [("flight_start", {"mission": "find the kiosk"}),
-                                   ("event", event_payload("mission_start", {"goal": "kiosk"})),
-                                   ("plan", {"goal": "kiosk", "steps": [{"goal": "follow the street"}]})]
+    msgs: list[tuple[str, Any]] = [("flight_start", FlightStart(mission="find the kiosk").encode()),
+                                   ("event", Event.of("mission_start", {"goal": "kiosk"}).encode()),
+                                   ("plan", Plan("kiosk", (PlanStep("follow the street", "navigate"),)).encode())]
     for i, ((e, n, u), battery, (mode, armed, in_air)) in enumerate(zip(OFFSETS, BATTERY, MODES)):
         state = VehicleState(lat=60.17, lon=24.94, rel_alt_m=u, north_m=HOME_N + n, east_m=HOME_E + e,
                              down_m=HOME_D - u, battery_percent=battery, battery_voltage_v=16.0 - i * 0.1,
                              flight_mode=mode, armed=armed, in_air=in_air, home_lat=60.17, home_lon=24.94,
                              home_north_m=HOME_N, home_east_m=HOME_E, home_down_m=HOME_D)
-        msgs.append(("state", state_payload(state)))
-        msgs.append(("agent_step", agent_step_payload(
+        msgs.append(("state", State.from_state(state).encode()))
+        msgs.append(("agent_step", AgentStep(
             step=i, current_state=f"over block {i}", action="forward", reason=f"reason {i}",
-            pose={"x": e + 0.5, "y": n - 0.5, "z": u, "yaw": 0.0}, distance_estimate_m=100.0 - 20 * i)))
-    msgs.append(("detections", {"detections": [
-        {"label": "kiosk", "score": 0.81, "bearing_deg": 12.0, "range_m": 40.0, "north": HOME_N + 70.0,
-         "east": HOME_E + 6.0},
-        {"label": "car", "score": 0.5, "bearing_deg": -30.0, "range_m": None}]}))    # not placed: text only
-    msgs.append(("map", map_payload(_png(), step=2)))
-    msgs.append(("event", event_payload("failsafe", {"reason": "rc lost"})))
+            pose=Pose(e + 0.5, n - 0.5, u, 0.0), distance_estimate_m=100.0 - 20 * i).encode()))
+    msgs.append(("detections", Detections((
+        Detection("kiosk", 0.81, 12.0, 40.0, HOME_N + 70.0, HOME_E + 6.0),
+        Detection("car", 0.5, -30.0))).encode()))    # not placed: text only
+    msgs.append(("map", MapImage(_png(), step=2).encode()))
+    msgs.append(("event", Event.of("failsafe", {"reason": "rc lost"}).encode()))
     if with_malformed:
-        msgs += [("state", "not a state"), ("map", map_payload(b"GIF89a not a png")), ("agent_step", [1, 2]),
+        msgs += [("state", "not a state"), ("map", {**MapImage(_png()).encode(), "png": b"GIF89a not a png"}), ("agent_step", [1, 2]),
                  ("detections", {"detections": "kiosk"})]
-    msgs.append(("flight_end", {"reason": "landed"}))
+    msgs.append(("flight_end", FlightEnd(reason="landed").encode()))
     return msgs
 
 

@@ -7,6 +7,8 @@ socket asked while flying, the results folder checked afterwards.
 
 from __future__ import annotations
 
+from contract.messages import Event
+
 import json
 import subprocess
 import sys
@@ -88,11 +90,11 @@ def test_aerie_fly_completes_a_short_helsinki_task_with_telemetry(tmp_path):
             start_seq = next(m["seq"] for m in msgs if m["type"] == "flight_start")
             # The flight's own story as events (issue 19, item 17): armed, took off, offboard for the
             # moves, landed, disarmed, in that order, from the bridge's state changes.
-            events = [m["payload"] for m in msgs if m["type"] == "event"]
-            kinds = [e["kind"] for e in events]
+            events = [Event.decode(m["payload"]) for m in msgs if m["type"] == "event"]
+            kinds = [e.kind for e in events]
             story = [kinds.index(k) if k in kinds else -1 for k in ("armed", "takeoff", "landed", "disarmed")]
             assert -1 not in story and story == sorted(story), kinds
-            modes = [e["detail"]["detail"]["to"] for e in events if e["kind"] == "mode_change"]
+            modes = [e.detail["to"] for e in events if e.kind == "mode_change" and e.source == "bridge" and e.detail]
             assert "OFFBOARD" in modes and "LAND" in modes, modes
             assert "failsafe" not in kinds and "intent_stale" not in kinds, kinds  # a normal flight
         # ... the dashboard serves it (what its map panel shows) ...

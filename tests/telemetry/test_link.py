@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contract.messages import FlightStart
+
 import json
 from pathlib import Path
 
@@ -28,7 +30,7 @@ def test_flight_arrives_in_order_and_complete_with_curve(tmp_path: Path, capsys)
     with FlightLog.open(gcfg.db_path) as fl:
         assert fl.seqs("uav-1") == list(range(1, last + 1))
         flights = fl.flights("uav-1")
-        assert len(flights) == 1 and flights[0].end_seq == last and flights[0].info == {"mission": "test"}
+        assert len(flights) == 1 and flights[0].end_seq == last and flights[0].info == FlightStart(mission="test").body()
         msgs = list(fl.flight_messages(flights[0]))
         assert [m["seq"] for m in msgs] == list(range(2, last + 1))
         states = [m["payload"]["i"] for m in msgs if m["type"] == "state"]

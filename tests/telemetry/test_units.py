@@ -19,7 +19,7 @@ import yaml
 from onboard.telemetry import keys as keys_cli
 from contract.envelope import ENVELOPE_VERSION, EnvelopeError, decode, encode
 from onboard.telemetry.journal import Journal, JournalError
-from contract.messages import agent_step_payload, bridge_event_listener, state_payload
+from contract.messages import AgentStep, Event, Pose, State, bridge_event_listener
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
 from contract.typed_config import ConfigError, build, to_dict
@@ -143,20 +143,22 @@ class FakeBridgeEvent:
     t: float
 
 
-def test_payload_builders_take_bridge_objects_by_shape(tmp_path: Path) -> None:
-    assert state_payload(FakeState(60.1, Mode.OFFBOARD, (1.0, 2.0))) == {"lat": 60.1, "flight_mode": "OFFBOARD",
-                                                                       "pos": [1.0, 2.0]}
-    step = agent_step_payload(step=3, current_state="street", action="forward", reason="clear", pose=(1, 2, 90),
-                              distance_estimate_m=40.0)
-    assert step["decision"] == {"action": "forward", "reason": "clear"}
+def test_payloads_take_bridge_objects_by_shape(tmp_path: Path) -> None:
+    state = State.from_state(FakeState(60.1, Mode.OFFBOARD, (1.0, 2.0)))
+    assert state.lat == 60.1 and state.flight_mode == "OFFBOARD"          # "pos" is not a state field: ignored
+    step = AgentStep(step=3, current_state="street", action="forward", reason="clear", pose=Pose(1.0, 2.0, 0.0, 90.0),
+                     distance_estimate_m=40.0)
+    assert step.encode()["decision"] == {"action": "forward", "reason": "clear"}
     with TelemetryPublisher(vehicle_cfg(tmp_path, curve=False), "uav") as pub:
-        listener = bridge_event_listener(pub.event)
+        listener = bridge_event_listener(pub.publish)
         listener(FakeBridgeEvent("command_refused", "outside geofence", 12.5))
-        pub.publish("state", state_payload(FakeState(60.1, Mode.OFFBOARD, (0.0, 0.0))))
+        pub.publish("state", state)
         pub.publish("agent_step", step)
+        with pytest.raises(ValueError, match="not a 'state' message"):
+            pub.publish("state", step)
     msgs = _frames(tmp_path)
-    assert msgs[0]["payload"] == {"kind": "command_refused", "detail": {"detail": "outside geofence", "t": 12.5,
-                                                                          "source": "bridge"}}
+    assert Event.decode(msgs[0]["payload"]) == Event("command_refused", {"value": "outside geofence"}, 12.5, "bridge")
+    assert State.decode(msgs[1]["payload"]) == state and AgentStep.decode(msgs[2]["payload"]) == step
 
 
 def test_config_section_round_trips_and_rejects_unknown_keys() -> None:
