@@ -1,9 +1,12 @@
-"""Arming, modes, failsafes and command handling, the way PX4 answers them.
+"""Arming, modes and command handling, the way PX4's commander answers them.
 
 This is the vehicle's "brain": it decides what a command does and what the
-ACK says (codes and STATUSTEXTs as in the PX4 trace), keeps the landed state,
-and turns the current mode into a velocity demand for the physics. It never
-touches sockets: outgoing texts and one-off messages are queued for the loop.
+ACK says (codes and STATUSTEXTs as in the PX4 trace) and keeps the vehicle's
+state. The rest is split as PX4 splits it: the failsafes (`failsafe.py`, PX4's
+commander/failsafe), what each mode flies (`flight_tasks.py`, PX4's
+flight_mode_manager and the navigator's RTL), and take-off/landing detection
+with auto-disarm (`land_detector.py`). It never touches sockets: outgoing texts
+and one-off messages are queued for the loop.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass, field
 
 from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 
+from . import failsafe, flight_tasks, land_detector
 from . import navigation as nav
 from . import px4_modes as pm
 from .mission import MissionStore
@@ -21,28 +25,10 @@ from .params import ParamTable
 from .physics import Demand, Physics
 from .setpoints import Setpoint
 
-# MAV_RESULT
-ACCEPTED = 0
-TEMPORARILY_REJECTED = 1
-DENIED = 2
-UNSUPPORTED = 3
-FAILED = 4
-
-# MAV_LANDED_STATE
-ON_GROUND = 1
-IN_AIR = 2
-TAKEOFF_STATE = 3
-LANDING = 4
-
-# MAV_SEVERITY
-SEV_CRITICAL = 2
-SEV_WARNING = 4
-SEV_INFO = 6
-
-FORCE_MAGIC = 21196
-TAKEOFF_DETECT_M = 0.3
-LAND_DETECT_STAGES = 2.5  # ground contact -> maybe landed -> landed, each ~LNDMC_TRIG_TIME (trace: ~5 s)
-
+from .mav_constants import (  # noqa: F401 - re-exported: the vehicle loop and tests read them here
+    ACCEPTED, DENIED, FAILED, FORCE_MAGIC, IN_AIR, LAND_DETECT_STAGES, LANDING, ON_GROUND, SEV_CRITICAL, SEV_INFO,
+    SEV_WARNING, TAKEOFF_DETECT_M, TAKEOFF_STATE, TEMPORARILY_REJECTED, UNSUPPORTED,
+)
 
 _MODE_NAMES = {
     pm.MainMode.MANUAL: "Manual", pm.MainMode.ALTCTL: "Altitude", pm.MainMode.POSCTL: "Position",
@@ -267,7 +253,7 @@ class Commander:
         elif mode == pm.LAND:
             self.land_xy = self.pos()[:2]
         elif mode == pm.RTL:
-            self._start_rtl()
+            flight_tasks.start_rtl(self)
         elif mode == pm.MISSION:
             self.missions.start(now)
 
@@ -424,116 +410,16 @@ class Commander:
     def _reached_alt(self, target_d: float) -> bool:
         return abs(self.physics.state.pos[2] - target_d) <= self.params.f("NAV_MC_ALT_RAD")
 
-    # ----------------------------------------------------------------- RTL
-    def _start_rtl(self) -> None:
-        ret_d = self.home.local[2] - self.params.f("RTL_RETURN_ALT")
-        cur_d = self.pos()[2]
-        self.rtl_alt_d = min(ret_d, cur_d)
-        self.rtl_phase = "climb" if cur_d > self.rtl_alt_d + 0.5 else "return"
-        if self.armed and self.in_air:
-            alt_amsl = self.origin.alt_amsl - self.rtl_alt_d
-            above = alt_amsl - self.home.alt
-            self.text(SEV_INFO, f"RTL: start return at {int(round(alt_amsl))} m ({int(round(above))} m above destination)")
-
-    def _rtl_demand(self, now: float) -> Demand:
-        p = self.pos()
-        home = self.home.local
-        if self.rtl_phase == "climb":
-            if p[2] <= self.rtl_alt_d + self.params.f("NAV_MC_ALT_RAD"):
-                self.rtl_phase = "return"
-            else:
-                return self._demand_to((p[0], p[1], self.rtl_alt_d), 0.0)
-        if self.rtl_phase == "return":
-            tgt = (home[0], home[1], self.rtl_alt_d)
-            if nav.horizontal_distance(p, tgt) <= max(1.0, 0.5 * self.params.f("NAV_ACC_RAD")):
-                self.rtl_phase = "land"
-                self.text(SEV_INFO, "RTL: land at destination")
-            else:
-                yaw = nav.bearing(p, tgt)
-                if yaw is not None:
-                    self.hold_yaw = yaw
-                return self._demand_to(tgt, self.cruise(), yaw=self.hold_yaw)
-        self.landed_state_hint = LANDING
-        return self._land_demand((home[0], home[1]))
-
-    # -------------------------------------------------------------- guidance
-    def _demand_to(self, target, v_hor: float, yaw: float | None = None, v_up: float | None = None) -> Demand:
-        pr = self.params
-        vel = nav.velocity_toward(
-            self.pos(), target, v_hor,
-            # auto modes climb/descend at MPC_Z_V_AUTO_UP/DN (MPC_Z_VEL_MAX_* are for manual and offboard)
-            v_up if v_up is not None else pr.f("MPC_Z_V_AUTO_UP"), pr.f("MPC_Z_V_AUTO_DN"),
-            acc_hor=pr.f("MPC_ACC_HOR"), acc_vert=min(pr.f("MPC_ACC_UP_MAX"), pr.f("MPC_ACC_DOWN_MAX")),
-        )
-        return Demand(vel=vel, yaw=yaw if yaw is not None else self.hold_yaw, acc_hor=pr.f("MPC_ACC_HOR"),
-                      acc_up=pr.f("MPC_ACC_UP_MAX"), acc_down=pr.f("MPC_ACC_DOWN_MAX"))
-
-    def _hold_demand(self) -> Demand:
-        if not self.in_air:
-            return Demand(vel=(0.0, 0.0, 0.0), yaw=None)
-        return self._demand_to(self.hold_target, self.cruise(), yaw=self.hold_yaw)
-
-    def _land_demand(self, xy: tuple[float, float]) -> Demand:
-        pr = self.params
-        p = self.pos()
-        h = max(0.0, p[2] * -1.0 + self.home.local[2])  # height above home ground
-        vd = nav.land_descent_speed(h, pr.f("MPC_Z_V_AUTO_DN"), pr.f("MPC_LAND_ALT1"), pr.f("MPC_LAND_ALT2"),
-                                    pr.f("MPC_LAND_SPEED"), pr.f("MPC_LAND_ALT3"), pr.f("MPC_LAND_CRWL"))
-        hv = nav.velocity_toward(p, (xy[0], xy[1], p[2]), min(self.cruise(), 3.0), 0.0, 0.0, acc_hor=pr.f("MPC_ACC_HOR"))
-        return Demand(vel=(hv[0], hv[1], vd), yaw=self.hold_yaw, acc_hor=pr.f("MPC_ACC_HOR"),
-                      acc_up=pr.f("MPC_ACC_UP_MAX"), acc_down=pr.f("MPC_ACC_DOWN_MAX"))
-
-    def _offboard_demand(self) -> Demand:
-        pr = self.params
-        sp = self.setpoint
-        if sp is None:
-            return self._hold_demand()
-        p = self.pos()
-        v_max = pr.f("MPC_XY_VEL_MAX")
-        up, dn = pr.f("MPC_Z_VEL_MAX_UP"), pr.f("MPC_Z_VEL_MAX_DN")
-        ff = [0.0 if v is None else v for v in sp.vel]
-        vel = [0.0, 0.0, 0.0]
-        if sp.pos[0] is not None and sp.pos[1] is not None:
-            t = (sp.pos[0], sp.pos[1], p[2])
-            pv = nav.velocity_toward(p, t, v_max, up, dn, acc_hor=pr.f("MPC_ACC_HOR_MAX"))
-            vel[0], vel[1] = pv[0] + ff[0], pv[1] + ff[1]
-        else:
-            vel[0], vel[1] = ff[0], ff[1]
-        h = math.hypot(vel[0], vel[1])
-        if h > v_max:
-            vel[0] *= v_max / h
-            vel[1] *= v_max / h
-        if sp.pos[2] is not None:
-            vel[2] = nav.velocity_toward(p, (p[0], p[1], sp.pos[2]), 0.0, up, dn)[2] + ff[2]
-        else:
-            vel[2] = ff[2]
-        vel[2] = max(-up, min(dn, vel[2]))
-        if sp.yaw is not None:
-            return Demand(vel=tuple(vel), yaw=sp.yaw, acc_hor=pr.f("MPC_ACC_HOR_MAX"), acc_up=pr.f("MPC_ACC_UP_MAX"),
-                          acc_down=pr.f("MPC_ACC_DOWN_MAX"))
-        return Demand(vel=tuple(vel), yaw=None, yaw_rate=sp.yaw_rate or 0.0, acc_hor=pr.f("MPC_ACC_HOR_MAX"),
-                      acc_up=pr.f("MPC_ACC_UP_MAX"), acc_down=pr.f("MPC_ACC_DOWN_MAX"))
-
-    def _takeoff_demand(self, now: float) -> Demand:
-        pr = self.params
-        # PX4 (trace): ~1 s spool-up, the climb starts ~3 s after the command, full speed ~2 s later
-        ramp = pr.f("MPC_TKO_RAMP_T")
-        t_rel = now - self.takeoff_start_t
-        frac = 1.0 if ramp <= 0 else min(1.0, max(0.0, (t_rel - 0.7 * ramp) / (0.7 * ramp)))
-        v_up = pr.f("MPC_TKO_SPEED") * frac
-        self.landed_state_hint = TAKEOFF_STATE
-        return self._demand_to((self.takeoff_xy[0], self.takeoff_xy[1], self.takeoff_target_d), self.cruise(),
-                               yaw=self.hold_yaw, v_up=v_up)
-
+    # ------------------------------------------------- each step (flight_tasks.py, failsafe.py)
     def demand(self, now: float) -> Demand:
         """Run the checks that change modes, then say what to fly this step."""
         self.landed_state_hint = IN_AIR
         if not self.armed:
             return Demand(thrust=False)
-        self._check_offboard_loss(now)
-        self._check_datalink(now)
-        self._check_position(now)
-        self._check_battery(now)
+        failsafe.check_offboard_loss(self, now)
+        failsafe.check_datalink(self, now)
+        failsafe.check_position(self, now)
+        failsafe.check_battery(self, now)
         if not self.armed:
             return Demand(thrust=False)
         mode = self.displayed_mode
@@ -544,70 +430,28 @@ class Commander:
             return Demand(vel=(v[0] * 0.98, v[1] * 0.98, self.params.f("MPC_LAND_SPEED")), yaw=None, yaw_rate=0.0,
                           acc_hor=0.5)
         if mode == pm.TAKEOFF:
-            return self._takeoff_demand(now)
+            return flight_tasks.takeoff_demand(self, now)
         if mode == pm.HOLD:
-            return self._hold_demand()
+            return flight_tasks.hold_demand(self)
         if mode == pm.LAND:
             self.landed_state_hint = LANDING
-            return self._land_demand(self.land_xy)
+            return flight_tasks.land_demand(self, self.land_xy)
         if mode == pm.RTL:
             if not self.in_air:
                 return Demand(vel=(0.0, 0.0, 0.0))
-            return self._rtl_demand(now)
+            return flight_tasks.rtl_demand(self, now)
         if mode == pm.MISSION:
             return self.missions.demand(now)
         if mode == pm.OFFBOARD:
-            return self._offboard_demand()
-        return self._hold_demand()
+            return flight_tasks.offboard_demand(self)
+        return flight_tasks.hold_demand(self)
 
-    # -------------------------------------------------------------- failsafes
-    def _check_offboard_loss(self, now: float) -> None:
-        if self.mode != pm.OFFBOARD or self.failsafe_mode is not None:
-            return
-        if self.setpoint_fresh(now):
-            return
-        action = int(self.params.get("COM_OBL_RC_ACT"))
-        self.text(SEV_CRITICAL, "Failsafe activated")
-        self.failsafe_reason = "offboard_loss"
-        fs = {0: pm.POSCTL, 1: pm.Px4Mode(pm.MainMode.ALTCTL), 2: pm.Px4Mode(pm.MainMode.MANUAL), 3: pm.RTL,
-              4: pm.LAND, 5: pm.HOLD}.get(action)
-        if fs is None:  # 6 terminate / 7 disarm
-            self._disarm(now, "Disarmed by failsafe")
-            return
-        self._enter_failsafe(fs)
-
+    # ------------------------------------------------------- inputs to the failsafes
     def on_gcs_heartbeat(self, now: float) -> None:
         self.last_gcs_heartbeat = now
         if self.gcs_lost:
             self.gcs_lost = False
             self.text(SEV_INFO, "Data link regained")
-
-    def _check_datalink(self, now: float) -> None:
-        """NAV_DLL_ACT after COM_DL_LOSS_T without a GCS HEARTBEAT (PX4 default 0: only a warning)."""
-        if self.last_gcs_heartbeat is None or self.gcs_lost:
-            return
-        if now - self.last_gcs_heartbeat <= self.params.f("COM_DL_LOSS_T"):
-            return
-        self.gcs_lost = True
-        self.text(SEV_CRITICAL, "Connection to ground station lost")
-        action = int(self.params.get("NAV_DLL_ACT"))
-        fs = {1: pm.HOLD, 2: pm.RTL, 3: pm.LAND}.get(action)
-        if action in (5, 6):
-            self.text(SEV_CRITICAL, "Failsafe activated")
-            self._disarm(now, "Disarmed by failsafe")
-        elif fs is not None and self.in_air and self.failsafe_mode is None:
-            self.text(SEV_CRITICAL, "Failsafe activated")
-            self.failsafe_reason = "datalink_loss"
-            self._enter_failsafe(fs)
-
-    def _enter_failsafe(self, fs: pm.Px4Mode) -> None:
-        self.failsafe_mode = fs
-        if fs == pm.HOLD:
-            self._hold_here()
-        elif fs == pm.LAND:
-            self.land_xy = self.pos()[:2]
-        elif fs == pm.RTL:
-            self._start_rtl()
 
     def set_gps(self, ok: bool, now: float) -> None:
         if ok == self.gps_ok:
@@ -615,94 +459,10 @@ class Commander:
         self.gps_ok = ok
         self.gps_lost_t = None if ok else now
 
-    def _check_position(self, now: float) -> None:
-        """GPS loss: after 1 s PX4 has no position and 'descends' (shown as AUTO_LAND) in position modes."""
-        if self.gps_ok or self.gps_lost_t is None or now - self.gps_lost_t < 1.0:
-            return
-        if self.failsafe_reason == "position_loss" or not self.in_air:
-            return
-        if self.displayed_mode.main in (pm.MainMode.AUTO, pm.MainMode.OFFBOARD):
-            self.text(SEV_CRITICAL, "Failsafe activated")
-            self.failsafe_reason = "position_loss"
-            self.failsafe_mode = pm.LAND
-
-    def _check_battery(self, now: float) -> None:
-        pct = self.physics.state.battery_pct / 100.0
-        pr = self.params
-        level = 3 if pct <= pr.f("BAT_EMERGEN_THR") else 2 if pct <= pr.f("BAT_CRIT_THR") else 1 if pct <= pr.f("BAT_LOW_THR") else 0
-        if level <= self.battery_warned:
-            if level < self.battery_warned and level == 0:
-                self.battery_warned = 0
-            return
-        self.battery_warned = level
-        action = int(pr.get("COM_LOW_BAT_ACT"))
-        if level == 1:
-            self.text(SEV_WARNING, "Low battery level! Return advised")
-        elif level == 2:
-            self.text(SEV_CRITICAL, "Critical battery level! Return advised" if action not in (1, 3) else "Failsafe activated")
-            if action in (1, 3) and self.in_air:
-                self.failsafe_reason = "battery"
-                self._enter_failsafe(pm.RTL)
-        else:
-            self.text(SEV_CRITICAL, "Emergency battery level! Land now" if action not in (2, 3) else "Failsafe activated")
-            if action in (2, 3) and self.in_air:
-                self.failsafe_reason = "battery"
-                self._enter_failsafe(pm.LAND)
-
     # ---------------------------------------------------------- after a step
     def update(self, now: float) -> None:
-        """Detectors after the physics moved: takeoff, landing, completions, auto-disarm."""
-        s = self.physics.state
-        if not self.armed:
-            self.landed_state = ON_GROUND if s.on_ground else self.landed_state
-            return
-        pr = self.params
-        if not self.in_air:
-            lifted = not s.on_ground and s.pos[2] < self.physics.ground_z - TAKEOFF_DETECT_M
-            # PX4 reports the takeoff once the motors spooled up for a takeoff, before the climb
-            spooled = (self.landed_state_hint == TAKEOFF_STATE
-                       and now - self.takeoff_start_t >= pr.f("COM_SPOOLUP_TIME"))
-            if lifted or spooled:
-                self.text(SEV_INFO, "Takeoff detected")
-                self.flown_since_arm = True
-                self.landed_t = None
-                self.ground_contact_t = None
-                self.landed_state = self.landed_state_hint if self.landed_state_hint != LANDING else IN_AIR
-            else:
-                prflt = pr.f("COM_DISARM_PRFLT")
-                if not self.flown_since_arm and prflt > 0 and now - self.armed_t >= prflt and self.displayed_mode != pm.TAKEOFF:
-                    self._disarm(now, "Disarmed by auto preflight disarming")
-                    return
-                if self.flown_since_arm and self.landed_t is not None:
-                    t_dis = pr.f("COM_DISARM_LAND")
-                    if t_dis >= 0 and now - self.landed_t >= max(t_dis, 0.0):
-                        self._disarm(now, "Disarmed by landing")
-                return
-        # in the air
-        if s.on_ground and self.landed_state != TAKEOFF_STATE:
-            if self.ground_contact_t is None:
-                self.ground_contact_t = now
-            elif now - self.ground_contact_t >= LAND_DETECT_STAGES * pr.f("LNDMC_TRIG_TIME"):
-                self.text(SEV_INFO, "Landing detected")
-                self.landed_state = ON_GROUND
-                self.landed_t = now
-                self.ground_contact_t = None
-                return
-        else:
-            self.ground_contact_t = None
-        mode = self.displayed_mode
-        if mode == pm.TAKEOFF and self.failsafe_mode is None:
-            if s.pos[2] <= self.takeoff_target_d + pr.f("NAV_MC_ALT_RAD"):
-                self.mode = pm.HOLD
-                self.hold_target = (self.takeoff_xy[0], self.takeoff_xy[1], self.takeoff_target_d)
-                self.landed_state = IN_AIR
-                return
-        if self.landed_state_hint == TAKEOFF_STATE:
-            self.landed_state = TAKEOFF_STATE
-        elif self.landed_state_hint == LANDING:
-            self.landed_state = LANDING
-        else:
-            self.landed_state = IN_AIR
+        """Detectors after the physics moved (sim/vehicle/land_detector.py)."""
+        land_detector.update(self, now)
 
     # -------------------------------------------------------------- truth
     def truth(self, now: float) -> dict:

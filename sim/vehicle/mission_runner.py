@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from contract.geodesy import ned_from_geo
 
+from . import flight_tasks
 from . import navigation as nav
 from . import px4_modes as pm
 from .mission import MissionItem
@@ -138,7 +139,7 @@ class MissionRunner:
         items = c.store.mission()
         run = self.run
         if run.finished or run.current >= len(items):
-            return c._hold_demand()
+            return flight_tasks.hold_demand(c)
         it = items[run.current]
         target = self.item_target(it)
         if run.takeoff_first or (it.command == NAV_TAKEOFF and not c._reached_alt(target[2])):
@@ -150,23 +151,23 @@ class MissionRunner:
                 p = c.pos()
                 if not c.in_air:
                     c.takeoff_xy = (p[0], p[1])
-                return c._demand_to((c.takeoff_xy[0], c.takeoff_xy[1], climb_d), c.params.f("MPC_TKO_SPEED"),
+                return flight_tasks.demand_to(c, (c.takeoff_xy[0], c.takeoff_xy[1], climb_d), c.params.f("MPC_TKO_SPEED"),
                                     yaw=c.hold_yaw, v_up=c.params.f("MPC_TKO_SPEED"))
             run.takeoff_first = False
             if it.command == NAV_TAKEOFF:
                 self._item_done(now)
-                return c._hold_demand()
+                return flight_tasks.hold_demand(c)
         run.takeoff_first = False
         if it.command == NAV_RTL:
             self._mark_reached(run.current, now)
             c._enter_mode(pm.RTL, now)
-            return c._hold_demand()
+            return flight_tasks.hold_demand(c)
         if it.command == NAV_LAND:
             p = c.pos()
             if nav.horizontal_distance(p, target) > 1.0 and c.in_air:
-                return c._demand_to((target[0], target[1], p[2]), c.cruise())
+                return flight_tasks.demand_to(c, (target[0], target[1], p[2]), c.cruise())
             c.landed_state_hint = LANDING
-            return c._land_demand((target[0], target[1]))
+            return flight_tasks.land_demand(c, (target[0], target[1]))
         yaw = None if _nan(it.param4) else math.radians(it.param4)
         if yaw is None:
             yaw = nav.bearing(c.pos(), target)
@@ -183,7 +184,7 @@ class MissionRunner:
             if now - run.item_arrived_t >= hold:
                 self._item_done(now)
         c.hold_yaw = yaw
-        return c._demand_to(target, c.cruise(), yaw=yaw)
+        return flight_tasks.demand_to(c, target, c.cruise(), yaw=yaw)
 
     def _item_done(self, now: float) -> None:
         run = self.run
