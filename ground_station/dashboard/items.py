@@ -77,7 +77,9 @@ class ItemMaker:
             payload = decode_payload(msg_type, env.get("payload"))
         except PayloadError as exc:
             self.refused[msg_type] += 1
-            log.warning("payload refused: %s", exc, extra={"fields": {"seq": env.get("seq"), "reason": exc.reason}})
+            if self.refused[msg_type] == 1:   # once per type: a bad flight must not flood the log per viewer
+                log.warning("payload refused (further %s payloads that fail are only counted): %s", msg_type, exc,
+                            extra={"fields": {"seq": env.get("seq"), "reason": exc.reason}})
             return None
         if msg_type == "flight_start":
             self.origin = None

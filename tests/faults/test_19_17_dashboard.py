@@ -105,8 +105,8 @@ def _read_until(s: socket.socket, marker: bytes) -> bytes:
 
 def test_live_viewers_are_bounded_and_freed_when_they_hang_up(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # A flight worth sending: every new viewer gets it whole as its first batch.
-    _store(db, *[encode("u", seq, "state", {"armed": True, "lat": 60.0 + seq * 1e-6, "lon": 24.0, "pad": "x" * 400},
-                        t_ns=seq, stream=STREAM) for seq in range(3, 3003)])
+    _store(db, *[encode("u", seq, "state", {**State(armed=True, lat=60.0 + seq * 1e-6, lon=24.0).encode(),
+                                            "pad": "x" * 400}, t_ns=seq, stream=STREAM) for seq in range(3, 3003)])
     limit, rounds = 10, 10
     ctx = DashboardContext(db_path=db, poll_interval_s=0.05, max_live_clients=limit)
     with DashboardServer(ctx, port=0) as dash:

@@ -119,7 +119,7 @@ def test_beyond_loopback_every_route_needs_the_token(tmp_path: Path) -> None:
             status, _, body = _request(connect, port, path, {"Authorization": f"Bearer {token}"}, stream=True)
             assert status in (200, 204), (path, status)
         assert _request(connect, port, "/api/map/u/3.png", {"Authorization": f"Bearer {token}"})[2] == \
-            b"\x89PNG-not-really"
+            b"\x89PNG\r\n\x1a\n-not-really"
         # The login link sets the cookie and sends the browser to the same page without the token.
         assert _request(connect, port, "/?token=wrong")[0] == 401
         status, headers, _ = _request(connect, port, f"/?token={token}&x=1")
