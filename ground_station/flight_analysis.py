@@ -112,7 +112,8 @@ def payloads(messages: Iterable[dict[str, Any]], cls: type[P], refused: Counter[
             out.append((int(m.get("seq", 0)), cls.decode(m.get("payload"))))
         except PayloadError as exc:
             refused[cls.MSG_TYPE] += 1
-            log.warning("payload refused: %s", exc, extra={"fields": {"seq": m.get("seq"), "reason": exc.reason}})
+            if refused[cls.MSG_TYPE] == 1:   # once per type and flight; the rest are counted
+                log.warning("payload refused: %s", exc, extra={"fields": {"seq": m.get("seq"), "reason": exc.reason}})
     return out
 
 

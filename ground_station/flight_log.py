@@ -158,6 +158,7 @@ class FlightLog:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self._conn = conn
         self.path = path
+        self.unindexed_events = 0   # stored events whose payload does not decode (logged sparsely)
 
     @classmethod
     def open(cls, path: str | Path) -> "FlightLog":
@@ -209,7 +210,10 @@ class FlightLog:
                     try:   # the message is stored whatever; only a decodable event is indexed
                         ev = Event.decode(env.payload)
                     except PayloadError as exc:
-                        log.warning("event not indexed: %s", exc, extra={"fields": {"seq": env.seq}})
+                        self.unindexed_events += 1
+                        if self.unindexed_events in (1, 10, 100) or self.unindexed_events % 1000 == 0:
+                            log.warning("event not indexed (%d so far): %s", self.unindexed_events, exc,
+                                        extra={"fields": {"seq": env.seq}})
                     else:
                         conn.execute("INSERT OR IGNORE INTO events (vehicle_id, stream_id, seq, t_ns, kind, detail) "
                                      "VALUES (?, ?, ?, ?, ?, ?)", (env.vehicle_id, env.stream, env.seq, env.t_ns,
