@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import sqlite3
 from pathlib import Path
 
 import msgpack
@@ -14,27 +13,14 @@ import zmq
 
 from contract.envelope import ENVELOPE_VERSION, encode
 from ground_station.settings import GroundConfig, VehicleLinkConfig
-from tests.faults.wirekit import STREAM, Child
+from tests.faults.wirekit import STREAM, Child, hostile_vehicle, stored_seqs
 from tests.telemetry.linkkit import wait_until, write_ground_yaml
-
-
-def _stored(db: Path) -> list[int]:
-    if not db.exists():
-        return []
-    try:
-        with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True) as conn:
-            return [r[0] for r in conn.execute("SELECT seq FROM messages ORDER BY seq")]
-    except sqlite3.Error:
-        return []   # not created yet
 
 
 def test_seq_and_time_of_2_64_are_refused_and_aerie_ground_lives(tmp_path: Path) -> None:
     ctx = zmq.Context()
-    pub, router = ctx.socket(zmq.PUB), ctx.socket(zmq.ROUTER)   # the hostile vehicle
+    pub, router = hostile_vehicle(ctx)
     try:
-        for s in (pub, router):
-            s.linger = 0
-            s.bind("tcp://127.0.0.1:*")
         link = VehicleLinkConfig(vehicle_id="uav-h", pub_endpoint=pub.getsockopt_string(zmq.LAST_ENDPOINT),
                                  replay_endpoint=router.getsockopt_string(zmq.LAST_ENDPOINT))
         db = tmp_path / "fl.sqlite"
@@ -43,14 +29,14 @@ def test_seq_and_time_of_2_64_are_refused_and_aerie_ground_lives(tmp_path: Path)
         yaml_path = write_ground_yaml(tmp_path / "ground.yaml", cfg)
         with Child(["-m", "ground_station.service", "--config", str(yaml_path), "--log-level", "WARNING"]) as ground:
             first = encode("uav-h", 1, "flight_start", {}, stream=STREAM)
-            assert wait_until(lambda: pub.send(first) or 1 in _stored(db), 30), "ground never subscribed"
+            assert wait_until(lambda: pub.send(first) or 1 in stored_seqs(db), 30), "ground never subscribed"
             hostile = [dict(seq=2 ** 64 - 1, t_ns=1), dict(seq=2, t_ns=2 ** 64 - 1), dict(seq=2 ** 63, t_ns=1)]
             for over in hostile:
                 doc = {"v": ENVELOPE_VERSION, "type": "state", "vehicle_id": "uav-h", "stream": STREAM,
                        "payload": {}, **over}
                 pub.send(msgpack.packb(doc))
             pub.send(encode("uav-h", 2, "state", {"after": True}, stream=STREAM))
-            assert wait_until(lambda: _stored(db) == [1, 2], 30), _stored(db)
+            assert wait_until(lambda: stored_seqs(db) == [1, 2], 30), stored_seqs(db)
             assert ground.alive()
             ground.proc.send_signal(signal.SIGTERM)
             out, _ = ground.proc.communicate(timeout=30)

@@ -12,7 +12,6 @@ stored."""
 from __future__ import annotations
 
 import signal
-import sqlite3
 from pathlib import Path
 
 import msgpack
@@ -20,31 +19,18 @@ import zmq
 
 from contract.envelope import encode
 from ground_station.settings import GroundConfig, VehicleLinkConfig
-from tests.faults.wirekit import STREAM, Child
+from tests.faults.wirekit import STREAM, Child, hostile_vehicle, stored_seqs
 from tests.telemetry.linkkit import wait_until, write_ground_yaml
 
 CLAIM = 2 ** 62
 LIVE = 60
 
 
-def _stored(db: Path) -> list[int]:
-    if not db.exists():
-        return []
-    try:
-        with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True) as conn:
-            return [r[0] for r in conn.execute("SELECT seq FROM messages ORDER BY seq")]
-    except sqlite3.Error:
-        return []
-
-
 def test_a_spoofed_last_seq_costs_bounded_replays_and_no_live_frame(tmp_path: Path) -> None:
     ctx = zmq.Context()
-    pub, router = ctx.socket(zmq.PUB), ctx.socket(zmq.ROUTER)
+    pub, router = hostile_vehicle(ctx)
     requests: list[dict] = []
     try:
-        for s in (pub, router):
-            s.linger = 0
-            s.bind("tcp://127.0.0.1:*")
         link = VehicleLinkConfig(vehicle_id="uav-s", pub_endpoint=pub.getsockopt_string(zmq.LAST_ENDPOINT),
                                  replay_endpoint=router.getsockopt_string(zmq.LAST_ENDPOINT))
         db = tmp_path / "fl.sqlite"
@@ -66,13 +52,13 @@ def test_a_spoofed_last_seq_costs_bounded_replays_and_no_live_frame(tmp_path: Pa
                         router.send_multipart([ident, msgpack.packb({"op": "replay", "frames": [], **base})])
 
             first = encode("uav-s", 1, "flight_start", {}, stream=STREAM)
-            assert wait_until(lambda: pub.send(first) or serve() or 1 in _stored(db), 30), "never subscribed"
+            assert wait_until(lambda: pub.send(first) or serve() or 1 in stored_seqs(db), 30), "never subscribed"
             # The claim is heard; then the real flight goes on, live, one frame per round.
             assert wait_until(lambda: serve() or any(r.get("op") == "replay" for r in requests), 30)
             for seq in range(2, LIVE + 1):
                 pub.send(encode("uav-s", seq, "state", {"seq": seq}, stream=STREAM))
-                assert wait_until(lambda: serve() or seq in _stored(db), 30), (seq, _stored(db)[-5:])
-            assert _stored(db) == list(range(1, LIVE + 1))
+                assert wait_until(lambda: serve() or seq in stored_seqs(db), 30), (seq, stored_seqs(db)[-5:])
+            assert stored_seqs(db) == list(range(1, LIVE + 1))
             assert ground.alive()
             ground.proc.send_signal(signal.SIGTERM)
             ground.proc.communicate(timeout=30)

@@ -102,3 +102,27 @@ def zmtp_subscribe(endpoint: str, topic: bytes, timeout_s: float = 60.0) -> str:
         except (ConnectionResetError, BrokenPipeError):
             return "reset"
     return "closed"
+
+
+def stored_seqs(db: Path) -> list[int]:
+    """Every seq in a flight log, read-only (empty while the ground has not created it yet)."""
+    import sqlite3
+
+    if not db.exists():
+        return []
+    try:
+        with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True) as conn:
+            return [r[0] for r in conn.execute("SELECT seq FROM messages ORDER BY seq")]
+    except sqlite3.Error:
+        return []   # not created yet
+
+
+def hostile_vehicle(ctx: Any) -> tuple[Any, Any]:
+    """A raw PUB and ROUTER bound on free loopback ports: a vehicle the test writes by hand."""
+    import zmq
+
+    pub, router = ctx.socket(zmq.PUB), ctx.socket(zmq.ROUTER)
+    for s in (pub, router):
+        s.linger = 0
+        s.bind("tcp://127.0.0.1:*")
+    return pub, router
