@@ -32,7 +32,7 @@ def zmq_socket_calls(path: Path) -> list[int]:
     return lines
 
 
-def test_no_zmq_socket_bypasses_bounded_socket() -> None:
+def test_no_zmq_socket_bypasses_bounded_socket(tmp_path: Path) -> None:
     helper = REPO / "contract" / "bounded_socket.py"
     offenders = {}
     for pkg in PACKAGES:
@@ -41,9 +41,14 @@ def test_no_zmq_socket_bypasses_bounded_socket() -> None:
                 offenders[str(path.relative_to(REPO))] = lines
     assert offenders == {}
     assert zmq_socket_calls(helper), "the checker no longer recognises a socket creation"
-    # The checker itself: it sees the pattern it is meant to forbid (and not stdlib sockets).
-    probe = REPO / "tests" / "faults" / "wirekit.py"
-    assert zmq_socket_calls(probe) == []
+    # The checker itself: it sees the pattern it is meant to forbid, and not stdlib sockets.
+    probe = tmp_path / "probe.py"
+    probe.write_text("import socket, zmq\n"
+                     "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                     "kind = zmq.PUB\n"
+                     "p = ctx.socket(kind)\n"
+                     "q = zmq.Socket(ctx, zmq.SUB)\n", encoding="utf-8")
+    assert zmq_socket_calls(probe) == [4, 5]
 
 
 def test_a_10_mb_subscription_drops_the_attacker_not_the_vehicle(tmp_path: Path) -> None:
