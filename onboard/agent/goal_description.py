@@ -9,10 +9,15 @@ city's landmarks by name, not where they are); where the landmarks are is
 learned in flight from sightings (see `working_memory`).
 
 Phrasings covered: distances in m / metres / meters / km / kilometres (with or
-without "about", "~", ...; "half a kilometre"), the 8 compass directions as
-words (north-east, northeast, north east) or upper-case abbreviations (NE),
-the landmark before or after its direction ("From X, head E for 200 m",
-"200 m E of X", "X: ... 200 m E from it"), two landmarks, and "between X and Y".
+without "about", "~", "approx.", ...) or in words ("five hundred and fifty
+metres", "a quarter of a kilometre": `spoken_numbers`), the 8 compass
+directions as words (north-east, northeast, north east) or upper-case
+abbreviations (NE, N.E.), the landmark before or after its direction ("From X,
+head E for 200 m", "200 m E of X", "X: ... 200 m E from it"), the landmark as
+the subject ("X is 400 m north of the café": the goal is *south* of X), label
+forms on several lines ("Target: ... Reference: X, then 250 m heading south"),
+two landmarks, and "between X and Y". Landmark names are matched ignoring case
+and diacritics, with a typo tolerated (`landmark_names`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,10 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+
+from onboard.agent.landmark_names import find_mentions
+from onboard.agent.spoken_numbers import digits_for_words
+from onboard.agent.text_fold import fold
 
 # Compass index 0 = north, clockwise in 45 degree steps.
 _WORDS = ("north", "northeast", "east", "southeast", "south", "southwest", "west", "northwest")
@@ -34,14 +43,22 @@ _DISTANCE = re.compile(
 _HALF_KM = re.compile(r"half\s+a\s+(?:kilomet|km)", re.IGNORECASE)
 # Clause boundaries: sentence ends, semicolons, colons, commas, and the conjunctions
 # that join two landmark relations ("... of X and 200 m N of Y", "..., but ...").
-_CLAUSE_BREAK = re.compile(r"[.;:]\s+|[;:]|,\s*|\s+and\s+|\s+but\s+|\s+while\s+", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[.;:]\s+|[;:]|,(?!\d)\s*|\s+and\s+|\s+but\s+|\s+while\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"between\s+(\x00+)\s+and\s+(\x00+)", re.IGNORECASE)
 _MASK = "\x00"
+# What may follow a direction for the sentence to place the landmark relative to something else
+# ("X is 400 m south of the café"): "of"/"from" and a word that is not a pointer back ("of it" is
+# the goal only when the landmark opened the clause, which the caller checks).
+_OF_SOMETHING = re.compile(r"\s*(?:to\s+the\s+\w+\s+)?(?:of|from)\s+(?!(?:here|there)\b)[^\x00\s]",
+                           re.IGNORECASE)
+_DOTTED_COMPASS = re.compile(r"(?<![\w.])([NS])\.\s?([EW])\.?(?!\w)|(?<![\w.])([NSEW])\.(?=\s+(?:of|from|by)\b)")
+_ABBREVIATION_DOT = re.compile(r"(?<!\w)(approx|appr|ca|c|abt|approximately|est)\.(?=\s)", re.IGNORECASE)
 # A name goes on when the next word is capitalised ("Alepa" + " Rautatientori"), or is a
 # word that is not ordinary English ("Eteläesplanadi" + " kaupunkipyöräasema").
 _NAME_GOES_ON = re.compile(r"\s+(?:&\s*)?(?:[A-ZÄÖÅÜ]|(?!(?:is|lies|are|and|but|to|of|from|in|at|for|there|it|"
                            r"which|that|the|a|an|near|by|sits|stands|can|you|will|with|on|about|around|roughly|"
-                           r"approximately|some|just|go|head|walk|fly|look|find|lies|is)\b)[a-zäöåü]+\b)")
+                           r"approximately|some|just|go|head|walk|fly|look|find|lies|is|then|heading|reference|target|goal|"
+                           r"landmark|offset|ref|start|starting|you'll|you|lies|sits|located)\b)[a-zäöåü]+\b)")
 _LAST_WORD = re.compile(r"([\w&'’-]+)\s+$")
 _STARTERS = {"From", "Find", "Look", "Go", "Starting", "Halfway", "The", "Reach", "Near", "At", "In", "To", "Head",
              "Then", "There", "You", "It", "A", "An"}
@@ -91,14 +108,18 @@ class GoalDescription:
         Rautatientori", "Kluuvi" of the landmark "Kauppakeskus Kluuvi") is not
         the goal: chains and street names would otherwise end the mission early.
         """
-        if not name or name in self.landmarks or name not in self.text:
+        if not name or name in self.landmarks:
             return False
-        text = self.text
-        for lm in sorted(self.landmarks, key=len, reverse=True):  # mask the landmark mentions
-            text = re.sub(rf"(?<!\w){re.escape(lm)}(?!\w)", lambda m: _MASK * len(m.group()), text,
-                          flags=re.IGNORECASE)
-        text = " ".join(text.split())
-        for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):  # names are copied verbatim
+        text = " ".join(self.text.split())
+        key = fold(name)
+        if key not in fold(text):
+            return False
+        chars = list(text)
+        for m in find_mentions(text, list(self.landmarks)):  # mask the landmark mentions
+            chars[m.start:m.end] = _MASK * (m.end - m.start)
+        text = "".join(chars)
+        # Names are matched as typed: case and diacritics aside ("cafe engel" names Café Engel).
+        for m in re.finditer(rf"(?<!\w){re.escape(key)}(?!\w)", fold(text)):
             after = text[m.end():]
             before = text[:m.start()]
             if _NAME_GOES_ON.match(after):
@@ -127,21 +148,19 @@ def read_distance(text: str) -> float | None:
     return value * 1000.0 if m.group("unit").lower().startswith("k") else value
 
 
-def _mentions(text: str, gazetteer: list[str]) -> list[tuple[int, int, str]]:
-    """Non-overlapping (start, end, name) of landmark names in `text`, longest name wins."""
-    found: list[tuple[int, int, str]] = []
-    lower = text.lower()
-    for name in sorted(set(gazetteer), key=len, reverse=True):
-        for m in re.finditer(rf"(?<!\w){re.escape(name.lower())}(?!\w)", lower):
-            if all(m.end() <= s or m.start() >= e for s, e, _ in found):
-                found.append((m.start(), m.end(), name))
-    return sorted(found)
+def _prepare(text: str) -> str:
+    """The text with what only changes its form undone: lines as clauses, dotted abbreviations, number words."""
+    text = re.sub(r"\s*[\r\n]+\s*", "; ", text.strip())
+    text = _DOTTED_COMPASS.sub(lambda m: (m.group(1) or "") + (m.group(2) or "") + (m.group(3) or ""), text)
+    text = _ABBREVIATION_DOT.sub(lambda m: m.group(1), text)
+    return " ".join(digits_for_words(text).split())
 
 
 def parse_goal_description(text: str, gazetteer: list[str]) -> GoalDescription:
     """Relations of the goal to the landmarks the text names (empty when it names none)."""
-    text = " ".join(text.split())
-    mentions = _mentions(text, gazetteer)
+    original = text
+    text = _prepare(text)
+    mentions = [(m.start, m.end, m.name) for m in find_mentions(text, gazetteer)]
     # Mask the names so that "W" in "WTC" or a comma in a name is not read as structure.
     chars = list(text)
     for s, e, _ in mentions:
@@ -164,13 +183,14 @@ def parse_goal_description(text: str, gazetteer: list[str]) -> GoalDescription:
         return masked[clauses[i][0]:clauses[i][1]].replace(_MASK, " ")
 
     with_landmark = {clause_at(s) for s, _, _ in mentions}
-    for s, _, name in mentions:
+    for s, e, name in mentions:
         if s in consumed:
             continue
         k = clause_at(s)
-        # The landmark's own clause first; else the next, then the previous clause,
-        # if no other landmark claims it ("From X, head NE for 300 m ...").
-        for j in (k, k + 1, k - 1):
+        # The landmark's own clause first; else the next two, not past another landmark (a label
+        # form puts "Offset:" between), then the previous clause ("From X, head NE for 300 m ...").
+        order = [k] + ([k + 1, k + 2] if k + 1 not in with_landmark else []) + [k - 1]
+        for j in order:
             if not 0 <= j < len(clauses) or (j != k and j in with_landmark):
                 continue
             d = _DIRECTION.search(body(j))
@@ -178,6 +198,10 @@ def parse_goal_description(text: str, gazetteer: list[str]) -> GoalDescription:
                 continue
             distance = read_distance(body(j)) or read_distance(body(k))
             direction = direction_index(d.group("word") or d.group("abbr"))
+            # The landmark as the subject, the goal after "of": "X is 400 m south of the café".
+            lo = clauses[j][0]
+            if j == k and e <= lo + d.start() and _OF_SOMETHING.match(masked, lo + d.end()):
+                direction = (direction + 4) % 8
             relations.append(Relation("offset" if distance else "ray", (name,), direction, distance))
             break
-    return GoalDescription(text, tuple(relations))
+    return GoalDescription(original, tuple(relations))
