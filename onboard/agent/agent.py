@@ -9,7 +9,7 @@ from typing import Any
 from contract.results import write_episode
 
 from onboard.agent.agent_state import AgentState, StaticState
-from onboard.agent.goal_description import parse_goal_description
+from onboard.agent.instruction_reader import Generate, Reading, read_instruction
 from onboard.agent.graph import run_step
 from onboard.agent.observation import AgentAction, AgentObservation
 from onboard.agent.place_memory import waypoint_anchor_config
@@ -44,17 +44,22 @@ class GraphAgent:
     retrieval; the benchmark runs without one. `plan_model` (a
     `PlannerModel`) is used when `config.planner == "llm"`; without one the
     geometric plan is used. `memory` gives the reflection window and the
-    episodic prompt length (defaults: `MemoryConfig()`).
+    episodic prompt length (defaults: `MemoryConfig()`). `reader_generate`
+    (``generate(messages, schema) -> str``) is the model the combined
+    instruction reader asks where the parser cannot settle; by default the
+    plan model's, so both share one loaded model.
     """
 
     def __init__(self, config: AgentConfig | None = None, gazetteer: list[str] | None = None, *,
                  name: str = "geometric", memory: MemoryConfig | None = None, experience_store=None,
-                 plan_model=None, step_spacing_m: float = 50.0) -> None:
+                 plan_model=None, step_spacing_m: float = 50.0, reader_generate: Generate | None = None) -> None:
         self.config = config or AgentConfig()
         self.memory_config = memory or MemoryConfig()
         if self.config.planner not in ("geometric", "llm"):
             raise ValueError(f"unknown planner backend {self.config.planner!r}; use 'geometric' or 'llm'")
         self.plan_model = plan_model
+        self.reader_generate = reader_generate or getattr(plan_model, "generate_json", None)
+        self.reading: Reading | None = None
         self.gazetteer = list(gazetteer or [])
         self.name = name
         self.experience_store = experience_store
@@ -64,7 +69,8 @@ class GraphAgent:
 
     def reset(self, description: str, seed: int = 0) -> None:
         c = self.config
-        goal = parse_goal_description(description, self.gazetteer)
+        self.reading = read_instruction(description, self.gazetteer, self.reader_generate, reader=c.reader)
+        goal = self.reading.goal
         static = StaticState(
             config=c, task_instruction=description, goal=goal,
             memory=WorkingMemory(goal, keep=c.fixes_per_landmark, outlier_mads=c.outlier_mads,
@@ -91,6 +97,9 @@ class GraphAgent:
         est = st.static.memory.estimate()
         return {
             "agent": self.name, "task_instruction": st.static.task_instruction,
+            "instruction_reader": None if self.reading is None else {
+                "reader": self.reading.reader, "unsettled": self.reading.unsettled,
+                "model_errors": list(self.reading.model_errors), "model_s": round(self.reading.model_s, 3)},
             "mission_success": f.mission_success, "final_reason": f.final_reason, "timesteps": d.timestep,
             "plan": asdict(d.plan) if d.plan else None, "plan_source": d.plan_source, "plan_errors": d.plan_errors,
             "llm_plan": dict(d.llm_plan) or None,

@@ -22,6 +22,11 @@ class AgentConfig:
     # Deadline of the model's plan call when no step waits for it (llm_plan_wait false), seconds; the
     # vehicle flies the geometric plan meanwhile, so it may exceed inference.call_deadline_s (the larger is used).
     llm_plan_deadline_s: float = 20.0
+    # Instruction reader: "parser" (deterministic only) or "combined" (the parser first; where it cannot
+    # settle the relations, the planner model in `inference` reads them under a schema built from the text,
+    # validated against it; the parser's reading is kept where the model's fails). The model is loaded
+    # only when a description needs it. See onboard/agent/instruction_reader.py.
+    reader: Literal["parser", "combined"] = "combined"
     # Long-term plan (navigate -> search -> locate); false: one navigate sub-goal for the whole task.
     use_plan: bool = True
     # Strategy-tree reflections (error-threshold controller, loop breaking) steer the moves.

@@ -57,6 +57,10 @@ class PlannerModel:
             generate = lambda messages, schema: worker.call(model.chat, messages, json_schema=schema)  # noqa: E731
         return PlannerModel(generate, worker, deadline_s=cfg.call_deadline_s, retries=cfg.json_retries)
 
+    def generate_json(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
+        """One schema-constrained answer under the worker's deadline (the instruction reader's call)."""
+        return self._generate(messages, schema)
+
     def ask_sync(self, messages: list[dict[str, Any]], contract: type[T], fallback: Callable[[], T]) -> ContractResult[T]:
         """Blocking form, for code already off the event loop."""
         return call_contract(self._generate, messages, contract, fallback=fallback, retries=self.retries)

@@ -187,6 +187,14 @@ class Supervisor:
                                   self.cfg.memory) as store:
             return import_bundle(store, bundle, source="ground_station")
 
+    def _reader_generate(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
+        """The instruction reader's model call: the plan model, loaded on the first description that needs it."""
+        if self._plan_model is None:
+            from onboard.inference.planner_model import PlannerModel
+
+            self._plan_model = PlannerModel.from_config(self.cfg.inference)
+        return self._plan_model.generate_json(messages, schema)
+
     def _load_models(self) -> None:
         if self.cfg.agent.planner == "llm" and self._plan_model is None:
             from onboard.inference.planner_model import PlannerModel
@@ -457,8 +465,14 @@ class Supervisor:
         obs = await self._observe(node, heading)
         spacing = statistics.median([m.length for m in obs.moves]) if obs.moves else 50.0
         self.agent = GraphAgent(self.cfg.agent, gazetteer, name=self.cfg.agent.planner, memory=self.cfg.memory,
-                                experience_store=self.store, plan_model=self._plan_model, step_spacing_m=spacing)
-        self.agent.reset(self.mission.instruction)
+                                experience_store=self.store, plan_model=self._plan_model, step_spacing_m=spacing,
+                                reader_generate=self._reader_generate)
+        # Off the loop: where the parser cannot settle the words, the model reads them (about a second).
+        await asyncio.to_thread(self.agent.reset, self.mission.instruction)
+        if self.agent.reading is not None and self.agent.reading.unsettled:
+            r = self.agent.reading
+            log.info("instruction: parser unsettled (%s); read by the %s%s", r.unsettled, r.reader,
+                     f" (model refused: {'; '.join(r.model_errors)})" if r.model_errors else "")
         s = self.bridge.state
         if self.publisher is not None:
             home = (s.home_lat, s.home_lon) if math.isfinite(s.home_lat) and math.isfinite(s.home_lon) else None

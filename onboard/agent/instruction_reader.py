@@ -1,0 +1,181 @@
+"""The combined instruction reader: the parser first, the local language model where it cannot settle.
+
+The deterministic parser (`goal_description`) reads the shapes people
+commonly write, exactly and in microseconds. Where it finds no relation, or
+leaves a named landmark or a written direction unexplained, or cannot tell
+which side of the landmark the goal is on, the language model reads the
+relations through a JSON-schema contract (grammar-constrained, as the plan
+call is). The schema is built from the text itself: the landmark is one the
+text names, the direction one it writes, the distance one it states. So the
+model only chooses how the words fit together, which is the part a parser
+gets wrong on an unusual sentence, and never invents a number or a name.
+The model's answer is validated again against the text; where it fails, the
+parser's reading is kept and the reason recorded.
+
+Arithmetic (number words, units) stays in code before either reader sees it.
+The system prompt is the same for every call and comes first, so llama.cpp
+reuses its evaluated prefix and a call costs only the description's tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from onboard.agent.goal_description import (_ABBREVIATIONS, _DIRECTION, _DISTANCE, GoalDescription, Relation,
+                                            _prepare, direction_index, parse_goal_description)
+from onboard.agent.landmark_names import find_mentions
+
+WORDS = ("north", "north-east", "east", "south-east", "south", "south-west", "west", "north-west")
+READERS = ("parser", "model", "combined")
+
+SYSTEM = ("You read where a drone must fly. The text names a goal (a shop, cafe, ...) and one or two landmarks "
+          "(buildings). For each landmark, give the direction and distance the text writes, and whether the text "
+          "says the LANDMARK is that way from the goal (landmark_is_subject true: 'Kiasma is 300 m north of Cafe X') "
+          "or the GOAL is that way from the landmark (false: 'Cafe X is 300 m north of Kiasma', 'from Kiasma go "
+          "300 m north'). metres 0 when no distance is written. JSON only.\n"
+          'Example: "Bar Y: 200 m east of Postitalo" -> {"relations":[{"landmark":"Postitalo","direction":"east",'
+          '"metres":200,"landmark_is_subject":false}]}')
+
+
+Generate = Callable[[list[dict[str, Any]], dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What was read, by whom, and why the model was (not) asked or (not) believed."""
+
+    goal: GoalDescription
+    reader: str  # "parser", "model"
+    unsettled: str = ""  # why the parser's reading was not taken as it is ("" = it was)
+    model_errors: tuple[str, ...] = ()
+    model_s: float = 0.0  # wall time of the model call
+
+
+@dataclass(frozen=True)
+class TextFacts:
+    """What the text offers a model to choose from."""
+
+    landmarks: tuple[str, ...]
+    directions: tuple[int, ...]  # compass indices written, in order
+    distances: tuple[float, ...]  # metres written, in order
+
+    @staticmethod
+    def of(text: str, gazetteer: list[str]) -> "TextFacts":
+        prepared = _prepare(text)
+        chars = list(prepared)
+        names: list[str] = []
+        for m in find_mentions(prepared, gazetteer):
+            chars[m.start:m.end] = " " * (m.end - m.start)
+            if m.name not in names:
+                names.append(m.name)
+        masked = "".join(chars)
+        dirs = [direction_index(d.group("word") or d.group("abbr")) for d in _DIRECTION.finditer(masked)]
+        dists = []
+        for d in _DISTANCE.finditer(masked):
+            v = float(d.group("num").replace(",", "."))
+            dists.append(v * 1000.0 if d.group("unit").lower().startswith("k") else v)
+        return TextFacts(tuple(names), tuple(dirs), tuple(dists))
+
+
+def unsettled(goal: GoalDescription, facts: TextFacts) -> str:
+    """Why the parser's reading cannot be taken as it is; "" when it can."""
+    if not facts.landmarks:
+        return ""  # nothing to read against: no model can place the goal either
+    if not goal.relations:
+        return "no relation read"
+    unused = [n for n in facts.landmarks if n not in goal.landmarks]
+    if unused:
+        return f"landmark {unused[0]!r} named but not related"
+    directed = sum(r.direction is not None for r in goal.relations)
+    if len(facts.directions) > directed:
+        return f"{len(facts.directions)} directions written, {directed} read"
+    return ""
+
+
+def reading_schema(facts: TextFacts) -> dict[str, Any]:
+    """The contract for this text: its own landmarks, directions and distances are the only choices."""
+    metres = sorted({int(round(d)) for d in facts.distances} | {0})
+    item = {"type": "object", "properties": {
+        "landmark": {"type": "string", "enum": list(facts.landmarks)},
+        "direction": {"type": "string", "enum": sorted({WORDS[i] for i in facts.directions}) or list(WORDS)},
+        "metres": {"type": "integer", "enum": metres},
+        "landmark_is_subject": {"type": "boolean"}},
+        "required": ["landmark", "direction", "metres", "landmark_is_subject"], "additionalProperties": False}
+    return {"type": "object", "properties": {"relations": {"type": "array", "items": item, "minItems": 1,
+                                                           "maxItems": max(1, min(2, len(facts.landmarks)))}},
+            "required": ["relations"], "additionalProperties": False}
+
+
+def reading_messages(text: str) -> list[dict[str, Any]]:
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": " ".join(text.split())}]
+
+
+def validate_model_reading(raw: str, facts: TextFacts, text: str) -> tuple[Relation, ...]:
+    """The model's relations, checked against the text; raises ValueError naming what is wrong."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc.msg}") from None
+    items = data.get("relations") if isinstance(data, dict) else None
+    if not isinstance(items, list) or not 1 <= len(items) <= 2:
+        raise ValueError("field 'relations' must be a list of 1-2 items")
+    out: list[Relation] = []
+    for i, it in enumerate(items):
+        if not isinstance(it, dict):
+            raise ValueError(f"relations[{i}] is not an object")
+        name, word, metres, subject = (it.get("landmark"), it.get("direction"), it.get("metres"),
+                                       it.get("landmark_is_subject"))
+        if name not in facts.landmarks:
+            raise ValueError(f"relations[{i}].landmark {name!r} is not named in the text")
+        if word not in WORDS or WORDS.index(word) not in facts.directions:
+            raise ValueError(f"relations[{i}].direction {word!r} is not written in the text")
+        if isinstance(metres, bool) or not isinstance(metres, int) or (
+                metres and not any(abs(metres - d) <= 0.01 * d + 0.5 for d in facts.distances)):
+            raise ValueError(f"relations[{i}].metres {metres!r} is not a distance the text states")
+        if not isinstance(subject, bool):
+            raise ValueError(f"relations[{i}].landmark_is_subject must be true or false")
+        if any(r.landmarks == (name,) for r in out):
+            raise ValueError(f"relations[{i}] repeats landmark {name!r}")
+        d = (WORDS.index(word) + (4 if subject else 0)) % 8
+        out.append(Relation("offset" if metres else "ray", (name,), d, float(metres) if metres else None))
+    return tuple(out)
+
+
+def model_reading(text: str, gazetteer: list[str], generate: Generate,
+                  facts: TextFacts | None = None) -> tuple[tuple[Relation, ...] | None, str, float]:
+    """(relations or None, error, seconds): one grammar-constrained call, validated."""
+    facts = facts or TextFacts.of(text, gazetteer)
+    if not facts.landmarks:
+        return None, "the text names no landmark", 0.0
+    t0 = time.perf_counter()
+    try:
+        raw = generate(reading_messages(text), reading_schema(facts))
+    except Exception as exc:  # a hung or crashed model is the parser's turn, not the mission's end
+        return None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
+    try:
+        return validate_model_reading(raw, facts, text), "", seconds
+    except ValueError as exc:
+        return None, str(exc), seconds
+
+
+def read_instruction(text: str, gazetteer: list[str], generate: Generate | None = None,
+                     reader: str = "combined") -> Reading:
+    """Read `text` with `reader` ("parser", "model" or "combined"); without a model, the parser's reading."""
+    if reader not in READERS:
+        raise ValueError(f"unknown reader {reader!r}; choose one of {READERS}")
+    parsed = parse_goal_description(text, gazetteer)
+    if reader == "parser" or generate is None:
+        return Reading(parsed, "parser")
+    facts = TextFacts.of(text, gazetteer)
+    why = unsettled(parsed, facts) if reader == "combined" else "model reader asked"
+    if not why:
+        return Reading(parsed, "parser")
+    relations, error, seconds = model_reading(text, gazetteer, generate, facts)
+    if relations is None:
+        return Reading(parsed, "parser", why, (error,), seconds)
+    return Reading(GoalDescription(parsed.text, relations), "model", why, (), seconds)

@@ -1,0 +1,89 @@
+"""The combined reader: when the model is asked, and that a model answer the text does not support is refused.
+
+The `generate` functions here are scripted model answers (garbage, a landmark the
+text never names, a valid answer), to exercise the validator; the real SmolLM2
+reads in tests/inference/test_instruction_reader_model.py.
+"""
+
+import json
+
+import pytest
+
+from onboard.agent.instruction_reader import TextFacts, read_instruction, reading_schema, unsettled
+from onboard.agent.goal_description import parse_goal_description
+
+GAZ = ["Postitalo", "Kiasma", "Stockmann"]
+# The parser reads Kiasma's relation and leaves Stockmann unexplained: the shape it cannot settle.
+ODD = "Kiasma 300 m east and then look 200 m north, Stockmann stands west of the bar Loose"
+
+
+def answer(*relations):
+    text = json.dumps({"relations": [dict(zip(("landmark", "direction", "metres", "landmark_is_subject"), r))
+                                     for r in relations]})
+    calls = []
+
+    def generate(messages, schema):
+        calls.append((messages, schema))
+        return text
+    generate.calls = calls
+    return generate
+
+
+def test_a_settled_reading_never_asks_the_model():
+    gen = answer(("Kiasma", "north", 0, False))
+    r = read_instruction("Bar Loose is 300 m east of Kiasma.", GAZ, gen)
+    assert r.reader == "parser" and not gen.calls
+    assert [(x.landmarks, x.direction, x.distance) for x in r.goal.relations] == [(("Kiasma",), 2, 300.0)]
+
+
+def test_unsettled_shapes_are_named():
+    facts = TextFacts.of(ODD, GAZ)
+    assert facts.landmarks == ("Kiasma", "Stockmann") and facts.distances == (300.0, 200.0)
+    why = unsettled(parse_goal_description(ODD, GAZ), facts)
+    assert why
+    assert unsettled(parse_goal_description("Bar X near Kiasma", GAZ), TextFacts.of("Bar X near Kiasma", GAZ)) \
+        == "no relation read"
+
+
+def test_the_schema_offers_only_what_the_text_says():
+    props = reading_schema(TextFacts.of(ODD, GAZ))["properties"]["relations"]["items"]["properties"]
+    assert props["landmark"]["enum"] == ["Kiasma", "Stockmann"]
+    assert props["metres"]["enum"] == [0, 200, 300]
+    assert set(props["direction"]["enum"]) == {"east", "north", "west"}
+
+
+def test_a_valid_model_reading_replaces_the_parsers():
+    gen = answer(("Kiasma", "east", 300, False), ("Stockmann", "west", 0, True))
+    r = read_instruction(ODD, GAZ, gen)
+    assert r.reader == "model" and len(gen.calls) == 1
+    assert [(x.kind, x.landmarks, x.direction, x.distance) for x in r.goal.relations] == [
+        ("offset", ("Kiasma",), 2, 300.0), ("ray", ("Stockmann",), 2, None)]  # Stockmann is W of the goal: goal E
+
+
+@pytest.mark.parametrize("gen, error", [
+    (answer(("Postitalo", "east", 300, False)), "not named in the text"),
+    (answer(("Kiasma", "south", 300, False)), "not written in the text"),
+    (answer(("Kiasma", "east", 450, False)), "not a distance the text states"),
+    (answer(("Kiasma", "east", 300, False), ("Kiasma", "north", 200, False)), "repeats landmark"),
+    (lambda m, s: "{\"relations\": [", "not JSON"),
+    (lambda m, s: "[]", "must be a list"),
+])
+def test_a_model_reading_the_text_does_not_support_is_refused_and_the_parser_kept(gen, error):
+    r = read_instruction(ODD, GAZ, gen)
+    assert r.reader == "parser" and r.unsettled
+    assert r.goal.relations == parse_goal_description(ODD, GAZ).relations
+    assert error in r.model_errors[0]
+
+
+def test_a_model_that_raises_leaves_the_parsers_reading():
+    def broken(messages, schema):
+        raise TimeoutError("model did not answer within 2 s")
+    r = read_instruction(ODD, GAZ, broken)
+    assert r.reader == "parser" and "TimeoutError" in r.model_errors[0]
+
+
+def test_the_parser_reader_never_asks():
+    gen = answer(("Kiasma", "east", 300, False))
+    assert read_instruction(ODD, GAZ, gen, reader="parser").reader == "parser" and not gen.calls
+    with pytest.raises(ValueError, match="unknown reader"):
+        read_instruction(ODD, GAZ, gen, reader="oracle")
