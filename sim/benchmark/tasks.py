@@ -15,6 +15,9 @@ Optional fields the generator writes (ignored by the runner unless noted):
 `style` (offset1 / offset2 / rays2 / between), `min_path_m` (shortest path in
 metres on the graph), `start.node` / `goal.node` (graph node ids at generation
 time; positions are what count, they snap to the nearest node on load).
+The ordinary sets (`ordinary.py`) also write `family` (phrasing family),
+`relations` (the description's label: kind, landmarks, direction, distance)
+and `visibility` (landmark name -> nodes it is seen from).
 """
 
 from __future__ import annotations
