@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from onboard.agent.landmark_names import find_mentions
+from onboard.agent.landmark_names import STARTERS, find_mentions
 from onboard.agent.spoken_numbers import digits_for_words
 from onboard.agent.text_fold import fold
 
@@ -60,8 +60,7 @@ _NAME_GOES_ON = re.compile(r"\s+(?:&\s*)?(?:[A-ZÄÖÅÜ]|(?!(?:is|lies|are|and|
                            r"approximately|some|just|go|head|walk|fly|look|find|lies|is|then|heading|reference|target|goal|"
                            r"landmark|offset|ref|start|starting|you'll|you|lies|sits|located)\b)[a-zäöåü]+\b)")
 _LAST_WORD = re.compile(r"([\w&'’-]+)\s+$")
-_STARTERS = {"From", "Find", "Look", "Go", "Starting", "Halfway", "The", "Reach", "Near", "At", "In", "To", "Head",
-             "Then", "There", "You", "It", "A", "An"}
+_STARTERS = STARTERS
 
 
 @dataclass(frozen=True)

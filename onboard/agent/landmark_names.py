@@ -7,7 +7,9 @@ same number of words whose first letter agrees: one slip (an insertion,
 deletion, substitution or swap of neighbours) in a name of at least
 `FUZZY_MIN_LETTERS` letters, two slips from `FUZZY_TWO_LETTERS` letters. A
 span as close to two names is left alone: a guess between two buildings is
-worse than no landmark, which the reader reports as such.
+worse than no landmark, which the reader reports as such. And a typo match
+must stand alone, not inside a longer capitalised name: "Bar Hotel Torni" is a
+bar, not Hotelli Torni misspelt.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from onboard.agent.text_fold import edit_distance, fold
 
 FUZZY_MIN_LETTERS = 6
 FUZZY_TWO_LETTERS = 12
+# Capitalised words that open a sentence or a clause rather than continue a name.
+STARTERS = frozenset({"From", "Find", "Look", "Go", "Starting", "Halfway", "The", "Reach", "Near", "At", "In", "To",
+                      "Head", "Then", "There", "You", "It", "A", "An", "Of", "By", "Fly", "Start", "Past", "Target",
+                      "Goal", "Reference", "Ref", "Landmark", "Offset"})
 _WORD = re.compile(r"\w(?:[\w'’&/.-]*\w)?")
 
 
@@ -62,9 +68,25 @@ def find_mentions(text: str, gazetteer: list[str]) -> list[Mention]:
             s, e = words[i].start(), words[i + count - 1].end()
             if not free(s, e):
                 continue
+            if _inside_a_name(text, words, i, i + count - 1):
+                continue
             span = " ".join(w.group() for w in words[i:i + count])
             scored = sorted((edit_distance(span, f, tol), name) for name, f, tol in cands
                             if f[0] == span[0] and edit_distance(span, f, tol) <= tol)
             if scored and (len(scored) == 1 or scored[0][0] < scored[1][0]):
                 found.append(Mention(s, e, scored[0][1], scored[0][0]))
     return sorted(found, key=lambda m: m.start)
+
+
+def _inside_a_name(text: str, words: list[re.Match], first: int, last: int) -> bool:
+    """Whether the span of words first..last runs on into a capitalised neighbour (space-separated)."""
+    if first > 0:
+        prev = words[first - 1]
+        if not text[prev.end():words[first].start()].strip() and text[prev.start()].isupper() \
+                and text[prev.start():prev.end()] not in STARTERS:
+            return True
+    if last + 1 < len(words):
+        nxt = words[last + 1]
+        if not text[words[last].end():nxt.start()].strip() and text[nxt.start()].isupper():
+            return True
+    return False
