@@ -20,12 +20,11 @@ reuses its evaluated prefix and a call costs only the description's tokens.
 from __future__ import annotations
 
 import json
-import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
-from onboard.agent.goal_description import (_ABBREVIATIONS, _DIRECTION, _DISTANCE, GoalDescription, Relation,
+from onboard.agent.goal_description import (_DIRECTION, _DISTANCE, GoalDescription, Relation,
                                             _prepare, direction_index, parse_goal_description)
 from onboard.agent.landmark_names import find_mentions
 

@@ -1,26 +1,20 @@
 """Read a goal description back into geometry: what a model-free agent can know.
 
-The benchmark's baselines need a goal estimate without a language model; this
-parser handles every phrasing the task generator uses and the usual variants
-people write (units m/metres/km, "about"/"~", 8 compass words or their
-abbreviations, the landmark first or last, two landmarks, "between X and Y").
-Landmark names come from a gazetteer (the agent knows the city's landmarks by
-name, as PReP's fine-tuned perception did).
+The benchmark's baselines need a goal estimate without a language model: the
+relations come from the vehicle's own reader, and the arithmetic that turns
+them into a point (offsets, midpoints, where rays cross) is here. Landmark
+names come from a gazetteer (the agent knows the city's landmarks by name, as
+PReP's fine-tuned perception did).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from sim.benchmark.compass import DIRECTION_RE, direction_index
 
-DISTANCE_RE = re.compile(
-    r"(?P<num>\d+(?:[.,]\d+)?)\s*(?P<unit>km|kilomet(?:re|er)s?|m|met(?:re|er)s?)(?![\w])", re.IGNORECASE)
-_SPLIT_RE = re.compile(r"[.;]\s+|;\s*|,\s*(?:and\s+)?|\s+and\s+|\s+while\s+|\s+but\s+")
 DEFAULT_RAY_M = 150.0  # a direction without a distance: assume it is this far
 
 
@@ -39,66 +33,17 @@ class Relation:
         return np.array([math.sin(r), math.cos(r)]) * (self.distance if self.distance else 1.0)
 
 
-def _find_names(text: str, names: list[str]) -> list[tuple[int, int, str]]:
-    """Non-overlapping mentions of gazetteer names, longest names first."""
-    spans: list[tuple[int, int, str]] = []
-    for name in sorted(set(names), key=len, reverse=True):
-        for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):
-            if all(m.end() <= s or m.start() >= e for s, e, _ in spans):
-                spans.append((m.start(), m.end(), name))
-    return sorted(spans)
-
-
-def parse_distance(text: str) -> float | None:
-    m = DISTANCE_RE.search(text)
-    if not m:
-        if re.search(r"half a (?:kilomet|km)", text, re.IGNORECASE):
-            return 500.0
-        return None
-    value = float(m.group("num").replace(",", "."))
-    return value * 1000.0 if m.group("unit").lower().startswith("k") else value
-
-
 def parse_relations(description: str, landmark_names: list[str]) -> list[Relation]:
-    """All landmark relations stated in `description`."""
-    text = " ".join(description.split())
-    mentions = _find_names(text, landmark_names)
-    masked = list(text)
-    for s, e, _ in mentions:  # names must not be read as directions or distances ("WTC", "G18")
-        masked[s:e] = "\x00" * (e - s)
-    masked_text = "".join(masked)
-    relations: list[Relation] = []
-    used: set[int] = set()
-    for m in re.finditer(r"between\s+(\x00+)\s+and\s+(\x00+)", masked_text, re.IGNORECASE):
-        a = next(x for x in mentions if x[0] == m.start(1))
-        b = next(x for x in mentions if x[0] == m.start(2))
-        relations.append(Relation("between", (a[2], b[2])))
-        used.update({a[0], b[0]})
-    # Clause boundaries: each clause holds at most one landmark relation; when the
-    # landmark's own clause has no direction ("From Kiasma, head NE ..."), the
-    # next clause, then the previous one, is read if it names no other landmark.
-    bounds = [0] + [m.end() for m in _SPLIT_RE.finditer(masked_text)] + [len(masked_text) + 1]
-    clauses = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
+    """All landmark relations stated in `description`, as the vehicle's own reader reads them.
 
-    def clause_of(pos: int) -> int:
-        return next(i for i, (lo, hi) in enumerate(clauses) if lo <= pos < hi)
+    One reader for the baselines, the generator's check and the agent
+    (`onboard.agent.goal_description`): a second parser would let the benchmark
+    and the vehicle disagree about what a task says.
+    """
+    from onboard.agent.goal_description import parse_goal_description
 
-    holders = {clause_of(s) for s, _, _ in mentions}
-    for s, e, name in mentions:
-        if s in used:
-            continue
-        k = clause_of(s)
-        for j in (k, k + 1, k - 1):
-            if not 0 <= j < len(clauses) or (j != k and j in holders):
-                continue
-            clause = masked_text[clauses[j][0]:clauses[j][1]].replace("\x00", " ")
-            d = DIRECTION_RE.search(clause)
-            if d:
-                direction = direction_index(d.group("word") or d.group("abbr"))
-                dist = parse_distance(clause) or (parse_distance(masked_text[clauses[k][0]:clauses[k][1]]) if j != k else None)
-                relations.append(Relation("offset" if dist else "ray", (name,), direction, dist))
-                break
-    return relations
+    return [Relation(r.kind, r.landmarks, r.direction, r.distance)
+            for r in parse_goal_description(description, landmark_names).relations]
 
 
 def estimate_goal(relations: list[Relation], positions: dict[str, np.ndarray]) -> np.ndarray | None:
