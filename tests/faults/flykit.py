@@ -31,14 +31,17 @@ def fly_config(rig: SimRig, tmp: Path, **supervisor: Any) -> AerieConfig:
     return rig.config(base, tmp / "vehicle")
 
 
-def start_fly(rig: SimRig, cfg: AerieConfig, tmp: Path, *extra: str) -> subprocess.Popen:
-    """`aerie fly` on this rig's mission (or `--standby` given in extra); output to tmp/fly.log."""
+def start_fly(rig: SimRig, cfg: AerieConfig, tmp: Path, *extra: str, step_limit: int | None = None) -> subprocess.Popen:
+    """`aerie fly` on this rig's mission (or `--standby` given in extra); output to tmp/fly.log.
+
+    `step_limit` cuts the mission short (a test about something other than the route need not fly it all).
+    """
     config_file = write_config(cfg, tmp / "config.yaml")
     args = list(extra)
     if "--standby" not in args:
         mission = tmp / "mission.yaml"
         mission.write_text(yaml.safe_dump({"instruction": rig.task.task.description, "name": rig.task.id,
-                                           "step_limit": rig.task.step_limit}))
+                                           "step_limit": step_limit or rig.task.step_limit}))
         args = ["--mission", str(mission), *args]
     out = open(tmp / "fly.log", "w")
     try:

@@ -21,6 +21,8 @@ def world():
     return load_world()
 
 
+# 90 s of real-time flight; `aerie fly` over MAVSDK is tested in tests/supervisor/test_fly.py (make test-all runs this).
+@pytest.mark.slow
 def test_episode_flown_through_mavsdk_matches_the_kinematic_episode(world):
     city, tasks = load_tasks(TASKS)
     shortest = min(tasks, key=lambda t: t.min_steps)
