@@ -49,6 +49,12 @@ bench: setup models
 	    $(PY) -m aerie bench nav --agent $$a --perception $$p --no-progress --json $(BENCH_DIR)/$${a}_$$p.json || exit 1; \
 	  done; \
 	done
+	$(PY) -m aerie bench instructions --split test --threads 1,2 --json $(BENCH_DIR)/instructions_test.json
+	$(PY) -m aerie bench instructions --split hand --json $(BENCH_DIR)/instructions_hand.json
+	for s in dev test; do for p in perfect prep; do \
+	  $(PY) -m aerie bench nav --tasks bench/tasks/helsinki_ordinary_$$s.json --agent geometric --perception $$p \
+	    --no-progress --json $(BENCH_DIR)/geometric_ordinary_$${s}_$$p.json || exit 1; \
+	done; done
 	$(PY) -m aerie bench explore --starts 20 --budget 40 --json $(BENCH_DIR)/explore.json
 	$(PY) -m aerie bench telemetry --json $(BENCH_DIR)/telemetry.json
 	$(PY) -m sim.benchmark.grammar_decoding --tasks 4 --runs 3 --json $(BENCH_DIR)/grammar_decoding.json
