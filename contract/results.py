@@ -27,6 +27,14 @@ SEMANTIC_DIR = "semantic_images"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
+def write_json(path: str | Path, doc: Any) -> Path:
+    """A JSON document (a benchmark's results, an outcome) written atomically, parent folders made."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_json(path, doc)
+    return path
+
+
 def _write_json(path: Path, doc: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

@@ -24,6 +24,8 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+
+from contract.results import write_json
 from types import SimpleNamespace
 
 from contract.results import SUMMARY_FILE
@@ -113,6 +115,5 @@ def main(argv: list[str]) -> int:
           f"peak RSS {result['peak_rss_mb_max']} MB"
           + (f", plan call up to {result['plan_call_s_max']} s" if calls else ""))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+        write_json(args.json, result)
     return 0 if all(r["landed"] in ("landed", "on ground") for r in records) else 1

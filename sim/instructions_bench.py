@@ -25,6 +25,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from contract.results import write_json
+
 SPLIT_SEEDS = {"dev": 303, "test": 404}
 # Written and labelled by hand, independently of the reader and the generator; reported, never tuned on.
 HAND_FILE = Path(__file__).resolve().parent.parent / "bench" / "tasks" / "instructions_hand.json"
@@ -181,8 +183,7 @@ def main(argv: list[str]) -> int:
         print(f"  {fam:14s} combined {acc:6.1%}  parser {result['parser_family_accuracy'][fam]:6.1%}"
               + (f"  model {result['model_family_accuracy'][fam]:6.1%}" if generate else ""))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+        write_json(args.json, result)
     return 0
 
 

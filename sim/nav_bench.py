@@ -17,10 +17,10 @@ and `records` (one per episode, with its trajectory of node ids).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from functools import partial
-from pathlib import Path
+
+from contract.results import write_json
 
 DEFAULT_TASKS = "bench/tasks/helsinki_public_100.json"
 
@@ -144,8 +144,7 @@ def main(argv: list[str]) -> int:
         print(format_table(result))
         print(f"memory files and bundles in {learn_dir}")
         if args.json:
-            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+            write_json(args.json, result)
         return 0
     from sim.benchmark.runner import run_tasks
 
@@ -174,8 +173,7 @@ def main(argv: list[str]) -> int:
             write_episode(world, rec, args.episode_dir, f"{result['agent']}-{args.perception}", not args.no_images)
         print(f"episode folders in {args.episode_dir}")
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+        write_json(args.json, result)
     return 0
 
 

@@ -19,6 +19,8 @@ import statistics
 import time
 from pathlib import Path
 
+from contract.results import write_json
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -105,8 +107,7 @@ def main(argv: list[str] | None = None) -> dict:
               "greedy_first_median_s": statistics.median(t for r in rows for t in r["greedy_first_s"])}
     print(json.dumps({k: v for k, v in result.items() if k != "rows"}))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+        write_json(args.json, result)
     return result
 
 
