@@ -166,7 +166,8 @@ def main(argv: list[str]) -> int:
     s = result["summary"]
     print(f"{result['agent']} / {args.perception}: SR {s['sr']:.2f}  SPL {s['spl']:.3f}  steps/min {s['steps_over_min']:.2f}"
           f"  ABABA {s['ababa']:.1f}  STUCK {s['stuck']:.1f}  unique@10 {s['unique_ratio']:.2f}"
-          f"  {s['wall_ms_per_step']:.2f} ms/step  ({result['episodes']} episodes)")
+          f"  {s['wall_ms_per_step']:.2f} ms/step  look-ups {s['look_ups']:.2f} (climb {s['climb_m']:.0f} m)"
+          f"  ({result['episodes']} episodes)")
     if args.episode_dir:
         from sim.benchmark.episode_files import write_episode
 
