@@ -29,7 +29,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="aerie bench nav", description=__doc__.split("\n\n")[0])
     p.add_argument("--tasks", default=DEFAULT_TASKS, help="task file (JSON, schema version 1)")
     p.add_argument("--agent", default="greedy", help="random | greedy | memory | geometric | geometric-no-reflection | geometric-no-plan | "
-                                                      "geometric-no-anchors | geometric-no-look-up | llm | package.module:factory (factory(world) -> Agent)")
+                                                      "geometric-no-anchors | geometric-no-look-up | llm | "
+                                                      "package.module:factory (factory(world) -> Agent)")
     p.add_argument("--perception", default="perfect", help="perfect | prep | poor")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--seed", type=int, default=0)

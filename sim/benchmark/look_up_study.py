@@ -99,7 +99,8 @@ def main(argv: list[str]) -> int:
     print(f"{args.tasks}: {len(rts)} tasks, cruise {world.cruise_alt:.0f} m, view range {world.view_range:.0f} m"
           + (f", overrides {overrides}" if overrides else ""))
     if not args.no_visibility:
-        print("\n| altitude (m) | median nodes a task's landmark is seen from | tasks with a landmark in view at the start |")
+        print("\n| altitude (m) | median nodes a task's landmark is seen from "
+              "| tasks with a landmark in view at the start |")
         print("|---:|---:|---:|")
         for alt in [None, *args.altitudes]:
             r = visibility_row(world, rts, alt)
