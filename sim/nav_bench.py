@@ -29,7 +29,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="aerie bench nav", description=__doc__.split("\n\n")[0])
     p.add_argument("--tasks", default=DEFAULT_TASKS, help="task file (JSON, schema version 1)")
     p.add_argument("--agent", default="greedy", help="random | greedy | memory | geometric | geometric-no-reflection | geometric-no-plan | "
-                                                      "geometric-no-anchors | llm | package.module:factory (factory(world) -> Agent)")
+                                                      "geometric-no-anchors | geometric-no-look-up | llm | "
+                                                      "package.module:factory (factory(world) -> Agent)")
     p.add_argument("--perception", default="perfect", help="perfect | prep | poor")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--seed", type=int, default=0)
@@ -165,7 +166,8 @@ def main(argv: list[str]) -> int:
     s = result["summary"]
     print(f"{result['agent']} / {args.perception}: SR {s['sr']:.2f}  SPL {s['spl']:.3f}  steps/min {s['steps_over_min']:.2f}"
           f"  ABABA {s['ababa']:.1f}  STUCK {s['stuck']:.1f}  unique@10 {s['unique_ratio']:.2f}"
-          f"  {s['wall_ms_per_step']:.2f} ms/step  ({result['episodes']} episodes)")
+          f"  {s['wall_ms_per_step']:.2f} ms/step  look-ups {s['look_ups']:.2f} (climb {s['climb_m']:.0f} m)"
+          f"  ({result['episodes']} episodes)")
     if args.episode_dir:
         from sim.benchmark.episode_files import write_episode
 

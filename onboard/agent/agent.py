@@ -27,6 +27,7 @@ VARIANTS: dict[str, dict[str, bool]] = {
     "geometric-no-reflection": {"use_reflection": False},
     "geometric-no-plan": {"use_plan": False},
     "geometric-no-anchors": {"use_anchors": False},
+    "geometric-no-look-up": {"use_look_up": False},
 }
 
 

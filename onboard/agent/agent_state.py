@@ -61,6 +61,11 @@ class DynamicState:
     last_effect: str = ""
     search_anchor: np.ndarray | None = None  # target estimate when the search began
     aim: np.ndarray | None = None  # the target the last move was chosen for (effect classification)
+    look_ups: int = 0  # look-ups asked for in this mission (refused ones included)
+    looked_up_at_step: int = 0  # the step of the last one
+    looked_up_from: list[np.ndarray] = field(default_factory=list)  # where they were asked for (own frame)
+    seen_at_cruise: frozenset[str] = frozenset()  # landmarks sighted from the streets (not from a look-up)
+    from_above: bool = False  # this step's sightings were taken from a look-up's altitude
     action: AgentAction | None = None
     strategy: str = ""
     handoffs: int = 0

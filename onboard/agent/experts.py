@@ -7,7 +7,9 @@ changed, `action` None) so the subtask router dispatches again.
 
 * navigate: head for the working-memory target; done when the estimate is
   within the search radius (hand to search) or the goal's name was read
-  (hand to locate). With no estimate yet it explores (see `explore_target`).
+  (hand to locate). With no estimate yet it explores (see `explore_target`),
+  and where the vehicle offers it, looks over the roofs first when the
+  described landmarks stay unseen (see `look_up_altitude`).
 * search: frontier search around the estimate (closeness weighted more than
   route length: a spiral of unflown streets nearest the estimate), restricted
   to the frontier waypoints that show part of the described region not yet
@@ -40,7 +42,10 @@ def explore_target(state: AgentState) -> tuple[np.ndarray, str]:
     """Where to look for the described landmarks before any was seen.
 
     Prominent landmarks (the ones descriptions use) cluster in the centre, so
-    head for the centroid of every landmark recognised so far. Once there,
+    head for the centroid of every landmark recognised so far from the streets
+    (at cruise altitude: a look-up's wide view of everything within range says
+    where the drone has looked, not where prominent landmarks cluster; on the
+    ordinary dev tasks, look-ups after 3 steps, counting them gave SR 0.66, not 0.68). Once there,
     fly outward from the take-off point: the views from the take-off area
     showed no described landmark, so new views lie away from it. (The earlier
     fallback, "along the last heading", turned back towards the centroid every
@@ -51,6 +56,7 @@ def explore_target(state: AgentState) -> tuple[np.ndarray, str]:
     """
     d, s = state.dynamic, state.static
     seen = s.memory.landmark_map()
+    seen = {n: p for n, p in seen.items() if n in d.seen_at_cruise}
     if seen:
         c = np.mean(np.array(list(seen.values())), axis=0)
         if norm(c - d.position) > s.config.search_radius_m:
@@ -61,6 +67,38 @@ def explore_target(state: AgentState) -> tuple[np.ndarray, str]:
     if len(d.trajectory_history) and d.trajectory_history[-1].movement.get("bearing") is not None:
         heading = float(d.trajectory_history[-1].movement["bearing"])
     return d.position + offset(heading, s.config.explore_reach_m), "exploring along the heading"
+
+
+def look_up_altitude(state: AgentState) -> float | None:
+    """The altitude to look up from here, or None: not now.
+
+    A look-up (climb at this waypoint, turn, come back to cruise) shows
+    landmarks the blocks hide at cruise altitude. It is worth its climb only
+    while the description's landmarks are unseen: the agent looks up when
+    none of them has a live fix (only a remembered position or nothing: the
+    estimate has no landmark support) and the goal's name was not read, after
+    `look_up_after_steps` steps (counted from take-off or the last look-up),
+    at most `max_look_ups` times, never within `look_up_spacing_m` of an
+    earlier one. Only where the observation offers it (names a ceiling); the
+    altitude is `look_up_alt_m`, kept under that ceiling, and must be above
+    the altitude the drone flies at.
+    """
+    d, s = state.dynamic, state.static
+    c, obs = s.config, d.observation
+    if not c.use_look_up or obs.look_up_ceiling_m is None or d.look_ups >= c.max_look_ups:
+        return None
+    wanted = s.goal.landmarks
+    if not wanted or s.memory.goal_fix is not None or any(n in s.memory.fixes for n in wanted):
+        return None
+    since = d.timestep - (d.looked_up_at_step if d.look_ups else 0)
+    if since < c.look_up_after_steps:
+        return None
+    if any(norm(d.position - p) < c.look_up_spacing_m for p in d.looked_up_from):
+        return None
+    alt = min(c.look_up_alt_m, obs.look_up_ceiling_m)
+    if obs.altitude_m is not None and not alt > obs.altitude_m:
+        return None
+    return alt
 
 
 def _avoid(state: AgentState) -> frozenset[int]:
@@ -118,6 +156,12 @@ def navigate(state: AgentState) -> dict[str, Any]:
         if search_i is not None:
             return {"current_task_index": search_i, "action": None, "search_anchor": target.copy(),
                     "strategy": "navigate"}
+    alt = look_up_altitude(state)
+    if alt is not None:
+        unseen = ", ".join(s.goal.landmarks)
+        return {"action": AgentAction.look_up(alt, f"{unseen} not seen yet: looking over the roofs from {alt:.0f} m"),
+                "strategy": "navigate", "look_ups": d.look_ups + 1, "looked_up_at_step": d.timestep,
+                "looked_up_from": d.looked_up_from + [d.position.copy()]}
     if target is None:
         target, why = explore_target(state)
         action, reason = move_towards(state, target)

@@ -13,7 +13,10 @@ step's action is final (or the mission ends):
 `update_odometry` is proprioception (where the last move took the drone, what
 moves are on offer, the move's effect); it runs every step, while
 `perceive_and_model` (landmarks, readable names, caption) runs at the
-perception interval.
+perception interval, and always after a look-up (the navigate expert may
+climb over the roofs instead of moving: `experts.look_up_altitude`; the
+drone stays over its waypoint, and the next observation's sightings are from
+up there).
 
 With the `llm` planner backend the model's plan is written on its own thread
 while the steps fly the geometric plan (`agent.llm_plan_wait: false`, the
@@ -25,6 +28,7 @@ way; a failed answer leaves the geometric plan, which is the fallback anyway.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -55,6 +59,15 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
     ids = {m.node for m in obs.moves}
     trail = list(d.trail) or [TAKEOFF]
     here = d.here if d.here is not None else TAKEOFF
+    last = d.trajectory_history[-1].movement if d.trajectory_history else {}
+    if last.get("kind") == "look_up":
+        # Still over the same waypoint: no move to confirm, dead-reckon or judge. The sightings are from
+        # above if the look-up was flown (the observation's altitude is the one asked for), else it was refused.
+        s.street_map.observe(here, obs.moves)
+        above = obs.altitude_m is not None and obs.altitude_m >= float(last.get("altitude_m", math.inf)) - 0.5
+        hints = ("pattern:STUCK",) if s.anchors is not None and is_stuck(trail) else ()
+        return {"here": here, "trail": trail, "position": s.street_map.xy[here].copy(), "hints": hints,
+                "last_effect": "", "from_above": above}
     moved = True
     if len(trail) >= 2:
         prev = trail[-2]
@@ -72,7 +85,7 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
             here = trail[-1]
     s.street_map.observe(here, obs.moves)
     position = s.street_map.xy[here].copy()
-    update: dict[str, Any] = {"here": here, "trail": trail, "position": position}
+    update: dict[str, Any] = {"here": here, "trail": trail, "position": position, "from_above": False}
     hints: tuple[str, ...] = ()
     if len(trail) >= 2 and d.trajectory_history:
         last = d.trajectory_history[-1]
@@ -100,13 +113,17 @@ def perceive_and_model(state: AgentState) -> dict[str, Any]:
     d, s = state.dynamic, state.static
     obs = d.observation
     s.memory.observe(d.timestep, d.position, obs.landmarks)
-    s.memory.looked(d.position, [p.distance for p in obs.pois])
+    update: dict[str, Any] = {}
+    if not d.from_above:  # from a look-up's altitude no name is readable: it says nothing of where the goal is not
+        s.memory.looked(d.position, [p.distance for p in obs.pois])
+        if obs.landmarks:
+            update["seen_at_cruise"] = d.seen_at_cruise | {x.name for x in obs.landmarks}
     goal_pois = [p for p in obs.pois if s.goal.names_goal(p.name)]
     if goal_pois:
         p = max(goal_pois, key=lambda p: (len(p.name), -p.distance))
         s.memory.see_goal(d.position, p.bearing, p.distance)
     s.memory.reached_prior_in_vain(d.position, s.config.arrive_within_m)
-    return {"perceived_at": d.timestep,
+    return {**update, "perceived_at": d.timestep,
             "current_observation": {"scene_description": scene_description(obs),
                                     "geoinstruct": geoinstruct(obs, d.position, s.memory.target())}}
 
@@ -225,6 +242,8 @@ def finalize_step(state: AgentState) -> dict[str, Any]:
         s.episodic.record_move(tuple(np.round(d.position).tolist()), [compass(o.bearing) for o in d.observation.moves],
                                compass(m.bearing), tuple(np.round(arrived).tolist()), action.reason)
         update.update(here=m.node, trail=d.trail + [m.node])
+    elif action.kind == "look_up":
+        movement.update(altitude_m=action.altitude_m)
     frame = FrameLog(d.timestep, d.current_state, d.strategy, movement, action.reason,
                      (float(d.position[0]), float(d.position[1]), 0.0, float(yaw)),
                      None if dist is None else round(dist, 1), d.last_effect,
@@ -264,7 +283,7 @@ def should_generate_plan(state: AgentState) -> str:
 
 def should_perceive(state: AgentState) -> str:
     d, s = state.dynamic, state.static
-    if d.perceived_at < 0 or d.timestep - d.perceived_at >= s.config.perceive_every_steps:
+    if d.perceived_at < 0 or d.from_above or d.timestep - d.perceived_at >= s.config.perceive_every_steps:
         return "perceive_and_model"
     return should_generate_plan(state)
 

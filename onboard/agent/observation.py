@@ -5,6 +5,13 @@
 supervisor) converts its world's observation into an `AgentObservation` and
 turns an `AgentAction` back into a flight. Node ids are opaque handles for
 the moves on offer (street-corridor waypoints), never coordinates.
+
+Besides a move the agent may ask for a look-up (`AgentAction.look_up`): climb
+straight up at the current waypoint, turn a full circle, come back to cruise
+altitude. It is on offer only when the observation names a ceiling
+(`look_up_ceiling_m`); the next observation is at the same waypoint, with the
+sightings taken from up there (`altitude_m`). Sightings from above are still
+horizontal: bearing and ground distance from the waypoint to the landmark.
 """
 
 from __future__ import annotations
@@ -48,19 +55,28 @@ class AgentObservation:
     moves: tuple[NeighbourMove, ...]
     landmarks: tuple[LandmarkSighting, ...] = ()
     pois: tuple[PoiSighting, ...] = ()
+    # Altitude (m above take-off) the landmark sightings were taken at; None: not reported (cruise).
+    altitude_m: float | None = None
+    # The highest a look-up may climb (the safety envelope's ceiling, m); None: no look-up on offer.
+    look_up_ceiling_m: float | None = None
 
 
 @dataclass(frozen=True)
 class AgentAction:
-    """Move to a neighbouring waypoint, or declare that the goal is reached."""
+    """Move to a neighbouring waypoint, look up from this one, or declare that the goal is reached."""
 
-    kind: str  # "move" | "arrive"
+    kind: str  # "move" | "look_up" | "arrive"
     node: int | None = None
     reason: str = ""
+    altitude_m: float | None = None  # look_up: climb to this altitude (m above take-off)
 
     @staticmethod
     def move(node: int, reason: str = "") -> "AgentAction":
         return AgentAction("move", node, reason)
+
+    @staticmethod
+    def look_up(altitude_m: float, reason: str = "") -> "AgentAction":
+        return AgentAction("look_up", None, reason, float(altitude_m))
 
     @staticmethod
     def arrive(reason: str = "") -> "AgentAction":

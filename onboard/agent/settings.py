@@ -72,3 +72,15 @@ class AgentConfig:
     experience_reuse_similarity: float = 0.9
     # Live landmark fixes that put the goal further than this from the prior drop it (metres).
     prior_conflict_m: float = 250.0
+    # Look over the roofs: where the vehicle offers it (the observation names a ceiling), climb at the
+    # waypoint, turn a full circle and come back to cruise, when no landmark of the description has been
+    # sighted yet. false: never (ablation `geometric-no-look-up`). The flight supervisor offers no look-up yet.
+    use_look_up: bool = True
+    # Look-up altitude (metres above take-off); never above the ceiling the observation names.
+    look_up_alt_m: float = 60.0
+    # Look up only after this many steps without a sighting of the description's landmarks (0: at take-off).
+    look_up_after_steps: int = 10
+    # At most this many look-ups per mission (refused ones count too).
+    max_look_ups: int = 3
+    # Never look up within this distance (metres) of an earlier look-up: the view would be the same.
+    look_up_spacing_m: float = 250.0

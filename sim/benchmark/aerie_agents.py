@@ -3,7 +3,9 @@
 `onboard/` never imports `sim/`, so the onboard agent has its own observation
 and action types; this adapter converts the benchmark's `Observation` into an
 `AgentObservation` (moves with bearing and length, landmark sightings, readable
-POI names, step counters) and the agent's `AgentAction` back into an `Action`.
+POI names, step counters, the altitude the sightings were taken at and the
+look-up ceiling) and the agent's `AgentAction` (move, look-up, arrive) back
+into an `Action`.
 The agent's gazetteer is the world's landmark names (as the baselines get).
 
     aerie bench nav --agent geometric --perception prep
@@ -17,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from onboard.agent.agent import VARIANTS, GraphAgent, variant_config
-from onboard.agent.observation import AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting
+from onboard.agent.observation import AgentAction, AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting
 from sim.benchmark.agent_api import Action, Observation
 
 AERIE_AGENTS: tuple[str, ...] = (*VARIANTS, "llm")
@@ -29,7 +31,18 @@ def to_agent_observation(obs: Observation) -> AgentObservation:
         step=obs.step, steps_left=obs.steps_left,
         moves=tuple(NeighbourMove(n.node, float(n.bearing), float(n.distance)) for n in obs.neighbours),
         landmarks=tuple(LandmarkSighting(s.name, float(s.bearing), float(s.distance)) for s in obs.landmarks),
-        pois=tuple(PoiSighting(p.name, float(p.bearing), float(p.distance)) for p in obs.pois))
+        pois=tuple(PoiSighting(p.name, float(p.bearing), float(p.distance)) for p in obs.pois),
+        altitude_m=None if obs.altitude_m is None else float(obs.altitude_m),
+        look_up_ceiling_m=None if obs.look_up_ceiling_m is None else float(obs.look_up_ceiling_m))
+
+
+def to_action(a: AgentAction) -> Action:
+    """The agent's action in the benchmark's terms."""
+    if a.kind == "arrive":
+        return Action.arrive(a.reason)
+    if a.kind == "look_up":
+        return Action.look_up(a.altitude_m, a.reason)
+    return Action.move(a.node, a.reason)
 
 
 class BenchAgent:
@@ -57,7 +70,7 @@ class BenchAgent:
             from onboard.agent.map_render import write_maps
 
             write_maps(self.agent.state, *self._maps)
-        return Action.arrive(a.reason) if a.kind == "arrive" else Action.move(a.node, a.reason)
+        return to_action(a)
 
 
 @functools.lru_cache(maxsize=1)

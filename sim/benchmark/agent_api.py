@@ -5,6 +5,13 @@ flights: the runner turns `Action.move(node)` into a flight to that node's
 position (see `sim.benchmark.episode.Mover`), so an agent never knows which.
 Node ids are opaque handles for the moves on offer (a real drone would get
 them from its own map of the street corridors), not coordinates.
+
+Besides moving, an agent may look over the roofs: `Action.look_up(altitude_m)`
+climbs straight up at the current node, turns a full circle and comes back
+to cruise altitude (one step; its vertical metres count in the path length,
+see `sim.benchmark.episode`). The next observation is at the same node and
+carries what was seen from up there (`altitude_m`); `look_up_ceiling_m` says
+how high a look-up may go (above it the look-up is refused, not flown).
 """
 
 from __future__ import annotations
@@ -33,20 +40,31 @@ class Observation:
     landmarks: tuple[LandmarkSighting, ...]
     pois: tuple[PoiSighting, ...]
     heading: float  # bearing of the last move; 0 (north) before the first
+    # Camera altitude (m above ground) the landmark sightings were taken at: the cruise altitude, or the
+    # look-up's altitude right after a look-up (then `pois` is empty: names are not readable from above).
+    altitude_m: float | None = None
+    # The highest altitude a look-up may climb to (the safety envelope's ceiling); None: no look-up on offer.
+    look_up_ceiling_m: float | None = None
     image: Callable[[], np.ndarray] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class Action:
-    """Move to a neighbouring node, or declare that the goal is reached."""
+    """Move to a neighbouring node, look up from this one, or declare that the goal is reached."""
 
-    kind: str  # "move" | "arrive"
+    kind: str  # "move" | "look_up" | "arrive"
     node: int | None = None
     reason: str = ""
+    altitude_m: float | None = None  # look_up: climb to this altitude (m above ground)
 
     @staticmethod
     def move(node: int, reason: str = "") -> "Action":
         return Action("move", node, reason)
+
+    @staticmethod
+    def look_up(altitude_m: float, reason: str = "") -> "Action":
+        """Climb at this node to `altitude_m`, turn a full circle, come back down (one step)."""
+        return Action("look_up", None, reason, float(altitude_m))
 
     @staticmethod
     def arrive(reason: str = "") -> "Action":
@@ -63,4 +81,4 @@ class Agent(Protocol):
         """Start a new episode; `description` is the only knowledge of the goal."""
 
     def act(self, observation: Observation) -> Action:
-        """Choose the next move (one of `observation.neighbours`) or declare arrival."""
+        """Choose the next move (one of `observation.neighbours`), a look-up, or declare arrival."""

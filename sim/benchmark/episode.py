@@ -5,6 +5,17 @@ The loop is the same for every way of flying: the `Mover` carries out a move.
 speed and returns the flight time, so hundreds of episodes run in minutes; a
 mover that sends the node's lat/lon (`world.graph.latlon`) at `world.cruise_alt`
 through the MAVSDK bridge can replace it for end-to-end flights.
+
+A look-up (`Action.look_up(altitude_m)`) is one step at the same node: the
+drone climbs from cruise altitude to `altitude_m`, turns a full circle and
+comes back down. Its vertical metres, 2 x (altitude_m - cruise), are added to
+`path_m` (so SPL pays for the climb as for any detour) and to `climb_m`; its
+time (climb and descent at `LOOK_UP_VERTICAL_SPEED_M_S`, plus `LOOK_UP_TURN_S`)
+to `flight_s`. The next observation carries the landmarks seen from that
+altitude and no POI names. A look-up above the altitude ceiling (the safety
+envelope's: `firmware_bridge.settings.SafetyConfig.altitude_ceiling_m`), or
+not above cruise altitude, is refused: not flown, no sightings from above,
+one step spent (as an invalid move), counted in `refused_look_ups`.
 """
 
 from __future__ import annotations
@@ -16,6 +27,7 @@ from typing import Protocol
 import numpy as np
 
 from contract.geodesy import ned_from_geo
+from firmware_bridge.settings import SafetyConfig
 from sim.benchmark import metrics
 from sim.benchmark.agent_api import Action, Agent, Observation
 from sim.benchmark.tasks import ResolvedTask
@@ -24,11 +36,24 @@ from sim.world.perception import NoiseModel, OraclePerception, preset
 from sim.world.world import World
 
 SUCCESS_RADIUS_M = 50.0
+# A look-up climbs and descends at this speed (m/s) and turns a full circle at the top in this time (s).
+LOOK_UP_VERTICAL_SPEED_M_S = 3.0
+LOOK_UP_TURN_S = 10.0
+# The highest a look-up may climb (m above ground): the safety envelope's default ceiling.
+ALTITUDE_CEILING_M = SafetyConfig().altitude_ceiling_m
 
 
 class Mover(Protocol):
     def fly_to(self, node: int) -> float:
         """Fly from the current node to the neighbouring `node`; returns seconds taken."""
+
+    # Optional: `look_up(altitude_m) -> seconds` climbs at the current node, turns, comes back to cruise.
+    # A mover without it (`MavsdkMover` today) does not climb; the episode then counts `look_up_seconds`.
+
+
+def look_up_seconds(altitude_m: float, cruise_alt: float) -> float:
+    """Time of a look-up: climb and descent at `LOOK_UP_VERTICAL_SPEED_M_S`, plus the turn."""
+    return 2.0 * (altitude_m - cruise_alt) / LOOK_UP_VERTICAL_SPEED_M_S + LOOK_UP_TURN_S
 
 
 @dataclass
@@ -44,6 +69,9 @@ class KinematicMover:
         self.node = node
         return d / self.speed_m_s
 
+    def look_up(self, altitude_m: float) -> float:
+        return look_up_seconds(altitude_m, self.world.cruise_alt)
+
 
 def is_success(world: World, rt: ResolvedTask, node: int) -> bool:
     """Within one node of the goal node, or within 50 m of the goal's position."""
@@ -55,8 +83,12 @@ def is_success(world: World, rt: ResolvedTask, node: int) -> bool:
 
 
 def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel | str = "perfect",
-                seed: int = 0, mover: Mover | None = None, renderer=None, preset_name: str | None = None) -> dict:
-    """Play one episode; returns the JSON-ready record (metrics + trajectory)."""
+                seed: int = 0, mover: Mover | None = None, renderer=None, preset_name: str | None = None,
+                altitude_ceiling_m: float = ALTITUDE_CEILING_M) -> dict:
+    """Play one episode; returns the JSON-ready record (metrics + trajectory).
+
+    `altitude_ceiling_m`: look-ups above it are refused (default: the safety envelope's ceiling).
+    """
     nz = preset(noise) if isinstance(noise, str) else noise
     perception = OraclePerception(world, nz, seed)
     mover = mover or KinematicMover(world, rt.start_node)
@@ -65,14 +97,19 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
     node, heading = rt.start_node, 0.0
     traj = [node]
     path_m, flight_s, invalid = 0.0, 0.0, 0
+    look_ups, refused_look_ups, climb_m, look_up_at = 0, 0, 0.0, []
+    view_alt: float | None = None  # the altitude of this observation's sightings when a look-up was flown
     arrived, reason, steps = False, "step_limit", 0
     t0 = time.perf_counter()
     while True:
         here, hd = node, heading
         image = (lambda: renderer(here, hd)) if renderer else None
         obs = Observation(step=steps, steps_left=rt.step_limit - steps, neighbours=tuple(g.neighbours(node)),
-                          landmarks=tuple(perception.landmarks_at(node)), pois=tuple(perception.pois_at(node)),
-                          heading=heading, image=image)
+                          landmarks=tuple(perception.landmarks_at(node, view_alt)),
+                          pois=() if view_alt is not None else tuple(perception.pois_at(node)),
+                          heading=heading, altitude_m=world.cruise_alt if view_alt is None else view_alt,
+                          look_up_ceiling_m=altitude_ceiling_m, image=image)
+        view_alt = None
         action: Action = agent.act(obs)
         if action.kind == "arrive":
             arrived, reason = True, "arrived"
@@ -80,6 +117,21 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
         if steps >= rt.step_limit:
             break
         steps += 1
+        if action.kind == "look_up":
+            alt = action.altitude_m
+            traj.append(node)  # the drone stays over this node
+            if alt is None or not world.cruise_alt < alt <= altitude_ceiling_m:  # NaN fails too
+                refused_look_ups += 1  # not flown: a step spent, nothing seen from above
+                continue
+            climb = 2.0 * (alt - world.cruise_alt)
+            path_m += climb
+            climb_m += climb
+            look_ups += 1
+            look_up_at.append([steps, node, alt])
+            fly_up = getattr(mover, "look_up", None)
+            flight_s += fly_up(alt) if fly_up is not None else look_up_seconds(alt, world.cruise_alt)
+            view_alt = alt
+            continue
         if action.kind != "move" or action.node not in g.adj[node]:
             invalid += 1  # an impossible move costs a step and leaves the drone where it is
             traj.append(node)
@@ -102,7 +154,9 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
         "spl": metrics.spl(success, rt.shortest_m, path_m),
         "ababa": metrics.count_ababa(traj), "stuck": metrics.count_stuck(traj),
         "unique_ratio": metrics.unique_ratio(traj), "mean_unique_ratio": metrics.mean_unique_ratio(traj),
-        "invalid_moves": invalid, "final_dist_m": round(float(np.hypot(g.xy[node][0] - gx, g.xy[node][1] - gy)), 1),
+        "invalid_moves": invalid, "look_ups": look_ups, "climb_m": round(climb_m, 1),
+        "refused_look_ups": refused_look_ups, "look_up_at": look_up_at,
+        "final_dist_m": round(float(np.hypot(g.xy[node][0] - gx, g.xy[node][1] - gy)), 1),
         "start_goal_m": round(float(np.hypot(g.xy[rt.start_node][0] - gx, g.xy[rt.start_node][1] - gy)), 1),
         "flight_s": round(flight_s, 1), "wall_s": wall, "wall_ms_per_step": 1000.0 * wall / max(1, steps),
         "trajectory": traj,

@@ -64,6 +64,8 @@ class Summary:
     stuck: float
     unique_ratio: float
     wall_ms_per_step: float
+    look_ups: float = 0.0  # mean look-ups flown per episode
+    climb_m: float = 0.0  # mean vertical metres of look-ups per episode (counted in the path length)
 
     def to_json(self) -> dict:
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in self.__dict__.items()}
@@ -79,4 +81,6 @@ def summarise(records: list[dict]) -> Summary:
         n=len(records), sr=m("success"), spl=m("spl"), steps_over_min=m("steps_over_min"),
         ababa=m("ababa"), stuck=m("stuck"), unique_ratio=m("unique_ratio"),
         wall_ms_per_step=1000.0 * sum(r["wall_s"] for r in records) / max(1, total_steps),
+        look_ups=float(np.mean([r.get("look_ups", 0) for r in records])),
+        climb_m=float(np.mean([r.get("climb_m", 0.0) for r in records])),
     )

@@ -82,11 +82,19 @@ class OraclePerception:
         self.rng = np.random.default_rng(seed)
         self._poi_xy = np.array([p.xy for p in world.city.pois])
 
-    def landmarks_at(self, node: int) -> list[LandmarkSighting]:
+    def landmarks_at(self, node: int, altitude: float | None = None) -> list[LandmarkSighting]:
+        """Landmarks recognised at `node` with the camera at `altitude` (m above ground; None: cruise).
+
+        At the cruise altitude the world's precomputed visibility; at another one the same line-of-sight
+        rule from that height (`World.visible_from`, cached per node and altitude). Bearings and distances
+        stay horizontal (from the node's ground position to the landmark's centroid) at any altitude, and
+        the noise model is the same.
+        """
         w, nz, rng = self.world, self.noise, self.rng
         here = w.graph.xy[node]
+        visible = w.visible_from(node, altitude)
         out = []
-        for j in w.visible[node]:
+        for j in visible:
             if nz.miss_rate and rng.random() < nz.miss_rate:
                 continue
             lm = w.landmarks[j]
@@ -99,7 +107,7 @@ class OraclePerception:
                 dist *= max(0.1, 1.0 + rng.normal(0.0, nz.distance_rel_sigma))
             out.append(LandmarkSighting(lm.name, round(brg, 1), round(dist, 1)))
         if nz.false_positive_rate and rng.random() < nz.false_positive_rate:
-            unseen = [lm for j, lm in enumerate(w.landmarks) if j not in w.visible[node]]
+            unseen = [lm for j, lm in enumerate(w.landmarks) if j not in visible]
             if unseen:
                 lm = unseen[int(rng.integers(len(unseen)))]
                 out.append(LandmarkSighting(lm.name, round(float(rng.uniform(0, 360)), 1),

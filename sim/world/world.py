@@ -39,6 +39,38 @@ class World:
     view_range: float = DEFAULT_RANGE_M
     network_choice: dict = field(default_factory=dict)  # network type -> POIs within 50 m
 
+    # -- visibility from other altitudes (a look-up climbs above the cruise altitude) --------------
+    @property
+    def occluders(self) -> Occluders:
+        """Every building's footprint edges for line-of-sight tests: built on first use, kept on the world.
+
+        The same occluders `build_world` computed `visible` with (`Occluders.from_buildings(city.buildings)`);
+        not pickled (`__getstate__`), so the cache file stays as it was and a loaded world builds them once.
+        """
+        occ = self.__dict__.get("_occluders")
+        if occ is None:
+            occ = self.__dict__["_occluders"] = Occluders.from_buildings(self.city.buildings)
+        return occ
+
+    def visible_from(self, node: int, altitude: float | None = None) -> list[int]:
+        """Indices into `landmarks` in line of sight from `node` with the camera at `altitude` (m above ground).
+
+        At the cruise altitude (or None) this is the precomputed `visible[node]`; at another altitude it is
+        computed with the same rule and range (`visible_landmarks`) and cached per (node, altitude) on the world,
+        so every episode and study shares it.
+        """
+        if altitude is None or altitude == self.cruise_alt:
+            return self.visible[node]
+        cache = self.__dict__.setdefault("_visible_at", {})
+        key = (int(node), float(altitude))
+        if key not in cache:
+            cache[key] = visible_landmarks(self.graph.xy[node], float(altitude), self.landmarks, self.occluders,
+                                           self.view_range)
+        return cache[key]
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_occluders", "_visible_at")}
+
     def prominence(self) -> dict[str, int]:
         """For each landmark name, from how many nodes it can be seen."""
         counts = Counter(j for v in self.visible for j in v)
@@ -105,5 +137,7 @@ def build_world(city: City, network_type: str | None = None, cruise_alt: float =
             goal_nodes.append(n)
     occ = Occluders.from_buildings(city.buildings)
     visible = [visible_landmarks(graph.xy[i], cruise_alt, landmarks, occ, view_range) for i in range(graph.n_nodes)]
-    return World(city=city, graph=graph, landmarks=landmarks, goals=goals, goal_nodes=goal_nodes,
-                 visible=visible, cruise_alt=cruise_alt, view_range=view_range, network_choice=scores)
+    world = World(city=city, graph=graph, landmarks=landmarks, goals=goals, goal_nodes=goal_nodes,
+                  visible=visible, cruise_alt=cruise_alt, view_range=view_range, network_choice=scores)
+    world.__dict__["_occluders"] = occ  # the same ones, kept for `visible_from` (not pickled)
+    return world

@@ -1,0 +1,142 @@
+"""The agent looks over the roofs when the described landmarks stay unseen, and only then."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from onboard.agent.agent import VARIANTS, GraphAgent, variant_config
+from onboard.agent.observation import AgentAction, AgentObservation
+from tests.agent.toy_city import ToyCity
+
+DESCRIPTION = "Cafe Aalto is about 140 m north-east of Tower."
+CRUISE = 25.0
+
+
+def _agent(name="geometric", **over):
+    return GraphAgent(replace(variant_config(name), **over), ["Tower"], name=name)
+
+
+def _fly(city, agent, start=0, limit=60, ceiling=120.0, seen_at_cruise=lambda step: False,
+         seen_from_above=True, refuse=False):
+    """One mission where the landmark shows from the streets only when `seen_at_cruise(step)`, and from a
+    look-up's altitude when `seen_from_above`; returns (arrived, look-ups asked: (step, node, altitude), seen)."""
+    agent.reset(DESCRIPTION)
+    node, alt, looks, seen = start, None, [], []
+    for step in range(limit + 1):
+        base = city.observe(node, step, limit - step, see_landmarks=seen_from_above if alt else seen_at_cruise(step))
+        obs = replace(base, altitude_m=alt or CRUISE, look_up_ceiling_m=ceiling, pois=() if alt else base.pois)
+        seen.append(obs)
+        alt = None
+        action = agent.act(obs)
+        if action.kind == "arrive":
+            return True, looks, seen
+        if step == limit:
+            break
+        if action.kind == "look_up":
+            looks.append((step, node, action.altitude_m))
+            if not refuse and ceiling is not None and CRUISE < action.altitude_m <= ceiling:
+                alt = action.altitude_m
+            continue
+        assert action.node in {m.node for m in city.moves(node)}
+        node = action.node
+    return False, looks, seen
+
+
+def test_looks_up_when_the_landmark_stays_unseen_then_finds_the_goal():
+    city = ToyCity()
+    agent = _agent()
+    cfg = agent.config
+    arrived, looks, seen = _fly(city, agent)
+    assert arrived
+    assert len(looks) == 1  # the landmark seen from above: no second look-up
+    step, _, alt = looks[0]
+    assert step == cfg.look_up_after_steps and alt == cfg.look_up_alt_m
+    frames = agent.state.dynamic.trajectory_history
+    assert frames[step].movement == {"kind": "look_up", "altitude_m": cfg.look_up_alt_m}
+    assert "Tower" in agent.state.static.memory.fixes  # the sighting from above fixed it
+    # from above no name is readable: that view does not count as a place looked from
+    assert len(agent.state.static.memory.looked_from) == len(seen) - 1
+
+
+def test_no_look_up_when_the_landmark_is_fixed():
+    city = ToyCity()
+    arrived, looks, _ = _fly(city, _agent(), seen_at_cruise=lambda step: True)
+    assert arrived and looks == []
+    # seen once early, then hidden: the fix stands, no look-up either
+    arrived, looks, _ = _fly(city, _agent(), seen_at_cruise=lambda step: step == 2)
+    assert arrived and looks == []
+
+
+def test_ablation_never_looks_up():
+    assert VARIANTS["geometric-no-look-up"] == {"use_look_up": False}
+    city = ToyCity()
+    _, looks, _ = _fly(city, _agent("geometric-no-look-up"), limit=40)
+    assert looks == []
+
+
+def test_no_look_up_unless_the_vehicle_offers_one():
+    city = ToyCity()
+    _, looks, _ = _fly(city, _agent(), limit=40, ceiling=None)  # the flight supervisor names no ceiling
+    assert looks == []
+
+
+def test_altitude_is_kept_under_the_ceiling():
+    city = ToyCity()
+    _, looks, _ = _fly(city, _agent(look_up_alt_m=90.0), ceiling=50.0)
+    assert looks and all(alt == 50.0 for _, _, alt in looks)
+    _, looks, _ = _fly(city, _agent(), limit=30, ceiling=CRUISE)  # nothing above cruise on offer
+    assert looks == []
+
+
+def test_look_ups_are_limited_spaced_and_not_repeated_in_place():
+    city = ToyCity(size=15)
+    agent = _agent(look_up_after_steps=4, max_look_ups=3, look_up_spacing_m=150.0)
+    _, looks, _ = _fly(city, agent, limit=80, seen_from_above=False)  # the landmark shows from nowhere
+    assert 2 <= len(looks) <= 3
+    steps = [s for s, _, _ in looks]
+    assert all(b - a >= 4 for a, b in zip(steps, steps[1:]))
+    where = [np.array(city.xy(n)) for _, n, _ in looks]
+    assert all(np.hypot(*(a - b)) >= 150.0 for i, a in enumerate(where) for b in where[i + 1:])
+
+
+def test_refused_look_ups_do_not_loop():
+    city = ToyCity(size=15)
+    agent = _agent(look_up_after_steps=2, look_up_spacing_m=100.0)
+    _, looks, seen = _fly(city, agent, limit=60, refuse=True)
+    assert 1 <= len(looks) <= agent.config.max_look_ups
+    assert agent.state.static.memory.fixes == {}  # a refused look-up shows nothing from above
+    assert not agent.state.dynamic.from_above
+
+
+def test_adapter_carries_the_look_up_both_ways():
+    from sim.benchmark.aerie_agents import to_action, to_agent_observation
+    from sim.benchmark.agent_api import Action, Observation
+    from sim.world.graph import Neighbour
+
+    obs = Observation(3, 40, (Neighbour(7, "NE", 44.0, 51.5),), (), (), heading=0.0, altitude_m=60.0,
+                      look_up_ceiling_m=120.0)
+    a = to_agent_observation(obs)
+    assert isinstance(a, AgentObservation) and (a.altitude_m, a.look_up_ceiling_m) == (60.0, 120.0)
+    assert to_action(AgentAction.look_up(60.0, "why")) == Action.look_up(60.0, "why")
+    assert to_action(AgentAction.move(7)) == Action.move(7) and to_action(AgentAction.arrive()).kind == "arrive"
+
+
+def test_benchmark_episodes_record_the_climb():
+    from sim.benchmark.runner import run_tasks
+    from sim.benchmark.tasks import load_tasks, resolve_all
+    from tests.sim._world_fixture import helsinki
+
+    w = helsinki()
+    city, tasks = load_tasks("bench/tasks/helsinki_ordinary_dev.json")
+    rts = resolve_all(city, tasks[:8], w)
+    with_look = run_tasks(w, rts, "geometric", "perfect", progress=False)["records"]
+    without = run_tasks(w, rts, "geometric-no-look-up", "perfect", progress=False)["records"]
+    assert all(r["look_ups"] == 0 and r["climb_m"] == 0 for r in without)
+    assert sum(r["look_ups"] for r in with_look) > 0
+    for r in with_look:
+        assert r["refused_look_ups"] == 0
+        assert r["climb_m"] == sum(round(2 * (alt - w.cruise_alt), 1) for _, _, alt in r["look_up_at"])
+        moved = sum(w.graph.edge_length(a, b) for a, b in zip(r["trajectory"], r["trajectory"][1:]) if a != b)
+        assert abs(r["path_m"] - (moved + r["climb_m"])) < 0.5
