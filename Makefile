@@ -31,7 +31,7 @@ models: setup
 	$(PY) -m aerie models prepare
 
 test: setup models
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
 
 test-all: setup models
 	$(PY) -m pytest -q -m "not gpu and not jetson and not sitl"
