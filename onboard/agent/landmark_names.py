@@ -10,10 +10,21 @@ span as close to two names is left alone: a guess between two buildings is
 worse than no landmark, which the reader reports as such. And a typo match
 must stand alone, not inside a longer capitalised name: "Bar Hotel Torni" is a
 bar, not Hotelli Torni misspelt.
+
+Last, short names: locals drop the generic part of a long name ("Oodi" for
+Helsingin keskustakirjasto Oodi, "Kansallisteatteri" for Suomen
+Kansallisteatteri). A word of a name of several words stands for that name
+when it has at least `SHORT_NAME_MIN_LETTERS` letters, belongs to no other
+name of the gazetteer, and is not a word that says what kind of place it is or
+whose it is (`NOT_SHORT_NAMES`: "Hotel", "Building", "Helsinki", first names),
+nor a Finnish genitive that qualifies the word after it ("Kampin" in Kampin
+kappeli is Kamppi's, and "Kaisaniemen" opens the names of a dozen places); it
+must be spelt right and stand alone, as above.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -25,6 +36,15 @@ FUZZY_TWO_LETTERS = 12
 STARTERS = frozenset({"From", "Find", "Look", "Go", "Starting", "Halfway", "The", "Reach", "Near", "At", "In", "To",
                       "Head", "Then", "There", "You", "It", "A", "An", "Of", "By", "Fly", "Start", "Past", "Target",
                       "Goal", "Reference", "Ref", "Landmark", "Offset"})
+SHORT_NAME_MIN_LETTERS = 4
+# Words of landmark names that name a kind of place, a city, a chain or a person rather than one building
+# (folded). Written from what the words mean, not from any description set.
+NOT_SHORT_NAMES = frozenset({
+    "hotel", "hotelli", "building", "house", "talo", "nation", "plaza", "world", "trade", "center", "centre",
+    "helsinki", "helsingin", "suomen", "finland", "vanha", "uusi", "koulu", "pankki", "kappeli", "kirkko",
+    "liikenne", "korkein", "pyhan", "lava", "paloasema", "venevaja", "venekerho", "toimitalo", "paarakennus",
+    "eurooppalainen", "snagari", "teatern", "svenska", "social-och", "scandic", "johan", "robert", "maria",
+    "lilla", "kauppakeskus"})
 _WORD = re.compile(r"\w(?:[\w'’&/.-]*\w)?")
 
 
@@ -75,7 +95,32 @@ def find_mentions(text: str, gazetteer: list[str]) -> list[Mention]:
                             if f[0] == span[0] and edit_distance(span, f, tol) <= tol)
             if scored and (len(scored) == 1 or scored[0][0] < scored[1][0]):
                 found.append(Mention(s, e, scored[0][1], scored[0][0]))
+    short = short_names(tuple(names))
+    for i, w in enumerate(words):
+        name = short.get(w.group())
+        if name is not None and free(w.start(), w.end()) and not _inside_a_name(text, words, i, i):
+            found.append(Mention(w.start(), w.end(), name))
     return sorted(found, key=lambda m: m.start)
+
+
+@functools.lru_cache(maxsize=8)
+def short_names(gazetteer: tuple[str, ...]) -> dict[str, str]:
+    """Folded word -> the one name of several words it can stand for (see the module's rule)."""
+    owners: dict[str, set[str]] = {}
+    for name in gazetteer:
+        for w in _WORD.findall(fold(name)):
+            owners.setdefault(w, set()).add(name)
+    out: dict[str, str] = {}
+    for name in gazetteer:
+        words = _WORD.findall(fold(name))
+        if len(words) < 2:
+            continue
+        for k, w in enumerate(words):
+            genitive = w.endswith("n") and k + 1 < len(words)
+            if (not genitive and len(owners[w]) == 1 and w not in NOT_SHORT_NAMES and fold(name) != w
+                    and sum(ch.isalpha() for ch in w) >= SHORT_NAME_MIN_LETTERS):
+                out[w] = name
+    return out
 
 
 def _inside_a_name(text: str, words: list[re.Match], first: int, last: int) -> bool:
