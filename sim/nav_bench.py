@@ -49,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--learn", action="store_true",
                    help="learning run: fly, reflect at the ground (post-flight analyser), fly again with the lessons "
                         "(see sim/benchmark/learning.py)")
+    p.add_argument("--learn-from", metavar="TASKS",
+                   help="with --learn: also fly this other task file first and fly --tasks with its lessons only "
+                        "(e.g. learn on the ordinary dev set, report the test set: remembered positions carried "
+                        "from flights the reported tasks never saw)")
     p.add_argument("--learn-dir", help="with --learn: where the memory files and bundles go (its *.sqlite are "
                                        "replaced; default: a new temporary folder)")
     p.add_argument("--suite", choices=["standard"], help="random and greedy under every preset, with report")
@@ -140,8 +144,17 @@ def main(argv: list[str]) -> int:
         import tempfile
 
         learn_dir = args.learn_dir or tempfile.mkdtemp(prefix="aerie-learn-")
+        teacher = None
+        if args.learn_from:
+            try:
+                tcity, ttasks = load_tasks(args.learn_from)
+                teacher = resolve_all(tcity, ttasks, world)
+            except TaskFileError as exc:
+                print(f"aerie bench nav: {exc}", file=sys.stderr)
+                return 2
         result = learning_run(world, resolved, args.perception, learn_dir, agent_name=args.agent, seed=args.seed,
-                              progress=not args.no_progress)
+                              progress=not args.no_progress, teacher_tasks=teacher,
+                              teacher_name=args.learn_from or "")
         print(format_table(result))
         print(f"memory files and bundles in {learn_dir}")
         if args.json:

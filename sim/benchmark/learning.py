@@ -23,6 +23,12 @@ same tasks SR 0.94 -> 0.99, SPL 0.712 -> 0.854, mean steps 42.1 -> 35.2 (the
 goal prior: a flight that read the goal's name is reused as a fast path);
 odd -> even SR 0.94 -> 0.98, SPL 0.702 -> 0.757, 42.5 -> 40.1 steps (only the
 remembered landmark maps carry over: other goals, other instructions).
+
+With ``teacher_tasks`` (``--learn-from``) a third comparison, ``from_other``:
+the teacher tasks are flown on empty memory, reflected on, and the tasks are
+flown with those lessons only. Learning on the ordinary dev set and flying
+the test set measures remembered positions on tasks that were never flown or
+tuned on; the dev flights are the only source of the memory.
 """
 
 from __future__ import annotations
@@ -142,8 +148,12 @@ def compare(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> dict[s
 
 
 def learning_run(world: World, tasks: list[ResolvedTask], preset: str, out_dir: str | Path, *,
-                 agent_name: str = "geometric", seed: int = 0, progress: bool = True) -> dict[str, Any]:
-    """Run 1 on empty memory, reflect, run 2 with the lessons: the `same` and `held_out` comparisons."""
+                 agent_name: str = "geometric", seed: int = 0, progress: bool = True,
+                 teacher_tasks: list[ResolvedTask] | None = None, teacher_name: str = "") -> dict[str, Any]:
+    """Run 1 on empty memory, reflect, run 2 with the lessons: the `same` and `held_out` comparisons.
+
+    With `teacher_tasks`, also `from_other`: those tasks' lessons only, these tasks flown with them.
+    """
     from onboard.memory.embedder import MiniLMEmbedder
     from onboard.memory.experience_store import ExperienceStore
 
@@ -175,10 +185,26 @@ def learning_run(world: World, tasks: list[ResolvedTask], preset: str, out_dir: 
             print("run 2 (lessons from the odd-numbered tasks, flying the even-numbered)", file=sys.stderr)
         held = fly(world, tasks, even, preset, store=vehicle_odd, agent_name=agent_name, seed=seed,
                    progress=progress)
+        if teacher_tasks:
+            with ExperienceStore.open(out / "vehicle_teacher.sqlite", embedder) as vehicle_teacher:
+                if progress:
+                    print(f"teacher run ({len(teacher_tasks)} tasks of {teacher_name or 'another set'}, "
+                          "empty memory)", file=sys.stderr)
+                taught = fly(world, teacher_tasks, list(range(len(teacher_tasks))), preset, store=vehicle_teacher,
+                             agent_name=agent_name, seed=seed + 1, progress=progress)
+                result["reflect_teacher"] = reflect(taught.flights, ground, vehicle_teacher, out / "bundles_teacher")
+                if progress:
+                    print("run 2 (lessons from the teacher tasks only)", file=sys.stderr)
+                other = fly(world, tasks, every, preset, store=vehicle_teacher, agent_name=agent_name, seed=seed,
+                            progress=progress)
+            result["teacher"] = {"tasks": teacher_name, "n": len(teacher_tasks), **figures(taught.records)}
+            result["from_other"] = compare(first.records, other.records)
     result["same"] = compare(first.records, same.records)
     result["held_out"] = compare([first.records[i] for i in even], held.records)
     result["elapsed_s"] = round(time.perf_counter() - t0, 1)
     result["records"] = {"run1": first.records, "same": same.records, "held_out": held.records}
+    if teacher_tasks:
+        result["records"]["from_other"] = other.records
     return result
 
 
@@ -186,7 +212,10 @@ def format_table(result: dict[str, Any]) -> str:
     lines = [f"learning run: {result['agent']} / {result['preset']}, {result['tasks']} tasks, "
              f"{result['elapsed_s']:.0f} s",
              f"{'comparison':<34} {'SR':>11} {'SPL':>15} {'mean steps':>15}"]
-    for key, label in (("same", "same tasks (remembering)"), ("held_out", "odd -> even tasks (other tasks)")):
+    for key, label in (("same", "same tasks (remembering)"), ("held_out", "odd -> even tasks (other tasks)"),
+                       ("from_other", "teacher set -> these tasks")):
+        if key not in result:
+            continue
         c = result[key]
         b, a = c["before"], c["after"]
         lines.append(f"{label:<34} {b['sr']:.2f} -> {a['sr']:.2f} {b['spl']:.3f} -> {a['spl']:.3f}"

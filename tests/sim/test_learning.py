@@ -71,3 +71,28 @@ def test_cli_learn_writes_both_comparisons(tmp_path, capsys, world_and_tasks):
     assert "same tasks (remembering)" in capsys.readouterr().out
     assert nav_bench.main(["--tasks", str(PUBLIC), "--agent", "greedy", "--learn", "--limit", "1",
                            "--no-progress"]) == 2
+
+
+def test_lessons_from_another_task_set_only(tmp_path, world_and_tasks):
+    from sim.benchmark.learning import format_table, learning_run
+
+    world, tasks = world_and_tasks
+    result = learning_run(world, tasks[:1], "perfect", tmp_path / "mem", teacher_tasks=tasks[1:],
+                          teacher_name="teacher.json", progress=False)
+    assert result["teacher"]["tasks"] == "teacher.json" and result["teacher"]["n"] == 2
+    assert result["reflect_teacher"]["flights"] == 2 and result["reflect_teacher"]["bundles"] >= 1
+    assert result["from_other"]["before"]["episodes"] == 1 and len(result["records"]["from_other"]) == 1
+    # the reported task's own flight never reaches the store it is flown with
+    from onboard.memory.embedder import MiniLMEmbedder
+    from onboard.memory.experience_store import ExperienceStore
+
+    with ExperienceStore.open(tmp_path / "mem" / "vehicle_teacher.sqlite", MiniLMEmbedder.load()) as store:
+        missions = {e.record.task_instruction for e in store.iter_experiences("strategic_plan_memory")}
+    assert tasks[0].task.description not in missions and missions
+    assert "teacher set -> these tasks" in format_table(result)
+
+
+def test_cli_learn_from_a_missing_file_is_refused(tmp_path, capsys):
+    rc = nav_bench.main(["--tasks", str(PUBLIC), "--agent", "geometric", "--learn", "--limit", "1", "--no-progress",
+                         "--learn-from", str(tmp_path / "nope.json")])
+    assert rc == 2 and "nope.json" in capsys.readouterr().err
