@@ -3,6 +3,7 @@
     aerie bench instructions --json out.json              # the test split: reported, never tuned on
     aerie bench instructions --split dev --show-wrong     # the dev split: where the rules were designed
     aerie bench instructions --split hand                 # 150 written by hand, never used to design a rule
+    aerie bench instructions --split hand-dev --show-wrong  # 150 more by another hand: where hand-style rules are designed
 
 A relation is right when its landmark, its direction and its distance (within
 10 %; none where the label has none) match the generator's truth; a
@@ -30,6 +31,9 @@ from contract.results import write_json
 SPLIT_SEEDS = {"dev": 303, "test": 404}
 # Written and labelled by hand, independently of the reader and the generator; reported, never tuned on.
 HAND_FILE = Path(__file__).resolve().parent.parent / "bench" / "tasks" / "instructions_hand.json"
+# Written by another hand, without sight of the reader or of HAND_FILE: the hand-style rules are designed here.
+HAND_DEV_FILE = HAND_FILE.with_name("instructions_hand_dev.json")
+HAND_FILES = {"hand": HAND_FILE, "hand-dev": HAND_DEV_FILE}
 DISTANCE_TOLERANCE = 0.10
 
 
@@ -139,9 +143,10 @@ def thread_sweep(items: list[dict], gazetteer: list[str], cfg, threads: list[int
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="aerie bench instructions", description=__doc__.split("\n\n")[0])
-    p.add_argument("--split", choices=[*sorted(SPLIT_SEEDS), "hand"], default="test",
+    p.add_argument("--split", choices=[*sorted(SPLIT_SEEDS), *HAND_FILES], default="test",
                    help="test (default): generated, only ever reported; dev: generated, where reading rules are "
-                        "designed; hand: 150 written by hand, only ever reported")
+                        "designed; hand: 150 written by hand, only ever reported; hand-dev: 150 written by another "
+                        "hand, where rules for hand-written phrasings are designed")
     p.add_argument("-n", type=int, default=420, help="descriptions (balanced over the phrasing families)")
     p.add_argument("--no-model", action="store_true", help="parser only (no llama.cpp)")
     p.add_argument("--threads", default="", help="comma-separated llama.cpp thread counts to time, e.g. 1,2")
@@ -153,8 +158,9 @@ def main(argv: list[str]) -> int:
 
     world = load_world(None, verbose=False)
     gazetteer = [lm.name for lm in world.landmarks]
-    if args.split == "hand":
-        items = [{**it, "family": it["style"]} for it in json.loads(HAND_FILE.read_text(encoding="utf-8"))["items"]]
+    if args.split in HAND_FILES:
+        doc = json.loads(HAND_FILES[args.split].read_text(encoding="utf-8"))
+        items = [{**it, "family": it["style"]} for it in doc["items"]]
     else:
         items = labelled_descriptions(world, n=args.n, seed=SPLIT_SEEDS[args.split])
     generate, cfg, load_s = None, None, None

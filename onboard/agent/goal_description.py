@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from onboard.agent.landmark_names import STARTERS, find_mentions
-from onboard.agent.spoken_numbers import digits_for_words
+from onboard.agent.spoken_numbers import UNIT_WORDS, digits_for_words, unit_metres
 from onboard.agent.text_fold import fold
 
 # Compass index 0 = north, clockwise in 45 degree steps.
@@ -37,9 +37,20 @@ _WORDS = ("north", "northeast", "east", "southeast", "south", "southwest", "west
 _ABBREVIATIONS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 _DIRECTION = re.compile(
     r"(?i:\b(?P<word>(?:north|south)(?:[\s-]?(?:east|west))?|east|west)\b)"
-    r"|(?<![\w.'’-])(?P<abbr>NE|NW|SE|SW|N|E|S|W)(?![\w'’-])")
+    r"|(?<![\w.'’/-])(?P<abbr>NE|NW|SE|SW|N|E|S|W)(?![\w'’/-])"
+    # two-letter abbreviations typed in lower case, where "of"/"from" shows they are directions ("350 m sw of")
+    r"|(?<![\w.'’-])(?P<abbr2>ne|nw|se|sw)(?=\s+(?:of|from)\b)")
 _DISTANCE = re.compile(
-    r"(?P<num>\d+(?:[.,]\d+)?)\s*(?P<unit>kilomet(?:re|er)s?|km|met(?:re|er)s?|m)(?!\w)", re.IGNORECASE)
+    rf"(?P<num>\d+(?:[.,]\d+)?|(?<![\w.,])\.\d+)\s*(?P<unit>{UNIT_WORDS})(?!\w)", re.IGNORECASE)
+# A bearing in degrees ("on a bearing of 315°", "heading 90 degrees") names the nearest of the 8 directions.
+_DEGREES = re.compile(r"(?<![\w.])(?P<deg>\d{1,3}(?:\.\d+)?)\s*(?:°|º|deg(?:rees?)?\b)", re.IGNORECASE)
+# One swap of neighbouring letters in a direction word ("wset", "souht-west"), the commonest slip of typing;
+# variants that are words themselves ("eats", "wets") are left alone.
+_DIRECTION_SWAPS = {
+    w[:i] + w[i + 1] + w[i] + w[i + 2:]: w
+    for w in ("north", "south", "east", "west") for i in range(len(w) - 1)
+    if w[:i] + w[i + 1] + w[i] + w[i + 2:] not in ("eats", "wets")}
+_SWAPPED_DIRECTION = re.compile(r"(?i)(?<![a-z])(" + "|".join(sorted(_DIRECTION_SWAPS)) + r")(?![a-z]{2})")
 _HALF_KM = re.compile(r"half\s+a\s+(?:kilomet|km)", re.IGNORECASE)
 # Clause boundaries: sentence ends, semicolons, colons, commas, and the conjunctions
 # that join two landmark relations ("... of X and 200 m N of Y", "..., but ...").
@@ -131,20 +142,28 @@ class GoalDescription:
 
 
 def direction_index(token: str) -> int:
-    """0..7 for any spelling of a compass direction ("north-east", "northeast", "NE")."""
+    """0..7 for any spelling of a compass direction ("north-east", "northeast", "NE", "sw")."""
     token = token.strip()
-    if token in _ABBREVIATIONS:
-        return _ABBREVIATIONS.index(token)
+    if token.upper() in _ABBREVIATIONS and len(token) <= 2:
+        return _ABBREVIATIONS.index(token.upper())
     return _WORDS.index(re.sub(r"[\s-]+", "", token.lower()))
+
+
+def direction_token(m: re.Match) -> str:
+    return m.group("word") or m.group("abbr") or m.group("abbr2")
+
+
+def distances_in(text: str) -> list[float]:
+    """Every distance written in `text`, in metres, in order."""
+    return [float(m.group("num").replace(",", ".")) * unit_metres(m.group("unit")) for m in _DISTANCE.finditer(text)]
 
 
 def read_distance(text: str) -> float | None:
     """The first distance written in `text`, in metres."""
-    m = _DISTANCE.search(text)
-    if m is None:
+    found = distances_in(text)
+    if not found:
         return 500.0 if _HALF_KM.search(text) else None
-    value = float(m.group("num").replace(",", "."))
-    return value * 1000.0 if m.group("unit").lower().startswith("k") else value
+    return found[0]
 
 
 def _prepare(text: str) -> str:
@@ -152,7 +171,14 @@ def _prepare(text: str) -> str:
     text = re.sub(r"\s*[\r\n]+\s*", "; ", text.strip())
     text = _DOTTED_COMPASS.sub(lambda m: (m.group(1) or "") + (m.group(2) or "") + (m.group(3) or ""), text)
     text = _ABBREVIATION_DOT.sub(lambda m: m.group(1), text)
+    text = _SWAPPED_DIRECTION.sub(lambda m: _same_case(_DIRECTION_SWAPS[m.group(1).lower()], m.group(1)), text)
+    text = _DEGREES.sub(lambda m: _ABBREVIATIONS[int((float(m.group("deg")) % 360.0 + 22.5) // 45.0) % 8]
+                        if float(m.group("deg")) <= 360.0 else m.group(), text)
     return " ".join(digits_for_words(text).split())
+
+
+def _same_case(word: str, typed: str) -> str:
+    return word.upper() if typed.isupper() else word.capitalize() if typed[0].isupper() else word
 
 
 def parse_goal_description(text: str, gazetteer: list[str]) -> GoalDescription:
@@ -196,7 +222,14 @@ def parse_goal_description(text: str, gazetteer: list[str]) -> GoalDescription:
             if d is None:
                 continue
             distance = read_distance(body(j)) or read_distance(body(k))
-            direction = direction_index(d.group("word") or d.group("abbr"))
+            # A distance in a clause of its own after the relation ("... south of X, 200 m", a form's
+            # "Distance: 250 m" line), up to the next landmark or direction.
+            t = max(j, k) + 1
+            while distance is None and t < len(clauses) and t <= max(j, k) + 3 and t not in with_landmark \
+                    and not _DIRECTION.search(body(t)):
+                distance = read_distance(body(t))
+                t += 1
+            direction = direction_index(direction_token(d))
             # The landmark as the subject, the goal after "of": "X is 400 m south of the café".
             lo = clauses[j][0]
             if j == k and e <= lo + d.start() and _OF_SOMETHING.match(masked, lo + d.end()):

@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from onboard.agent.goal_description import (_DIRECTION, _DISTANCE, GoalDescription, Relation,
-                                            _prepare, direction_index, parse_goal_description)
+from onboard.agent.goal_description import (_DIRECTION, GoalDescription, Relation, _prepare, direction_index,
+                                            direction_token, distances_in, parse_goal_description)
 from onboard.agent.landmark_names import find_mentions
 
 WORDS = ("north", "north-east", "east", "south-east", "south", "south-west", "west", "north-west")
@@ -72,12 +72,8 @@ class TextFacts:
             if m.name not in names:
                 names.append(m.name)
         masked = "".join(chars)
-        dirs = [direction_index(d.group("word") or d.group("abbr")) for d in _DIRECTION.finditer(masked)]
-        dists = []
-        for d in _DISTANCE.finditer(masked):
-            v = float(d.group("num").replace(",", "."))
-            dists.append(v * 1000.0 if d.group("unit").lower().startswith("k") else v)
-        return TextFacts(tuple(names), tuple(dirs), tuple(dists))
+        dirs = [direction_index(direction_token(d)) for d in _DIRECTION.finditer(masked)]
+        return TextFacts(tuple(names), tuple(dirs), tuple(distances_in(masked)))
 
 
 def unsettled(goal: GoalDescription, facts: TextFacts) -> str:

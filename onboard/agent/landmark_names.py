@@ -19,7 +19,9 @@ name of the gazetteer, and is not a word that says what kind of place it is or
 whose it is (`NOT_SHORT_NAMES`: "Hotel", "Building", "Helsinki", first names),
 nor a Finnish genitive that qualifies the word after it ("Kampin" in Kampin
 kappeli is Kamppi's, and "Kaisaniemen" opens the names of a dozen places); it
-must be spelt right and stand alone, as above.
+must be spelt right and stand alone, as above. And official names go by their
+initials: "KHO" is Korkein hallinto-oikeus (the initials of its words and
+hyphenated parts, at least three, typed in capitals, one name's only).
 """
 
 from __future__ import annotations
@@ -72,11 +74,16 @@ def find_mentions(text: str, gazetteer: list[str]) -> list[Mention]:
         return all(e <= m.start or s >= m.end for m in found)
 
     names = sorted(set(n for n in gazetteer if n.strip()), key=len, reverse=True)
+    words = list(_WORD.finditer(folded))
+    first_word = {w.start(): i for i, w in enumerate(words)}
+    last_word = {w.end(): i for i, w in enumerate(words)}
     for name in names:
         for m in re.finditer(rf"(?<!\w){re.escape(fold(name))}(?!\w)", folded):
+            i, j = first_word.get(m.start()), last_word.get(m.end())
+            if i is not None and j is not None and _inside_a_name(text, words, i, j):
+                continue  # "Original Sokos Hotel Vaakuna", "Ateneum Bistro": another place's name
             if free(m.start(), m.end()):
                 found.append(Mention(m.start(), m.end(), name))
-    words = list(_WORD.finditer(folded))
     by_count: dict[int, list[tuple[str, str, int]]] = {}
     for name in names:
         tol = tolerance(name)
@@ -96,11 +103,27 @@ def find_mentions(text: str, gazetteer: list[str]) -> list[Mention]:
             if scored and (len(scored) == 1 or scored[0][0] < scored[1][0]):
                 found.append(Mention(s, e, scored[0][1], scored[0][0]))
     short = short_names(tuple(names))
+    acronyms = initials(tuple(names))
     for i, w in enumerate(words):
-        name = short.get(w.group())
+        name = short.get(w.group()) or acronyms.get(text[w.start():w.end()])
         if name is not None and free(w.start(), w.end()) and not _inside_a_name(text, words, i, i):
             found.append(Mention(w.start(), w.end(), name))
     return sorted(found, key=lambda m: m.start)
+
+
+@functools.lru_cache(maxsize=8)
+def initials(gazetteer: tuple[str, ...]) -> dict[str, str]:
+    """Capital initials (three or more) -> the one name of the gazetteer they abbreviate."""
+    owners: dict[str, set[str]] = {}
+    for name in gazetteer:
+        parts = [p for p in re.split(r"[\s-]+", name) if p and p[0].isalpha() and p.lower() not in _GLUE_WORDS]
+        if len(parts) >= 3:
+            owners.setdefault("".join(p[0] for p in parts).upper(), set()).add(name)
+    taken = {fold(n) for n in gazetteer}
+    return {k: next(iter(v)) for k, v in owners.items() if len(v) == 1 and fold(k) not in taken}
+
+
+_GLUE_WORDS = frozenset({"ja", "och", "by", "of", "and", "the", "i", "af"})
 
 
 @functools.lru_cache(maxsize=8)
@@ -124,14 +147,22 @@ def short_names(gazetteer: tuple[str, ...]) -> dict[str, str]:
 
 
 def _inside_a_name(text: str, words: list[re.Match], first: int, last: int) -> bool:
-    """Whether the span of words first..last runs on into a capitalised neighbour (space-separated)."""
+    """Whether the span of words first..last runs on into a capitalised neighbour (space-separated).
+
+    A neighbour in capitals only ("FROM", "N", "KPMG") is a label, a direction or a name of its own,
+    not the rest of this one.
+    """
     if first > 0:
         prev = words[first - 1]
-        if not text[prev.end():words[first].start()].strip() and text[prev.start()].isupper() \
-                and text[prev.start():prev.end()] not in STARTERS:
+        word = text[prev.start():prev.end()]
+        if not text[prev.end():words[first].start()].strip() and _capitalised(word) and word not in STARTERS:
             return True
     if last + 1 < len(words):
         nxt = words[last + 1]
-        if not text[words[last].end():nxt.start()].strip() and text[nxt.start()].isupper():
+        if not text[words[last].end():nxt.start()].strip() and _capitalised(text[nxt.start():nxt.end()]):
             return True
     return False
+
+
+def _capitalised(word: str) -> bool:
+    return word[:1].isupper() and any(ch.islower() for ch in word)

@@ -20,7 +20,9 @@ _FRACTIONS = {"half": 0.5, "quarter": 0.25, "quarters": 0.25, "third": 1 / 3, "t
 _GLUE = {"a", "an", "and", "of", "point"}
 _WORDS = sorted([*_ONES, *_TENS, *_SCALES, *_FRACTIONS, *_GLUE], key=len, reverse=True)
 _TOKEN = "(?:" + "|".join(_WORDS) + ")"
-_UNIT = r"(?P<unit>kilomet(?:re|er)s?|km|met(?:re|er)s?|m)"
+# Metres and kilometres as typed: "mtr", "mts", and "klick" (a kilometre in soldiers' and pilots' slang).
+UNIT_WORDS = r"kilomet(?:re|er)s?|km|klicks?|clicks?|met(?:re|er)s?|mtrs?|mts|m"
+_UNIT = rf"(?P<unit>{UNIT_WORDS})"
 _SPOKEN = re.compile(rf"(?<![\w.])(?P<phrase>{_TOKEN}(?:[\s-]+{_TOKEN})*)\s+{_UNIT}(?!\w)"
                      r"(?P<tail>\s+and\s+an?\s+(?P<tailfrac>half|quarter))?", re.IGNORECASE)
 
@@ -74,6 +76,11 @@ def words_value(tokens: list[str]) -> float | None:
     return total + current + fraction
 
 
+def unit_metres(unit: str) -> float:
+    """Metres in one `unit` as matched by `UNIT_WORDS`."""
+    return 1000.0 if unit.lower()[0] in "kc" else 1.0
+
+
 def digits_for_words(text: str) -> str:
     """`text` with each distance written in words replaced by "<metres> m" (other text unchanged)."""
 
@@ -83,7 +90,7 @@ def digits_for_words(text: str) -> str:
             return m.group()
         if m.group("tail"):
             value += _FRACTIONS[m.group("tailfrac").lower()]
-        metres = value * 1000.0 if m.group("unit").lower().startswith("k") else value
+        metres = value * unit_metres(m.group("unit"))
         return f"{round(metres, 1):g} m"
 
     return _SPOKEN.sub(sub, text)
