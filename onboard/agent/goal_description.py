@@ -66,11 +66,11 @@ _DOTTED_COMPASS = re.compile(r"(?<![\w.])([NS])\.\s?([EW])\.?(?!\w)|(?<![\w.])([
 _ABBREVIATION_DOT = re.compile(r"(?<!\w)(approx|appr|ca|c|abt|approximately|est)\.(?=\s)", re.IGNORECASE)
 # A name goes on when the next word is capitalised ("Alepa" + " Rautatientori"), or is a
 # word that is not ordinary English ("Eteläesplanadi" + " kaupunkipyöräasema").
-_NAME_GOES_ON = re.compile(r"\s+(?:&\s*)?(?:[A-ZÄÖÅÜ]|(?!(?:is|lies|are|and|but|to|of|from|in|at|for|there|it|"
+_NAME_GOES_ON = re.compile(r"[ \t]+(?:&[ \t]*)?(?:[A-ZÄÖÅÜ]|(?!(?:is|lies|are|and|but|to|of|from|in|at|for|there|it|"
                            r"which|that|the|a|an|near|by|sits|stands|can|you|will|with|on|about|around|roughly|"
                            r"approximately|some|just|go|head|walk|fly|look|find|lies|is|then|heading|reference|target|goal|"
                            r"landmark|offset|ref|start|starting|you'll|you|lies|sits|located)\b)[a-zäöåü]+\b)")
-_LAST_WORD = re.compile(r"([\w&'’-]+)\s+$")
+_LAST_WORD = re.compile(r"([\w&'’-]+)[ \t]+$")
 _STARTERS = STARTERS
 
 
@@ -120,7 +120,9 @@ class GoalDescription:
         """
         if not name or name in self.landmarks:
             return False
-        text = " ".join(self.text.split())
+        # Lines stay apart: a label form's next line ("Goal: Chalupa" / "Landmark: ...") does not go on
+        # with the name.
+        text = "\n".join(" ".join(line.split()) for line in self.text.splitlines())
         key = fold(name)
         if key not in fold(text):
             return False
@@ -135,7 +137,8 @@ class GoalDescription:
             if _NAME_GOES_ON.match(after):
                 continue
             prev = _LAST_WORD.search(before)
-            if prev and prev.group(1)[0].isupper() and prev.group(1) not in _STARTERS:
+            if prev and prev.group(1)[0].isupper() and prev.group(1) not in _STARTERS \
+                    and any(ch.islower() for ch in prev.group(1)):  # "TARGET": a label in capitals
                 continue
             return True
         return False

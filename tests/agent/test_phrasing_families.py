@@ -83,6 +83,9 @@ def test_every_family_has_hand_examples():
     ("Target: Café Engel. Reference: Postitalo, then 250 m heading south", "Café Engel"),
     ("cafe engel: 400 m NE of Postitalo", "Café Engel"),
     ("Postitalo is about 400 m north of Ravintola Savotta.", "Ravintola Savotta"),
+    # label forms on lines: the next line's label does not go on with the name, nor a label in capitals before it
+    ("Goal: Chalupa\nLandmark: Postitalo\nDirection: N\nDistance: 300 m", "Chalupa"),
+    ("TARGET Bar Mate\nFROM Postitalo\nDIR W\nDIST 250 m", "Bar Mate"),
 ])
 def test_the_goal_is_recognised_as_typed(text, goal):
     g = parse_goal_description(text, GAZ)
