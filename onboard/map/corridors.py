@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
-from sim.world.city import StreetEdge
-from sim.world.compass import bearing_deg, compass8
+from onboard.map.city import StreetEdge
+from onboard.map.compass import bearing_deg, compass8
 
 SAMPLE_M = 5.0
 MIN_SPACING_M = 40.0
