@@ -165,6 +165,7 @@ def save_map(m: OnboardMap, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide the map from the service user that flies with it
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)

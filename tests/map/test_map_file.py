@@ -11,12 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contract.geodesy import GeoPoint
-from onboard.map.build_params import BuildParams
-from onboard.map.city import Building, Poi
-from onboard.map.corridors import StreetGraph
 from onboard.map.map_file import HEADER, MapFileError, load_map, read_header, save_map, sealed, unsealed_comment
-from onboard.map.onboard_map import MAP_FORMAT_VERSION, MapHeader, OnboardMap
+from onboard.map.onboard_map import MAP_FORMAT_VERSION, OnboardMap
+from tests.map.tiny_map import tiny_map
 
 
 def assert_same_map(a: OnboardMap, b: OnboardMap) -> None:
@@ -30,22 +27,6 @@ def assert_same_map(a: OnboardMap, b: OnboardMap) -> None:
     for x, y in zip(a.pois, b.pois):
         assert (x.id, x.name, x.kind, x.lat, x.lon, x.possibly_stale) == (y.id, y.name, y.kind, y.lat, y.lon, y.possibly_stale)
         assert np.array_equal(x.xy, y.xy)
-
-
-def tiny_map() -> OnboardMap:
-    """Three waypoints, two buildings (one named), two POIs: small enough to damage every byte of."""
-    origin = GeoPoint(60.17, 24.94)
-    xy = np.array([[0.0, 0.0], [50.0, 0.0], [50.0, 50.0]])
-    graph = StreetGraph(xy=xy, latlon=np.array([[60.17, 24.94], [60.17, 24.941], [60.1705, 24.941]]),
-                        adj=[[1], [0, 2], [1]], network_type="walking", origin=origin)
-    square = np.array([[10.0, 10.0], [30.0, 10.0], [30.0, 30.0], [10.0, 30.0]])
-    buildings = [Building(0, "Tower", square, 42.0, "height", "office"),
-                 Building(1, None, square + 60.0, 20.0, "default")]
-    pois = [Poi(0, "Café Ääni", "cafe", np.array([20.0, 5.0]), 60.17005, 24.9404),
-            Poi(1, "Kiosk", "shop", np.array([55.0, 40.0]), 60.17036, 24.9409)]
-    header = MapHeader(MAP_FORMAT_VERSION, "tiny.osm.pbf", "ab" * 32, BuildParams(), "walking", {"walking": 2},
-                       {"n_pois_all": 3})
-    return OnboardMap("tiny", origin, graph, buildings, pois, header, (0.0, 0.0, 90.0, 90.0))
 
 
 def test_helsinki_round_trip_is_equal(helsinki_map, helsinki_map_file):
@@ -68,6 +49,7 @@ def test_the_header_says_what_the_map_is(helsinki_map, helsinki_map_file):
 def test_the_same_map_is_the_same_bytes(tmp_path):
     a, b = save_map(tiny_map(), tmp_path / "a.aeriemap"), save_map(tiny_map(), tmp_path / "b.aeriemap")
     assert a.read_bytes() == b.read_bytes()
+    assert a.stat().st_mode & 0o777 == 0o644  # readable by the service user, not only by whoever built it
     assert_same_map(tiny_map(), load_map(a))
 
 
