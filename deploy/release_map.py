@@ -40,12 +40,12 @@ def _build_params(section: dict):
 
 
 def _configured_path(source_cfg: dict, section: dict) -> Path | None:
-    raw = str(section.get("path") or "")
-    if not raw:
-        return None
-    path = Path(raw).expanduser()
-    data_dir = Path(str(source_cfg.get("data_dir") or "~/.local/share/aerie")).expanduser()
-    return path if path.is_absolute() else data_dir / path
+    """`map.path` resolved the vehicle's way (relative paths under data_dir), None when empty."""
+    from onboard.config import AerieConfig
+    from onboard.map.settings import MapConfig, map_file_path
+
+    data_dir = str(source_cfg.get("data_dir") or AerieConfig().data_dir)
+    return map_file_path(data_dir, MapConfig(path=str(section.get("path") or "")))
 
 
 def default_map(section: dict, work_dir: Path) -> Path:

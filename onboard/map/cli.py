@@ -65,7 +65,6 @@ def main(argv: list[str]) -> int:
 
 def _build(args: argparse.Namespace, cfg, out: Path) -> int:
     from onboard.map.build import build_map
-    from onboard.map.build_params import BuildParams
     from onboard.map.map_file import save_map
 
     try:
@@ -73,7 +72,6 @@ def _build(args: argparse.Namespace, cfg, out: Path) -> int:
     except ValueError as exc:
         print(f"aerie map: --network: {exc}", file=sys.stderr)
         return 2
-    assert isinstance(params, BuildParams)
     pbf = Path(args.pbf).expanduser() if args.pbf else None
     if pbf is not None and not pbf.is_file():
         print(f"aerie map: {pbf}: no such extract", file=sys.stderr)
