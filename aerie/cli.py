@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "memory": ("onboard.memory.cli", "Inspect, search, export and import experience memory"),
     "models": ("onboard.inference.models_cli", "List, verify, prepare, quantize models; build TensorRT engines"),
     "world": ("sim.world.cli", "Build and render the Helsinki world"),
+    "map": ("onboard.map.cli", "Build, describe and draw the onboard map (an OpenStreetMap extract)"),
     "fly": ("onboard.supervisor", "Run the onboard supervisor"),
     "ground": ("ground_station.service", "Run the ground station (ingest, dashboard, post-flight); also show|sync|dashboard|analyse"),
     "keys": ("onboard.telemetry.keys", "Generate CurveZMQ key files"),

@@ -20,6 +20,7 @@ import yaml
 from deploy.history import parse_history, rollback_target
 from deploy.prereqs import blocking, has, parse_checks
 from deploy.release import REPO, ReleaseError, build_wheel, stage_release
+from deploy.release_map import release_map
 from deploy.target import REMOTE_SCRIPT, StepOutput, Target, remote_command, run_remote
 from deploy.unit import UnitSettings, autopilot_device_from_url, render_unit
 
@@ -135,8 +136,10 @@ def flash(opts: FlashOptions) -> Report:
                                          memory_max=opts.memory_max, cpu_quota=opts.cpu_quota))
     wheel = build_wheel(REPO, opts.work_dir)
     report.add("wheel", "ready", f"{wheel} (cached by source hash)")
+    map_path, map_detail = release_map(source_cfg, opts.work_dir)
+    report.add("map", "ready", map_detail)
     rel = stage_release(wheel=wheel, config_path=opts.config, manifest_path=manifest, local_model_dir=model_dir,
-                        unit_text=unit_text, prefix=prefix, work_dir=opts.work_dir)
+                        unit_text=unit_text, prefix=prefix, work_dir=opts.work_dir, map_path=map_path)
     report.add("stage", "built", f"release {rel.release_id}: models {', '.join(rel.models) or 'none'}"
                + (f"; not present locally: {', '.join(rel.models_absent)}" if rel.models_absent else ""))
     rid, rdir = rel.release_id, f"{prefix}/releases/{rel.release_id}"
@@ -180,7 +183,7 @@ def flash(opts: FlashOptions) -> Report:
         keep = current or "none"
         report.add("rollback", "kept", f"current stays at {keep}: {rid} never became current")
         raise FlashFailed(f"release {rid} is unhealthy; current stays at {keep}")
-    report.add("health", "ok", "aerie status --offline: config, model checksums, memory")
+    report.add("health", "ok", "aerie status --offline: config, model checksums, memory, map")
 
     refuse_if_armed(opts, report, run_remote(t, "airborne", prefix, rid).result)
     out = _require(run_remote(t, "activate", prefix, rid), "activate")

@@ -18,6 +18,7 @@ from firmware_bridge.settings import BridgeConfig, LinkConfig, SafetyConfig, Str
 from onboard.agent.settings import AgentConfig
 from onboard.inference.settings import InferenceConfig
 from contract.log_setup import LoggingConfig
+from onboard.map.settings import MapConfig
 from onboard.memory.settings import MemoryConfig
 from onboard.supervisor.settings import SupervisorConfig
 from onboard.telemetry.settings import TelemetryConfig
@@ -36,6 +37,7 @@ class AerieConfig:
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
+    map: MapConfig = field(default_factory=MapConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     agent: AgentConfig = field(default_factory=AgentConfig)
     inference: InferenceConfig = field(default_factory=InferenceConfig)

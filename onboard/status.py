@@ -6,8 +6,9 @@ so every check here must be one that can honestly fail. Two groups:
 
 * offline checks, which need no running supervisor: the config loads, every
   model file present verifies against its checksum (the same rule as
-  ``aerie models verify``), the models the config selects are present, and the
-  memory file opens (created and migrated if absent, as the supervisor would);
+  ``aerie models verify``), the models the config selects are present, the
+  memory file opens (created and migrated if absent, as the supervisor would),
+  and the configured map file loads whole (``map.path``; none configured passes);
 * the supervisor's own report, read from its local status socket: bridge
   connected, models loaded, memory open. The supervisor (``aerie fly``,
   issue #6) is what serves that socket; until it runs there is nothing to ask,
@@ -115,6 +116,25 @@ def check_memory(cfg: Any) -> Check:
     return Check("memory", True, f"{path} opens (schema v{report.to_version})")
 
 
+def check_map(cfg: Any) -> Check:
+    """The configured map file loads: this format, undamaged, and of `map.extract_sha256`'s extract if set."""
+    import time
+
+    from onboard.map.map_file import MapFileError, load_map
+    from onboard.map.settings import map_file_path
+
+    path = map_file_path(cfg.data_dir, cfg.map)
+    if path is None:
+        return Check("map", True, "no map configured (map.path is empty)")
+    t0 = time.perf_counter()
+    try:
+        m = load_map(path, expect_sha256=cfg.map.extract_sha256 or None)
+    except MapFileError as exc:
+        return Check("map", False, str(exc))
+    return Check("map", True, f"{path}: {m.name}, {m.graph.n_nodes} waypoints, {len(m.landmarks)} landmarks, "
+                              f"extract {m.header.extract_sha256[:12]}; loads in {1e3 * (time.perf_counter() - t0):.0f} ms")
+
+
 def default_socket(cfg: Any) -> Path:
     """Where the supervisor serves its status: next to the vehicle's other files."""
     return Path(cfg.data_dir).expanduser() / STATUS_SOCKET_NAME
@@ -164,6 +184,7 @@ def run_checks(config_path: str | None, *, offline: bool, manifest: str | None =
         return checks
     checks.append(check_models(cfg, manifest))
     checks.append(check_memory(cfg))
+    checks.append(check_map(cfg))
     if not offline:
         checks += read_supervisor(Path(sock_path) if sock_path else default_socket(cfg))
     return checks

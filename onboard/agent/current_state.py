@@ -14,12 +14,7 @@ import numpy as np
 
 from onboard.agent.geometry import bearing_of, norm
 from onboard.agent.observation import AgentObservation
-
-_COMPASS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
-
-
-def compass(bearing: float) -> str:
-    return _COMPASS[int(((bearing % 360.0) + 22.5) // 45.0) % 8]
+from onboard.map.compass import compass8 as compass
 
 
 def scene_description(obs: AgentObservation) -> str:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from onboard.agent.current_state import compass
-from onboard.agent.geometry import angle_diff, bearing_of, norm, offset
+from onboard.agent.geometry import bearing_of, norm, offset
+from onboard.map.compass import angle_diff
 from onboard.agent.goal_description import GoalDescription
 from onboard.agent.observation import NeighbourMove
 from onboard.agent.settings import AgentConfig

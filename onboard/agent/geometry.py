@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from onboard.map import compass
+
 
 def offset(bearing_deg: float, distance: float) -> np.ndarray:
     """East-north vector of a sighting or a move."""
@@ -15,13 +17,7 @@ def offset(bearing_deg: float, distance: float) -> np.ndarray:
 
 def bearing_of(v: np.ndarray) -> float:
     """Compass bearing (deg clockwise from north) of an east-north vector."""
-    return math.degrees(math.atan2(float(v[0]), float(v[1]))) % 360.0
-
-
-def angle_diff(a: float, b: float) -> float:
-    """Smallest absolute difference between two bearings, 0..180."""
-    d = abs(a - b) % 360.0
-    return min(d, 360.0 - d)
+    return compass.bearing_deg(float(v[0]), float(v[1]))
 
 
 def norm(v: np.ndarray) -> float:

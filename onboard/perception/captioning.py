@@ -13,7 +13,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from onboard.perception.geoinstruct import compass
+from onboard.map.compass import compass8
 
 CAPTION_PROMPT = (
     "You are the camera of a drone. Describe this aerial view in one sentence: "
@@ -35,7 +35,7 @@ class DetectionCaptioner:
         counts = Counter(o.label for o in objects)
         listed = ", ".join(f"{n} {label}{'s' if n > 1 else ''}" for label, n in counts.most_common())
         near = min(objects, key=lambda o: (o.range_m is None, o.range_m or 0.0))
-        where = f"bearing {near.bearing_deg:03.0f}° ({compass(near.bearing_deg)})"
+        where = f"bearing {near.bearing_deg:03.0f}° ({compass8(near.bearing_deg)})"
         if near.range_m is not None:
             where += f" at about {near.range_m:.0f} m"
         return f"In view: {listed}; the nearest {near.label} is {where}."

@@ -12,9 +12,9 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+from onboard.map.compass import compass8
 from onboard.perception.camera_model import CameraPose
 
-COMPASS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 
 
 @dataclass(frozen=True)
@@ -22,10 +22,6 @@ class Landmark:
     name: str
     north: float
     east: float
-
-
-def compass(bearing_deg: float) -> str:
-    return COMPASS[int(((bearing_deg % 360) + 22.5) // 45) % 8]
 
 
 def relative_direction(bearing_deg: float, heading_deg: float) -> str:
@@ -36,7 +32,7 @@ def relative_direction(bearing_deg: float, heading_deg: float) -> str:
 
 
 def describe_object(label: str, score: float, bearing: float, heading: float, range_m: float | None, method: str | None) -> str:
-    where = f"bearing {bearing:03.0f}° ({compass(bearing)}), {relative_direction(bearing, heading)}"
+    where = f"bearing {bearing:03.0f}° ({compass8(bearing)}), {relative_direction(bearing, heading)}"
     if range_m is not None:
         where += f", ~{range_m:.0f} m" + (" (from its size)" if method == "size-prior" else "")
     return f"{label} ({score:.2f}) {where}"
@@ -47,7 +43,7 @@ def build_geoinstruct(pose: CameraPose, objects: Sequence, landmarks: Sequence[L
     heading = pose.yaw_deg % 360.0
     parts = [
         f"Vehicle at N {pose.north:.1f} m, E {pose.east:.1f} m, {pose.altitude_m:.1f} m above ground, "
-        f"camera heading {heading:03.0f}° ({compass(heading)}), pitch {pose.pitch_deg:.0f}°."
+        f"camera heading {heading:03.0f}° ({compass8(heading)}), pitch {pose.pitch_deg:.0f}°."
     ]
     ranked = sorted(objects, key=lambda o: (o.range_m is None, o.range_m or 0.0, -o.score))[:max_items]
     if ranked:
@@ -59,6 +55,6 @@ def build_geoinstruct(pose: CameraPose, objects: Sequence, landmarks: Sequence[L
         for lm in sorted(landmarks, key=lambda l: math.hypot(l.north - pose.north, l.east - pose.east))[:max_items]:
             dn, de = lm.north - pose.north, lm.east - pose.east
             b = math.degrees(math.atan2(de, dn)) % 360.0
-            items.append(f"{lm.name} bearing {b:03.0f}° ({compass(b)}), {relative_direction(b, heading)}, {math.hypot(dn, de):.0f} m")
+            items.append(f"{lm.name} bearing {b:03.0f}° ({compass8(b)}), {relative_direction(b, heading)}, {math.hypot(dn, de):.0f} m")
         parts.append("Landmarks: " + "; ".join(items) + ".")
     return " ".join(parts)

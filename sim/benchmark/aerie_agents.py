@@ -85,7 +85,7 @@ def _planner_model():
 
 def make_aerie_agent(name: str, world) -> BenchAgent:
     """`name` is one of `AERIE_AGENTS`; the world gives only the landmark names (the gazetteer)."""
-    from sim.world.graph import NODE_SPACING_M
+    from onboard.map.corridors import NODE_SPACING_M
 
     gazetteer = [lm.name for lm in world.landmarks]
     if name == "llm":

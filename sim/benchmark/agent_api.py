@@ -21,7 +21,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from sim.world.graph import Neighbour
+from onboard.map.corridors import Neighbour
 from sim.world.perception import LandmarkSighting, PoiSighting
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from onboard.map.compass import angle_diff, bearing_deg
 from sim.benchmark.agent_api import Action, Observation
 from sim.benchmark.understand import estimate_goal, parse_relations
-from sim.world.compass import angle_diff, bearing_deg
 from sim.world.perception import PoiSighting, relative_xy
 
 ARRIVE_WITHIN_M = 45.0

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from onboard.map.city import Building, Poi, polygon_area
+from onboard.map.compass import bearing_deg
 from sim.benchmark.compass import index_of_bearing, spellings
 from sim.benchmark.understand import estimate_goal, parse_relations
-from sim.world.city import Building, Poi, polygon_area
-from sim.world.compass import bearing_deg
 
 MAX_REFERENCE_M = 700.0  # landmarks further from the goal than this are not used
 MIN_LANDMARK_AREA_M2 = 250.0  # kiosks and boat sheds are no landmarks to steer by

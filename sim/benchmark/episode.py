@@ -28,10 +28,10 @@ import numpy as np
 
 from contract.geodesy import ned_from_geo
 from firmware_bridge.settings import SafetyConfig
+from onboard.map.compass import bearing_deg
 from sim.benchmark import metrics
 from sim.benchmark.agent_api import Action, Agent, Observation
 from sim.benchmark.tasks import ResolvedTask
-from sim.world.compass import bearing_deg
 from sim.world.perception import NoiseModel, OraclePerception, preset
 from sim.world.world import World
 

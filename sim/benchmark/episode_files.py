@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contract import results
-from sim.world.compass import bearing_deg
+from onboard.map.compass import bearing_deg
 from sim.world.world import World
 
 

@@ -93,7 +93,7 @@ class Pass:
 def fly(world: World, tasks: list[ResolvedTask], indices: list[int], preset: str, *, store: Any = None,
         agent_name: str = "geometric", seed: int = 0, progress: bool = False) -> Pass:
     """Fly `tasks[i]` for i in `indices` (perception seed as the plain benchmark: seed * 100003 + i)."""
-    from sim.world.graph import NODE_SPACING_M
+    from onboard.map.corridors import NODE_SPACING_M
 
     gazetteer = [lm.name for lm in world.landmarks]
     out = Pass()

@@ -58,7 +58,7 @@ def agent_row(world: World, tasks: list[ResolvedTask], preset: str, altitude: fl
     from onboard.agent.agent import GraphAgent, variant_config
     from sim.benchmark.aerie_agents import BenchAgent
     from sim.benchmark.runner import run_tasks
-    from sim.world.graph import NODE_SPACING_M
+    from onboard.map.corridors import NODE_SPACING_M
 
     name = "geometric-no-look-up" if altitude is None else "geometric"
     cfg = variant_config(name)

@@ -28,13 +28,13 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from onboard.map.compass import bearing_deg
 from sim.benchmark.compass import index_of_bearing
 from sim.benchmark.describe import MAX_ESTIMATE_ERROR
 from sim.benchmark.generate import usable_goals
 from sim.benchmark.phrasing import FAMILY_NAMES, FAMILY_SHAPE, Phrased, TruthRelation, phrase
 from sim.benchmark.tasks import STEP_LIMIT_FACTOR, Task
 from sim.benchmark.understand import Relation, estimate_goal
-from sim.world.compass import bearing_deg
 from sim.world.world import World
 
 MIN_REFERENCE_M, MAX_REFERENCE_M = 120.0, 600.0  # landmark centroid to goal

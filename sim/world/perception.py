@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.world.compass import bearing_deg
+from onboard.map.compass import bearing_deg
 from sim.world.world import World
 
 POI_RANGE_M = 60.0  # POI names are readable (signs, shop fronts) this close

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.world.compass import compass8
+from onboard.map.compass import compass8
 from sim.world.visibility import Occluders, visible_landmarks
 from sim.world.world import World
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.world.city import Building
+from onboard.map.city import Building
 
 DEFAULT_RANGE_M = 500.0  # a building-sized landmark is a few pixels wide beyond this
 AIM_FRACTION = 0.8  # aim at 80% of the landmark's height: seeing only a roof corner does not count

@@ -1,18 +1,22 @@
-"""The benchmark world: city + street graph + landmarks, goals and visibility.
+"""The benchmark world: the onboard map + goals and landmark visibility.
 
-Built once from the OSM extract (see `sim.world.cache.load_world`), then used
-read-only by perception, the renderer, task generation and episodes.
+Built once from the OSM extract's onboard map (`onboard.map.build.build_map`,
+see `sim.world.cache.load_world`), so the corridor graph the benchmark scores
+is the one a vehicle carries; then used read-only by perception, the renderer,
+task generation and episodes. What the simulator adds is what only an oracle
+knows: which POIs make goals and what can be seen from where.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from sim.world.city import Building, City, Poi
-from sim.world.graph import StreetGraph, discretise
+from onboard.map.city import Building, Poi
+from onboard.map.corridors import StreetGraph
+from onboard.map.onboard_map import OnboardMap
 from sim.world.visibility import DEFAULT_RANGE_M, Occluders, visible_landmarks
 
 # The drone flies the street graph at this height above ground: an urban
@@ -29,27 +33,40 @@ GOAL_SNAP_M = 50.0
 class World:
     """Everything an episode needs; plain data, picklable."""
 
-    city: City
-    graph: StreetGraph
+    map: OnboardMap  # the city: corridor graph, buildings, landmarks, POIs
     landmarks: list[Building]
     goals: list[Poi]  # POIs with a unique name within GOAL_SNAP_M of a node
     goal_nodes: list[int]  # the node each goal snaps to
     visible: list[list[int]]  # per node: indices into `landmarks` visible from it
     cruise_alt: float = CRUISE_ALT_M
     view_range: float = DEFAULT_RANGE_M
-    network_choice: dict = field(default_factory=dict)  # network type -> POIs within 50 m
+
+    @property
+    def graph(self) -> StreetGraph:
+        """The corridor graph: the onboard map's own (one street graph, not two)."""
+        return self.map.graph
+
+    @property
+    def city(self) -> OnboardMap:
+        """The map the world was built from (`.buildings`, `.pois`, `.name`, `.origin`, `.bounds`)."""
+        return self.map
+
+    @property
+    def network_choice(self) -> dict[str, int]:
+        """Network type -> named places within reach of its corridors, as the map build scored them."""
+        return self.map.header.network_scores
 
     # -- visibility from other altitudes (a look-up climbs above the cruise altitude) --------------
     @property
     def occluders(self) -> Occluders:
         """Every building's footprint edges for line-of-sight tests: built on first use, kept on the world.
 
-        The same occluders `build_world` computed `visible` with (`Occluders.from_buildings(city.buildings)`);
+        The same occluders `build_world` computed `visible` with (`Occluders.from_buildings(map.buildings)`);
         not pickled (`__getstate__`), so the cache file stays as it was and a loaded world builds them once.
         """
         occ = self.__dict__.get("_occluders")
         if occ is None:
-            occ = self.__dict__["_occluders"] = Occluders.from_buildings(self.city.buildings)
+            occ = self.__dict__["_occluders"] = Occluders.from_buildings(self.map.buildings)
         return occ
 
     def visible_from(self, node: int, altitude: float | None = None) -> list[int]:
@@ -78,7 +95,7 @@ class World:
 
     @property
     def origin(self):
-        return self.city.origin
+        return self.map.origin
 
     def landmark(self, name: str) -> Building:
         for lm in self.landmarks:
@@ -90,54 +107,23 @@ class World:
         return next((p for p in self.goals if p.name == name), None)
 
 
-def poi_coverage(graph: StreetGraph, pois: list[Poi], radius: float = GOAL_SNAP_M) -> int:
-    """How many POIs have a graph node within `radius` metres."""
-    if not pois:
-        return 0
-    P = np.array([p.xy for p in pois])
-    count = 0
-    for chunk in np.array_split(P, max(1, len(P) // 200)):
-        d = np.hypot(chunk[:, None, 0] - graph.xy[None, :, 0], chunk[:, None, 1] - graph.xy[None, :, 1])
-        count += int((d.min(axis=1) <= radius).sum())
-    return count
-
-
-def choose_network(city: City) -> tuple[str, StreetGraph, dict[str, int]]:
-    """The network type whose largest component brings most POIs within 50 m of a node.
-
-    Ties go to the graph with fewer nodes (a smaller action space for the same goals).
-    """
-    scores: dict[str, int] = {}
-    graphs: dict[str, StreetGraph] = {}
-    for ntype, edges in city.streets.items():
-        g = discretise(edges, city.origin, ntype).largest_component()
-        graphs[ntype] = g
-        scores[ntype] = poi_coverage(g, city.pois)
-    best = max(scores, key=lambda t: (scores[t], -graphs[t].n_nodes))
-    return best, graphs[best], scores
-
-
-def build_world(city: City, network_type: str | None = None, cruise_alt: float = CRUISE_ALT_M,
+def build_world(onboard_map: OnboardMap, cruise_alt: float = CRUISE_ALT_M,
                 view_range: float = DEFAULT_RANGE_M) -> World:
-    """Discretise streets, pick goals and precompute landmark visibility per node."""
-    if network_type is None:
-        network_type, graph, scores = choose_network(city)
-    else:
-        graph = discretise(city.streets[network_type], city.origin, network_type).largest_component()
-        scores = {network_type: poi_coverage(graph, city.pois)}
-    landmarks = city.landmarks
-    name_counts = Counter(p.name for p in city.pois)
+    """Pick goals among the map's POIs and precompute landmark visibility per corridor node."""
+    graph = onboard_map.graph
+    landmarks = onboard_map.landmarks
+    name_counts = Counter(p.name for p in onboard_map.pois)
     goals, goal_nodes = [], []
-    for p in city.pois:
+    for p in onboard_map.pois:
         if name_counts[p.name] != 1:
             continue  # a chain shop with several branches cannot be a unique goal
         n = graph.nearest_node(*p.xy)
         if np.hypot(*(graph.xy[n] - p.xy)) <= GOAL_SNAP_M:
             goals.append(p)
             goal_nodes.append(n)
-    occ = Occluders.from_buildings(city.buildings)
+    occ = Occluders.from_buildings(onboard_map.buildings)
     visible = [visible_landmarks(graph.xy[i], cruise_alt, landmarks, occ, view_range) for i in range(graph.n_nodes)]
-    world = World(city=city, graph=graph, landmarks=landmarks, goals=goals, goal_nodes=goal_nodes,
-                  visible=visible, cruise_alt=cruise_alt, view_range=view_range, network_choice=scores)
+    world = World(map=onboard_map, landmarks=landmarks, goals=goals, goal_nodes=goal_nodes,
+                  visible=visible, cruise_alt=cruise_alt, view_range=view_range)
     world.__dict__["_occluders"] = occ  # the same ones, kept for `visible_from` (not pickled)
     return world

@@ -20,7 +20,7 @@ def test_onboard_agent_imports_no_sim_or_ground_station():
 def test_observation_is_converted():
     from sim.benchmark.aerie_agents import to_agent_observation
     from sim.benchmark.agent_api import Observation
-    from sim.world.graph import Neighbour
+    from onboard.map.corridors import Neighbour
     from sim.world.perception import LandmarkSighting, PoiSighting
 
     obs = Observation(3, 40, (Neighbour(7, "NE", 44.0, 51.5),), (LandmarkSighting("Kiasma", 10.0, 300.0),),

@@ -113,7 +113,7 @@ def test_refused_look_ups_do_not_loop():
 def test_adapter_carries_the_look_up_both_ways():
     from sim.benchmark.aerie_agents import to_action, to_agent_observation
     from sim.benchmark.agent_api import Action, Observation
-    from sim.world.graph import Neighbour
+    from onboard.map.corridors import Neighbour
 
     obs = Observation(3, 40, (Neighbour(7, "NE", 44.0, 51.5),), (), (), heading=0.0, altitude_m=60.0,
                       look_up_ceiling_m=120.0)

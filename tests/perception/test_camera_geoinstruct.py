@@ -6,9 +6,10 @@ import math
 import numpy as np
 import pytest
 
+from onboard.map.compass import compass8
 from onboard.perception.camera_model import CameraIntrinsics, CameraPose, bearing_elevation, localise_box, pixel_ray
 from onboard.perception.captioning import DetectionCaptioner
-from onboard.perception.geoinstruct import Landmark, compass, relative_direction
+from onboard.perception.geoinstruct import Landmark, relative_direction
 from onboard.perception.oracle_detector import OracleDetector, StaticGroundTruth
 from onboard.perception.pipeline import PerceptionPipeline
 
@@ -35,7 +36,7 @@ def test_ground_plane_range_from_altitude_and_pitch():
 def test_nadir_camera_top_of_image_is_north():
     pose = CameraPose(0, 0, -50, yaw_deg=0, pitch_deg=-90)
     loc = localise_box(CAM, pose, (310, 0, 330, 40))  # near the top edge
-    assert compass(loc.bearing_deg) == "N" and loc.range_m > 0
+    assert compass8(loc.bearing_deg) == "N" and loc.range_m > 0
 
 
 def test_size_prior_when_the_ray_never_reaches_the_ground():
@@ -52,7 +53,7 @@ def test_relative_directions_and_compass():
     assert relative_direction(0, 90) == "left"
     assert relative_direction(270, 90) == "behind"
     assert relative_direction(45, 90) == "ahead-left"
-    assert compass(359) == "N" and compass(225) == "SW"
+    assert compass8(359) == "N" and compass8(225) == "SW"
 
 
 def test_pipeline_with_the_oracle_detector_builds_geoinstruct():

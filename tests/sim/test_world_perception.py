@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim.world.compass import angle_diff, bearing_deg
+from onboard.map.compass import angle_diff, bearing_deg
 from sim.world.perception import PRESETS, NoiseModel, OraclePerception, preset
 from tests.sim._world_fixture import helsinki
 

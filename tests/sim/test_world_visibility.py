@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.world.city import Building
+from onboard.map.city import Building
 from sim.world.visibility import Occluders, landmark_visible, visible_landmarks
 from tests.sim._world_fixture import helsinki
 

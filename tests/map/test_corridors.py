@@ -1,4 +1,4 @@
-"""The street graph: ~50 m nodes, connected where the streets are, correct compass words and paths."""
+"""The corridor graph: ~50 m nodes, connected where the streets are, correct compass words and paths."""
 
 from __future__ import annotations
 
@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 
 from contract.geodesy import GeoPoint, ned_from_geo
-from sim.world.city import StreetEdge
-from sim.world.compass import bearing_deg, compass8
-from sim.world.graph import MIN_SPACING_M, densify, discretise
-from tests.sim._world_fixture import helsinki
+from onboard.map.city import StreetEdge
+from onboard.map.compass import bearing_deg, compass8
+from onboard.map.corridors import MIN_SPACING_M, densify, discretise
 
 ORIGIN = GeoPoint(60.17, 24.94)
 
@@ -53,14 +52,20 @@ def test_disjoint_streets_stay_disjoint_and_chain_is_connected():
     assert all(MIN_SPACING_M <= d <= 2 * MIN_SPACING_M for d in el)
 
 
-def test_helsinki_graph_connected_where_the_streets_are():
-    w = helsinki()
-    g = w.graph
+def test_sample_spacing_is_a_build_parameter():
+    edges = [_line(0, 1, (0, 0), (0, 400))]
+    assert len(densify(edges, 5.0).xy) == 82 and len(densify(edges, 20.0).xy) == 22  # 2 ends + 400 // step inside
+    coarse = discretise(edges, ORIGIN, "test", min_spacing=100.0, sample_m=20.0)
+    assert coarse.n_nodes == 4 and all(100.0 <= coarse.edge_length(a, b) < 200.0 for a, b in coarse.edges())
+
+
+def test_helsinki_graph_connected_where_the_streets_are(helsinki_city, helsinki_map):
+    g = helsinki_map.graph
     assert len(g.components()) == 1
     # every street sample of the chosen network's main component lies near a node:
-    street = discretise(w.city.streets[g.network_type], w.origin, g.network_type)
+    street = discretise(helsinki_city.streets[g.network_type], helsinki_map.origin, g.network_type)
     main = street.components()[0]
-    dense = densify(w.city.streets[g.network_type])
+    dense = densify(helsinki_city.streets[g.network_type])
     near_main = np.min(np.hypot(dense.xy[:, None, 0] - street.xy[None, main, 0],
                                 dense.xy[:, None, 1] - street.xy[None, main, 1]), axis=1) < MIN_SPACING_M
     d = np.min(np.hypot(dense.xy[near_main, None, 0] - g.xy[None, :, 0],
@@ -69,17 +74,17 @@ def test_helsinki_graph_connected_where_the_streets_are():
     assert len(main) == g.n_nodes
 
 
-def test_helsinki_node_spacing_about_50_m():
-    g = helsinki().graph
+def test_helsinki_node_spacing_about_50_m(helsinki_map):
+    g = helsinki_map.graph
     el = np.array([g.edge_length(a, b) for a, b in g.edges()])
     assert 40.0 <= np.median(el) <= 60.0
     assert np.mean((el >= 35) & (el <= 85)) > 0.9
     assert 300 <= g.n_nodes <= 800
 
 
-def test_shortest_paths_match_networkx():
+def test_shortest_paths_match_networkx(helsinki_map):
     nx = pytest.importorskip("networkx")
-    g = helsinki().graph
+    g = helsinki_map.graph
     G = g.to_networkx()
     rng = np.random.default_rng(1)
     for s in rng.choice(g.n_nodes, size=5, replace=False):
@@ -96,8 +101,8 @@ def test_shortest_paths_match_networkx():
             assert sum(g.edge_length(a, b) for a, b in zip(mpath, mpath[1:])) == pytest.approx(ref_m[int(t)])
 
 
-def test_network_choice_maximises_poi_coverage():
-    w = helsinki()
-    best = max(w.network_choice.values())
-    assert w.network_choice[w.graph.network_type] == best
-    assert len(w.goals) > 500
+def test_network_choice_maximises_poi_coverage(helsinki_map):
+    scores = helsinki_map.header.network_scores
+    assert set(scores) == {"driving", "walking", "cycling", "all"}
+    assert scores[helsinki_map.graph.network_type] == max(scores.values())
+    assert helsinki_map.header.network_type == helsinki_map.graph.network_type

@@ -1,8 +1,10 @@
-"""Compass bearings of east/north vectors in the world's local frame.
+"""Compass bearings of east/north vectors in a local metric frame, and their 8-point words.
 
-The lat/lon <-> metres conversion itself is `contract.geodesy` (PX4's local
-projection, shared by every process); this is only how the world names the
-directions of vectors it already has in metres.
+The one copy: the map's corridor moves, the agent's own frame, perception's
+geo-instruction and the simulator all name directions with these, so an "NE"
+means the same sector everywhere. The lat/lon <-> metres conversion itself is
+`contract.geodesy` (PX4's local projection, shared by every process); this is
+only how directions of vectors already in metres are named.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""Street graph discretised to nodes about every 50 m, as PReP built its cities.
+"""The flight corridors: the street graph discretised to nodes about every 50 m, as PReP built its cities.
 
 Why this construction: the OSM ways of a city centre are broken into many
 short pieces (crossings, sidewalks on both sides of a street, tram stops), so
 cutting each way every 50 m would leave clusters of nodes a few metres apart.
-Instead every street is sampled densely (every `SAMPLE_M`), node centres are
+Instead every street is sampled densely (every `sample_m`), node centres are
 picked greedily among the samples so that no two are closer than
-`MIN_SPACING_M` in the plane (street intersections first, so they become
+`min_spacing_m` in the plane (street intersections first, so they become
 nodes), every sample is owned by its nearest centre, and two nodes are
 neighbours when a street runs from one's cell into the other's. Because every
 street piece either stays in one cell or crosses into the next, each connected
@@ -26,12 +26,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
-from sim.world.city import StreetEdge
-from sim.world.compass import bearing_deg, compass8
+from onboard.map.city import StreetEdge
+from onboard.map.compass import bearing_deg, compass8
 
+# Defaults of the two build parameters (`onboard.map.build_params.BuildParams`, config `map.build`);
+# a map records the values it was built with in its header.
 SAMPLE_M = 5.0
 MIN_SPACING_M = 40.0
-NODE_SPACING_M = 50.0  # the nominal step length the benchmark talks about
+NODE_SPACING_M = 50.0  # the nominal step length the benchmark talks about (what MIN_SPACING_M yields)
 
 
 @dataclass(frozen=True)
@@ -184,7 +186,7 @@ class StreetGraph:
 
 @dataclass
 class DenseStreets:
-    """Streets sampled every `SAMPLE_M`: points, their links and OSM degree."""
+    """Streets sampled every `sample_m`: points, their links and OSM degree."""
 
     xy: np.ndarray
     links: np.ndarray  # (m, 2) index pairs
@@ -254,9 +256,9 @@ class _Grid:
 
 
 def discretise(edges: list[StreetEdge], origin: GeoPoint, network_type: str,
-               min_spacing: float = MIN_SPACING_M) -> StreetGraph:
+               min_spacing: float = MIN_SPACING_M, sample_m: float = SAMPLE_M) -> StreetGraph:
     """Turn street polylines into a graph with a node about every 50 m (see module doc)."""
-    dense = densify(edges)
+    dense = densify(edges, sample_m)
     grid = _Grid(dense.xy, min_spacing)
     # Intersections first (higher OSM degree), then the rest in street order.
     order = np.lexsort((np.arange(len(dense.xy)), -dense.degree))

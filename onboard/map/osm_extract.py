@@ -1,7 +1,7 @@
 """Parse the OpenStreetMap extract with pyrosm into a `City` (ENU, plain data).
 
 This is the only module that imports pyrosm/geopandas; it runs once per
-extract and its result is cached by `sim.world.cache`.
+extract, when a map is built (`onboard.map.build`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from contract.geodesy import GeoPoint, ned_from_geo
-from sim.world.city import (
+from onboard.map.city import (
     DEFAULT_BUILDING_HEIGHT_M,
     ROOF_ALLOWANCE_M,
     STOREY_HEIGHT_M,

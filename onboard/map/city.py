@@ -1,7 +1,8 @@
 """The city as plain data: buildings, landmarks, POIs and street polylines in ENU.
 
-Nothing here depends on geopandas once built, so the parsed city pickles into
-a small cache file and tests load it in milliseconds (see `sim.world.cache`).
+What `osm_extract` parses an extract into. Nothing here depends on geopandas,
+so the onboard map (`onboard_map.OnboardMap`) carries these same records and a
+map file turns back into them without pyrosm.
 """
 
 from __future__ import annotations
@@ -45,7 +46,12 @@ class Building:
 
 @dataclass
 class Poi:
-    """A named point of interest (a goal candidate): café, shop, statue ..."""
+    """A named point of interest (a goal candidate): café, shop, statue ...
+
+    `possibly_stale` is true for every POI read from an extract: shops and cafés open,
+    close and rename between the extract's date and a flight, so a map POI is a hint
+    the vehicle must confirm by reading the sign, never a fact.
+    """
 
     id: int
     name: str
@@ -53,6 +59,7 @@ class Poi:
     xy: np.ndarray  # (2,) ENU metres
     lat: float
     lon: float
+    possibly_stale: bool = True
 
 
 @dataclass
@@ -77,14 +84,14 @@ class City:
     bounds: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # min e, min n, max e, max n
     meta: dict = field(default_factory=dict)
 
-    @property
-    def landmarks(self) -> list[Building]:
-        """Named buildings, one per name (the largest footprint wins)."""
-        best: dict[str, Building] = {}
-        for b in self.buildings:
-            if b.name and (b.name not in best or polygon_area(b.footprint) > polygon_area(best[b.name].footprint)):
-                best[b.name] = b
-        return sorted(best.values(), key=lambda b: b.name)
+
+def named_landmarks(buildings: list[Building]) -> list[Building]:
+    """Named buildings, one per name (the largest footprint wins), sorted by name."""
+    best: dict[str, Building] = {}
+    for b in buildings:
+        if b.name and (b.name not in best or polygon_area(b.footprint) > polygon_area(best[b.name].footprint)):
+            best[b.name] = b
+    return sorted(best.values(), key=lambda b: b.name)
 
 
 def polygon_area(ring: np.ndarray) -> float:

@@ -1,0 +1,42 @@
+"""The `map:` section of the vehicle's config: which map file to fly with and how maps are built."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from onboard.map.build_params import BuildParams
+
+DEFAULT_MAP_NAME = "map.aeriemap"
+
+
+@dataclass(frozen=True)
+class MapConfig:
+    # The onboard map file (`aerie map build` writes one, `make flash` ships it); "" = fly without a
+    # map. A relative path is under data_dir: map.aeriemap is <data_dir>/map.aeriemap.
+    path: str = ""
+    # Refuse a map built from any other extract than the one with this sha256 (`aerie map info`
+    # shows a map's); "" accepts a map of any extract.
+    extract_sha256: str = ""
+    # How `aerie map build` and `make flash` build a map. A map file keeps the parameters it was
+    # built with in its header; changing these does not change a map already built.
+    build: BuildParams = field(default_factory=BuildParams)
+
+    def __post_init__(self) -> None:
+        if self.extract_sha256 and not re.fullmatch(r"[0-9a-f]{64}", self.extract_sha256):
+            raise ValueError(f"extract_sha256 must be 64 lower-case hex digits or empty, got {self.extract_sha256!r}")
+
+
+def map_file_path(data_dir: str | Path, cfg: MapConfig) -> Path | None:
+    """The configured map file (relative paths under `data_dir`), or None when no map is configured."""
+    if not cfg.path:
+        return None
+    path = Path(cfg.path).expanduser()
+    return path if path.is_absolute() else Path(data_dir).expanduser() / path
+
+
+def default_map_path(data_dir: str | Path, cfg: MapConfig) -> Path:
+    """Where `aerie map build` writes and `aerie map info` looks by default: the configured file, else
+    <data_dir>/map.aeriemap."""
+    return map_file_path(data_dir, cfg) or Path(data_dir).expanduser() / DEFAULT_MAP_NAME
