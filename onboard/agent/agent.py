@@ -81,7 +81,8 @@ class GraphAgent:
         known = map_knowledge if c.use_map else None
         if known is not None:
             memory.set_map(known.landmarks, known.uncertainty_m, overrule_m=c.map_overrule_m,
-                           overrule_min_fixes=c.map_overrule_min_fixes, absent_within_m=c.map_absent_within_m)
+                           overrule_min_fixes=c.map_overrule_min_fixes, absent_within_m=c.map_absent_within_m,
+                           overrule_spreads=c.map_overrule_spreads)
         static = StaticState(
             config=c, task_instruction=description, goal=goal, memory=memory,
             corridors=None if known is None or known.corridors is None else CorridorMap(known.corridors, c.map_snap_m),

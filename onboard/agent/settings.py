@@ -93,6 +93,10 @@ class AgentConfig:
     map_overrule_m: float = 100.0
     # Live fixes a map landmark needs before they can overrule it (one fix may be a false detection).
     map_overrule_min_fixes: int = 3
+    # The overrule gate grows where the live fixes scatter: at least this many standard errors of their
+    # median (from their own robust spread), so a few noisy distant fixes do not overrule a good map while
+    # consistent ones overrule a wrong one at once.
+    map_overrule_spreads: float = 2.0
     # A map landmark never seen although the drone looked from this close to its map position (at cruise)
     # is taken as gone and dropped (metres; from the Helsinki world's corridors every landmark within 50 m
     # of a waypoint is in line of sight).

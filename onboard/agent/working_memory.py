@@ -28,7 +28,10 @@ An onboard map (see `onboard.agent.map_knowledge`) seeds landmark positions
 before take-off, each with the map's uncertainty as its spread, so the goal's
 region is known before any sighting. Live sightings still win: once a
 landmark has `map_overrule_min_fixes` live fixes whose robust position lies
-further than `map_overrule_m` from the map's, the map entry is dropped (a
+further from the map's than the gate (`map_overrule_m`, or more where the
+fixes scatter: `map_overrule_spreads` standard errors of their median, from
+their own robust spread, so noisy distant fixes do not overrule a good map
+while exact ones overrule it at once), the map entry is dropped (a
 building that moved, or a map that was wrong); a map landmark the drone
 passed within `map_absent_within_m` of without ever seeing it is dropped too
 (a building that is gone). While a map entry stands it is used instead of the
@@ -168,11 +171,12 @@ class WorkingMemory:
         self.map_dropped: dict[str, MapDrop] = {}
         self.map_refused: tuple[str, ...] = ()  # map entries never used: their name names the goal
         self.map_overrule_m = float("inf")
+        self.map_overrule_spreads = 0.0
         self.map_overrule_min_fixes = 1
         self.map_absent_within_m = 0.0
 
     def set_map(self, landmarks: Mapping[str, np.ndarray], uncertainty_m: float, *, overrule_m: float,
-                overrule_min_fixes: int, absent_within_m: float) -> None:
+                overrule_min_fixes: int, absent_within_m: float, overrule_spreads: float = 0.0) -> None:
         """Seed landmark positions from the onboard map (own frame); live fixes overrule them (see module doc).
 
         An entry whose name names the goal (`GoalDescription.names_goal`) is refused
@@ -183,6 +187,7 @@ class WorkingMemory:
         self.map_landmarks = {n: np.asarray(p, dtype=float) for n, p in landmarks.items() if n not in self.map_refused}
         self.map_uncertainty_m = float(uncertainty_m)
         self.map_overrule_m = float(overrule_m)
+        self.map_overrule_spreads = float(overrule_spreads)
         self.map_overrule_min_fixes = max(1, int(overrule_min_fixes))
         self.map_absent_within_m = float(absent_within_m)
         self.map_dropped = {}
@@ -204,10 +209,14 @@ class WorkingMemory:
         f = self.fixes[name]
         if name not in self.map_landmarks or len(f.points) < self.map_overrule_min_fixes:
             return
-        live, _ = self.landmark(name, live_only=True)
+        live, mad = self.landmark(name, live_only=True)
         off = float(np.hypot(*(live - self.map_landmarks[name])))
-        if off > self.map_overrule_m:
-            self._drop_map(name, step, f"overruled: {len(f.points)} live fixes put it {off:.0f} m from the map position")
+        # standard error of the median of n fixes with robust spread `mad` (1.4826 MAD = sigma; 1.25 sigma / sqrt n)
+        sem = 1.25 * 1.4826 * mad / math.sqrt(len(f.points))
+        gate = max(self.map_overrule_m, self.map_overrule_spreads * sem)
+        if off > gate:
+            self._drop_map(name, step, f"overruled: {len(f.points)} live fixes put it {off:.0f} m from the map "
+                                       f"position (gate {gate:.0f} m)")
 
     def passed(self, step: int, position: np.ndarray) -> None:
         """The drone looked from `position` at cruise: a map landmark this close that was never seen is gone."""
