@@ -265,7 +265,8 @@ def search(state: AgentState) -> dict[str, Any]:
         sweeping = worth is not None
     action, reason = move_towards(state, target, closeness=s.config.search_closeness_weight, worth_seeing=worth,
                                   map_dests=map_dests)
-    why = f"{'sweeping the unseen part of the described area' if sweeping else 'searching around the estimate'}: {reason}"
+    how = "sweeping the unseen part of the described area" if sweeping else "searching around the estimate"
+    why = f"{how}: {reason}"
     out = SearchOutput("forward", why[:120], "continue_search", 1.0)
     return {"action": AgentAction.move(action.node, out.reason), "strategy": "search",
             "subtask_context": {"goal": d.plan.sub_goals[d.current_task_index].goal, "CoT_summary": out.reason,

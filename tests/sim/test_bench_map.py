@@ -34,7 +34,8 @@ def test_stale_share_is_reproducible_per_seed_and_task_and_displaces_or_deletes_
     a = task_map(bm, "Nobody", origin, stale=0.2, seed=3, task_id="d001")
     b = task_map(bm, "Nobody", origin, stale=0.2, seed=3, task_id="d001")
     assert a.displaced == b.displaced and a.deleted == b.deleted
-    assert {n: list(p) for n, p in a.knowledge.landmarks.items()} == {n: list(p) for n, p in b.knowledge.landmarks.items()}
+    assert {n: list(p) for n, p in a.knowledge.landmarks.items()} == \
+        {n: list(p) for n, p in b.knowledge.landmarks.items()}
     other_task = task_map(bm, "Nobody", origin, stale=0.2, seed=3, task_id="d002")
     other_seed = task_map(bm, "Nobody", origin, stale=0.2, seed=4, task_id="d001")
     assert (other_task.displaced, other_task.deleted) != (a.displaced, a.deleted)
