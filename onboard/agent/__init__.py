@@ -17,7 +17,9 @@ Modules: ``observation`` (the agent's own input/output types), ``settings``
 locate), ``geometric_planner`` (plan + move choice), ``llm_planner`` (plan
 from the planner model, geometric fallback), ``working_memory`` (PReP
 target-estimate fusion), ``goal_description`` (description -> relations),
-``street_map`` (own corridor map, frontier routes), ``strategy_control``
+``street_map`` (own corridor map, frontier routes),
+``map_knowledge`` (what an onboard map says, in the own frame), ``corridor_map``
+(routes on the map's corridors, moves snapped to its waypoints), ``strategy_control``
 (effect classification, error-threshold controller, loop detection),
 ``place_memory`` (feeding `onboard.memory.anchor_graph`), ``current_state``
 (the `current_state` string), ``frame_log`` (`FrameLog`), ``geometry``.

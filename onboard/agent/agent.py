@@ -9,8 +9,10 @@ from typing import Any
 from contract.results import write_episode
 
 from onboard.agent.agent_state import AgentState, StaticState
+from onboard.agent.corridor_map import CorridorMap
 from onboard.agent.instruction_reader import Generate, Reading, read_instruction
 from onboard.agent.graph import run_step
+from onboard.agent.map_knowledge import MapKnowledge
 from onboard.agent.observation import AgentAction, AgentObservation
 from onboard.agent.place_memory import waypoint_anchor_config
 from onboard.agent.settings import AgentConfig
@@ -68,14 +70,22 @@ class GraphAgent:
         self.state: AgentState | None = None
         self.last_path: list[str] = []
 
-    def reset(self, description: str, seed: int = 0) -> None:
+    def reset(self, description: str, seed: int = 0, map_knowledge: MapKnowledge | None = None) -> None:
+        """Start a mission. `map_knowledge`: what the onboard map says, already in this flight's frame
+        (take-off = origin); ignored when `config.use_map` is false. The goal is never taken from it."""
         c = self.config
         self.reading = read_instruction(description, self.gazetteer, self.reader_generate, reader=c.reader)
         goal = self.reading.goal
+        memory = WorkingMemory(goal, keep=c.fixes_per_landmark, outlier_mads=c.outlier_mads,
+                               outlier_floor_m=c.outlier_floor_m, ray_default_m=c.ray_default_m)
+        known = map_knowledge if c.use_map else None
+        if known is not None:
+            memory.set_map(known.landmarks, known.uncertainty_m, overrule_m=c.map_overrule_m,
+                           overrule_min_fixes=c.map_overrule_min_fixes, absent_within_m=c.map_absent_within_m,
+                           overrule_spreads=c.map_overrule_spreads)
         static = StaticState(
-            config=c, task_instruction=description, goal=goal,
-            memory=WorkingMemory(goal, keep=c.fixes_per_landmark, outlier_mads=c.outlier_mads,
-                                 outlier_floor_m=c.outlier_floor_m, ray_default_m=c.ray_default_m),
+            config=c, task_instruction=description, goal=goal, memory=memory,
+            corridors=None if known is None or known.corridors is None else CorridorMap(known.corridors, c.map_snap_m),
             street_map=StreetMap(),
             anchors=AnchorGraph(waypoint_anchor_config(self.step_spacing_m)) if c.use_anchors else None,
             episodic=EpisodicMemory(prompt_sentences=self.memory_config.episodic_prompt_sentences),
@@ -111,9 +121,23 @@ class GraphAgent:
             "prior_dropped": st.static.memory.prior_dropped,
             "goal_read_at": None if st.static.memory.goal_fix is None
             else [round(float(v), 1) for v in st.static.memory.goal_fix],
+            "map": self._map_summary(),
             "effects": [e.value for e in st.static.controller.effects],
             "reflections": st.static.reflections.recent(), "episodic_memory": st.static.episodic.sentences,
         }
+
+    def _map_summary(self) -> dict[str, Any] | None:
+        """What the onboard map gave and which of its landmarks live perception overruled, and why."""
+        st = self.state.static
+        mem, cm = st.memory, st.corridors
+        if not (mem.map_landmarks or mem.map_dropped or mem.map_refused or cm is not None):
+            return None
+        return {"landmarks_used": len(mem.map_landmarks), "uncertainty_m": mem.map_uncertainty_m,
+                "refused_goal_named": list(mem.map_refused),
+                "dropped": {n: {"step": d.step, "why": d.why} for n, d in mem.map_dropped.items()},
+                "corridor_waypoints": None if cm is None else len(cm.graph.xy),
+                "moves_snapped": None if cm is None else cm.snapped,
+                "moves_unsnapped": None if cm is None else cm.unsnapped}
 
     def write_results(self, folder: str | Path, extra: dict[str, Any] | None = None) -> Path:
         """`trajectory.json` (the FrameLogs) and `episode_summary.json` (the summary plus ``extra``) into `folder`."""

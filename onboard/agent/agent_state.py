@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from onboard.agent.corridor_map import CorridorMap
 from onboard.agent.frame_log import FrameLog
 from onboard.agent.goal_description import GoalDescription
 from onboard.agent.observation import AgentAction, AgentObservation
@@ -39,6 +40,7 @@ class StaticState:
     experience_store: Any = None  # onboard.memory.experience_store.ExperienceStore, for plan RAG
     plan_model: Any = None  # onboard.inference.planner_model.PlannerModel, for the "llm" backend
     reflection_window: int = 3  # reflections that steer choices (memory.reflection_window)
+    corridors: CorridorMap | None = None  # the onboard map's corridors (None: no map, or one without corridors)
 
 
 @dataclass

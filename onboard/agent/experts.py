@@ -21,10 +21,18 @@ changed, `action` None) so the subtask router dispatches again.
 * locate: the goal's name was read: TARGET_LOCKED within the arrival
   distance (arrive), else fly towards the read position; SEARCHING_VICINITY
   hands back to search if the name was never read.
+
+With an onboard map (`StaticState.corridors`) every move is costed by the
+shortest corridor route on from where it ends (`corridor_map`), and the
+destinations come from the map (`map_destinations`): the described region
+is known before take-off, so navigate already heads for its near edge and
+the sweep goes on from there; locate may arrive at the map waypoint nearest
+the read goal when no corridor passes closer (`_goal_in_reach`).
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -88,7 +96,7 @@ def look_up_altitude(state: AgentState) -> float | None:
     if not c.use_look_up or obs.look_up_ceiling_m is None or d.look_ups >= c.max_look_ups:
         return None
     wanted = s.goal.landmarks
-    if not wanted or s.memory.goal_fix is not None or any(n in s.memory.fixes for n in wanted):
+    if not wanted or s.memory.goal_fix is not None or any(s.memory.placed(n) for n in wanted):
         return None
     since = d.timestep - (d.looked_up_at_step if d.look_ups else 0)
     if since < c.look_up_after_steps:
@@ -118,13 +126,58 @@ def _avoid(state: AgentState) -> frozenset[int]:
     return frozenset(avoid)
 
 
+def map_destinations(state: AgentState, target: np.ndarray, searching: bool) -> tuple[list[int] | None, float, bool]:
+    """With an onboard map: the map waypoints a route may end at, the weight of their distance to `target`,
+    and whether they are lookouts over ground not looked at yet.
+
+    Lookouts: the unflown waypoints within reading range of the part of the
+    described region not looked at yet (`CorridorMap.lookouts`). With a map the
+    region is known before take-off, so navigate already heads for its nearest
+    lookouts (`map_sweep_closeness` weighs how much nearer the estimate they
+    should be) and the sweep starts at the region's near edge rather than at
+    its middle. Where no region can be said (a "between" relation) the search
+    sweeps the ground within `map_search_disc_m` of the estimate, nearest the
+    estimate first (`search_closeness_weight`). Nothing left to look at, or a
+    remembered goal: navigate heads for the waypoints within the search radius
+    of the target, search for every unflown waypoint, nearest the estimate first.
+    """
+    s = state.static
+    c, cm, mem = s.config, s.corridors, s.memory
+    if mem.prior is None:
+        floor = c.arrive_within_m
+        unseen = mem.unseen_region(floor)
+        if unseen is not None and len(unseen):
+            worth = cm.lookouts(unseen, mem.read_range(floor))
+            if worth:
+                return sorted(worth), c.map_sweep_closeness, True
+        elif unseen is None and searching:
+            worth = cm.lookouts(mem.unseen_around(target, c.map_search_disc_m, floor), mem.read_range(floor))
+            if worth:
+                return sorted(worth), c.search_closeness_weight, True
+    if not searching:
+        return (cm.near(target, c.search_radius_m) or None), 1.0, False
+    return cm.unvisited(), c.search_closeness_weight, False
+
+
 def move_towards(state: AgentState, target: np.ndarray, closeness: float = 1.0,
-                 worth_seeing: frozenset[int] | None = None) -> tuple[AgentAction, str]:
+                 worth_seeing: frozenset[int] | None = None,
+                 map_dests: tuple[list[int] | None, float] | None = None) -> tuple[AgentAction, str]:
+    """The move the planner chooses towards `target`; with an onboard map, along its corridors.
+
+    `map_dests` (destinations and weight, see `map_destinations`; default: navigate's)
+    is used only with a map; without one `worth_seeing` restricts the frontier
+    waypoints a search may end at.
+    """
     d, s = state.dynamic, state.static
     visits = visit_counts(s.anchors) if s.anchors is not None else None
     previous = d.trail[-2] if len(d.trail) >= 2 else None
+    to_go = None
+    if s.corridors is not None:
+        dests, weight = map_dests or map_destinations(state, target, searching=False)[:2]
+        to_go = partial(s.corridors.rest_of_route, s.corridors.cost_to_go(target, weight, dests))
     choice = choose_move(d.here, d.observation.moves, target, s.street_map, s.config, visits=visits,
-                         avoid=_avoid(state), previous=previous, closeness=closeness, worth_seeing=worth_seeing)
+                         avoid=_avoid(state), previous=previous, closeness=closeness, worth_seeing=worth_seeing,
+                         to_go=to_go)
     return AgentAction.move(choice.move.node, choice.reason), choice.reason
 
 
@@ -134,11 +187,24 @@ def _index_of(state: AgentState, strategy: str) -> int | None:
 
 
 def _goal_in_reach(state: AgentState) -> tuple[bool, float | None]:
+    """Whether the goal's name was read and the drone is close enough to declare arrival, and how far it is.
+
+    Within `arrive_within_m`; with an onboard map also at the map waypoint nearest
+    the read position (no corridor gets closer) when that is within the range names
+    were read from on this flight (`WorkingMemory.read_range`): a goal in the middle
+    of a block can be 45-50 m from every corridor.
+    """
     d, s = state.dynamic, state.static
     if s.memory.goal_fix is None:
         return False, None
     dist = norm(s.memory.goal_fix - d.position)
-    return dist <= s.config.arrive_within_m, dist
+    if dist <= s.config.arrive_within_m:
+        return True, dist
+    cm = s.corridors
+    if cm is not None and dist <= s.memory.read_range(s.config.arrive_within_m):
+        here = cm.snap(d.position)
+        return here is not None and here == cm.nearest(s.memory.goal_fix), dist
+    return False, dist
 
 
 def navigate(state: AgentState) -> dict[str, Any]:
@@ -187,14 +253,20 @@ def search(state: AgentState) -> dict[str, Any]:
     if norm(target - anchor) > s.config.replan_jump_m:
         return {"current_task_index": _index_of(state, "navigate") or 0, "action": None,
                 "search_anchor": None, "strategy": "search"}
-    worth = None
-    if s.memory.prior is None:  # a remembered goal is searched around as a point
+    worth, map_dests, sweeping = None, None, False
+    if s.corridors is not None:
+        dests, weight, sweeping = map_destinations(state, target, searching=True)
+        map_dests = (dests, weight)
+    elif s.memory.prior is None:  # a remembered goal is searched around as a point
         floor = s.config.arrive_within_m
         unseen = s.memory.unseen_region(floor)
         if unseen is not None:
             worth = lookouts(s.street_map, unseen, s.memory.read_range(floor)) or None
-    action, reason = move_towards(state, target, closeness=s.config.search_closeness_weight, worth_seeing=worth)
-    why = f"{'sweeping the unseen part of the described area' if worth else 'searching around the estimate'}: {reason}"
+        sweeping = worth is not None
+    action, reason = move_towards(state, target, closeness=s.config.search_closeness_weight, worth_seeing=worth,
+                                  map_dests=map_dests)
+    how = "sweeping the unseen part of the described area" if sweeping else "searching around the estimate"
+    why = f"{how}: {reason}"
     out = SearchOutput("forward", why[:120], "continue_search", 1.0)
     return {"action": AgentAction.move(action.node, out.reason), "strategy": "search",
             "subtask_context": {"goal": d.plan.sub_goals[d.current_task_index].goal, "CoT_summary": out.reason,

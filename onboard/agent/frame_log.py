@@ -17,6 +17,7 @@ class FrameLog:
     distance_to_target: float | None  # to the working-memory target, None while unknown
     effect: str = ""  # effect of the previous move (SUCCESS / FAILURE / INEFFECTIVE), "" on the first step
     map_snapshot: dict[str, list[float]] = field(default_factory=dict)  # landmark -> [x, y] as fused so far
+    map_dropped: dict[str, str] = field(default_factory=dict)  # onboard-map landmarks dropped at this step -> why
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

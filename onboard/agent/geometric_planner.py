@@ -18,6 +18,7 @@ from its end to the target, and a U-turn is discouraged.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -76,11 +77,16 @@ class MoveChoice:
 def choose_move(here: int, moves: tuple[NeighbourMove, ...], target: np.ndarray, street_map: StreetMap,
                 cfg: AgentConfig, *, visits: dict[int, int] | None, avoid: frozenset[int] = frozenset(),
                 previous: int | None = None, closeness: float = 1.0,
-                worth_seeing: frozenset[int] | None = None) -> MoveChoice:
+                worth_seeing: frozenset[int] | None = None,
+                to_go: Callable[[np.ndarray], float | None] | None = None) -> MoveChoice:
     """The cheapest move towards `target` (own frame); `visits` None = no place memory.
 
     `worth_seeing` (a search's lookouts): only these frontier waypoints are
     destinations; the route to them may pass any known waypoint.
+    `to_go` (with an onboard map, `CorridorMap.rest_of_route`): the cost of the
+    rest of the way from a move's end point; a move it knows costs its length
+    plus that (plus revisits and avoid lists: the map route already knows the
+    way, so no bearing term), a move it does not know (None) is costed as without a map.
     """
     pos = street_map.xy[here]
     to_target = target - pos
@@ -96,6 +102,17 @@ def choose_move(here: int, moves: tuple[NeighbourMove, ...], target: np.ndarray,
     costs = []
     for m in moves:
         end = pos + offset(m.bearing, m.length)
+        rest = None if to_go is None else to_go(end)
+        if rest is not None:
+            c = m.length + rest
+            if visits is not None:
+                c += cfg.revisit_penalty_m * visits.get(m.node, 0)
+            elif m.node == previous and len(moves) > 1:
+                c += UTURN_PENALTY_M
+            if m.node in avoid:
+                c += cfg.avoid_penalty_m
+            costs.append(c)
+            continue
         if visits is not None:
             # no unflown waypoint beyond this move: a dead end as far as the map knows
             c = best.get(m.node, m.length + closeness * norm(end - target) + (DEAD_END_M if best else 0.0))

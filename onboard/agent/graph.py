@@ -85,6 +85,8 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
             here = trail[-1]
     s.street_map.observe(here, obs.moves)
     position = s.street_map.xy[here].copy()
+    if s.corridors is not None:
+        s.corridors.visit(position)
     update: dict[str, Any] = {"here": here, "trail": trail, "position": position, "from_above": False}
     hints: tuple[str, ...] = ()
     if len(trail) >= 2 and d.trajectory_history:
@@ -116,6 +118,7 @@ def perceive_and_model(state: AgentState) -> dict[str, Any]:
     update: dict[str, Any] = {}
     if not d.from_above:  # from a look-up's altitude no name is readable: it says nothing of where the goal is not
         s.memory.looked(d.position, [p.distance for p in obs.pois])
+        s.memory.passed(d.timestep, d.position)
         if obs.landmarks:
             update["seen_at_cruise"] = d.seen_at_cruise | {x.name for x in obs.landmarks}
     goal_pois = [p for p in obs.pois if s.goal.names_goal(p.name)]
@@ -247,7 +250,8 @@ def finalize_step(state: AgentState) -> dict[str, Any]:
     frame = FrameLog(d.timestep, d.current_state, d.strategy, movement, action.reason,
                      (float(d.position[0]), float(d.position[1]), 0.0, float(yaw)),
                      None if dist is None else round(dist, 1), d.last_effect,
-                     {n: [round(float(v), 1) for v in p] for n, p in s.memory.landmark_map().items()})
+                     {n: [round(float(v), 1) for v in p] for n, p in s.memory.landmark_map().items()},
+                     {n: m.why for n, m in s.memory.map_dropped.items() if m.step == d.timestep})
     update["trajectory_history"] = d.trajectory_history + [frame]
     return update
 

@@ -84,3 +84,30 @@ class AgentConfig:
     max_look_ups: int = 3
     # Never look up within this distance (metres) of an earlier look-up: the view would be the same.
     look_up_spacing_m: float = 250.0
+    # Onboard map (`GraphAgent.reset(..., map_knowledge=...)`): its landmark positions seed the working memory
+    # and its corridors are routed on. false: a given map is ignored (the agent flies as without one).
+    use_map: bool = True
+    # A map landmark whose live fixes (their robust position) lie further than this from the map's position
+    # is overruled: the map entry is dropped and the live fixes used (metres). Stale maps in the benchmark
+    # displace landmarks by 100-300 m; perception under `prep` puts one fix tens of metres off.
+    map_overrule_m: float = 100.0
+    # Live fixes a map landmark needs before they can overrule it (one fix may be a false detection).
+    map_overrule_min_fixes: int = 3
+    # The overrule gate grows where the live fixes scatter: at least this many standard errors of their
+    # median (from their own robust spread), so a few noisy distant fixes do not overrule a good map while
+    # consistent ones overrule a wrong one at once.
+    map_overrule_spreads: float = 2.0
+    # A map landmark never seen although the drone looked from this close to its map position (at cruise)
+    # is taken as gone and dropped (metres; from the Helsinki world's corridors every landmark within 50 m
+    # of a waypoint is in line of sight).
+    map_absent_within_m: float = 50.0
+    # A move on offer is matched to the map waypoint nearest its end point only within this distance
+    # (metres; under half the 40 m minimum corridor spacing, so never to the waypoint next to it).
+    map_snap_m: float = 15.0
+    # With a map the described region is known before take-off: the route heads for the unflown waypoints
+    # that can read names in the part of it not looked at yet, each costed by its route plus this weight x its
+    # distance to the estimate (0: nearest lookout first, a sweep from the region's near edge; 2: its middle first).
+    map_sweep_closeness: float = 0.5
+    # With a map, where the description gives no region ("between"), the search sweeps the ground within this
+    # distance of the estimate, nearest the estimate first (metres).
+    map_search_disc_m: float = 200.0

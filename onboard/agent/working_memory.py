@@ -24,6 +24,21 @@ name is read, until the live estimate (from live fixes only, every relation
 usable) lands further than `prior_conflict_m` from it, or until the drone
 reaches it without reading the name; a dropped prior never comes back.
 
+An onboard map (see `onboard.agent.map_knowledge`) seeds landmark positions
+before take-off, each with the map's uncertainty as its spread, so the goal's
+region is known before any sighting. Live sightings still win: once a
+landmark has `map_overrule_min_fixes` live fixes whose robust position lies
+further from the map's than the gate (`map_overrule_m`, or more where the
+fixes scatter: `map_overrule_spreads` standard errors of their median, from
+their own robust spread, so noisy distant fixes do not overrule a good map
+while exact ones overrule it at once), the map entry is dropped (a
+building that moved, or a map that was wrong); a map landmark the drone
+passed within `map_absent_within_m` of without ever seeing it is dropped too
+(a building that is gone). While a map entry stands it is used instead of the
+live fixes: a map is good to metres, one camera range estimate to tens of
+metres. A map entry whose name names the goal is never used: the goal is
+found by reading its name (`set_map`).
+
 The memory also keeps where the goal is *not*: every place the drone looked
 from, and how far it has read names so far (its reading range, as measured).
 Ground within that range of a place looked from holds no goal (its name would
@@ -36,13 +51,14 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 
 from onboard.agent.experience_prior import RememberedFrame, frame_shift
 from onboard.agent.geometry import offset
 from onboard.agent.goal_description import GoalDescription
-from onboard.agent.goal_region import COMPASS_HALF_SECTOR_DEG, DISTANCE_BAND_SHARE, candidate_points
+from onboard.agent.goal_region import COMPASS_HALF_SECTOR_DEG, DISTANCE_BAND_SHARE, REGION_STEP_M, candidate_points
 from onboard.agent.observation import LandmarkSighting
 
 
@@ -54,6 +70,14 @@ class TargetEstimate:
     landmarks: tuple[str, ...]  # landmarks whose fixes it rests on
     complete: bool  # every relation of the description could be used
     spread_m: float  # robust spread of the landmark fixes it rests on (0 with one fix)
+
+
+@dataclass(frozen=True)
+class MapDrop:
+    """A map landmark the memory stopped using: the step and why (overruled by live fixes, or absent)."""
+
+    step: int
+    why: str
 
 
 @dataclass
@@ -141,6 +165,71 @@ class WorkingMemory:
         self.looked_from: list[np.ndarray] = []  # every position perception ran at
         self.read_range_m = 0.0  # the farthest a name has been read on this flight
         self._region: np.ndarray | None = None  # cache of the described region's candidate points
+        # the onboard map (`set_map`): standing entries, and why the others were dropped
+        self.map_landmarks: dict[str, np.ndarray] = {}
+        self.map_uncertainty_m = 0.0
+        self.map_dropped: dict[str, MapDrop] = {}
+        self.map_refused: tuple[str, ...] = ()  # map entries never used: their name names the goal
+        self.map_overrule_m = float("inf")
+        self.map_overrule_spreads = 0.0
+        self.map_overrule_min_fixes = 1
+        self.map_absent_within_m = 0.0
+
+    def set_map(self, landmarks: Mapping[str, np.ndarray], uncertainty_m: float, *, overrule_m: float,
+                overrule_min_fixes: int, absent_within_m: float, overrule_spreads: float = 0.0) -> None:
+        """Seed landmark positions from the onboard map (own frame); live fixes overrule them (see module doc).
+
+        An entry whose name names the goal (`GoalDescription.names_goal`) is refused
+        and listed in `map_refused`: the goal is found by reading its name, never
+        looked up in a map (in the benchmark the goal is not in the map at all).
+        """
+        self.map_refused = tuple(n for n in landmarks if self.goal.names_goal(n))
+        self.map_landmarks = {n: np.asarray(p, dtype=float) for n, p in landmarks.items() if n not in self.map_refused}
+        self.map_uncertainty_m = float(uncertainty_m)
+        self.map_overrule_m = float(overrule_m)
+        self.map_overrule_spreads = float(overrule_spreads)
+        self.map_overrule_min_fixes = max(1, int(overrule_min_fixes))
+        self.map_absent_within_m = float(absent_within_m)
+        self.map_dropped = {}
+        self._changed()
+
+    def _changed(self) -> None:
+        self._fused.clear()
+        self._estimate = None
+        self._region = None
+        self._shifts = {}
+
+    def _drop_map(self, name: str, step: int, why: str) -> None:
+        del self.map_landmarks[name]
+        self.map_dropped[name] = MapDrop(step, why)
+        self._changed()
+
+    def _check_map(self, step: int, name: str) -> None:
+        """Live fixes of a map landmark that put it further than the gate from the map: the map entry goes."""
+        f = self.fixes[name]
+        if name not in self.map_landmarks or len(f.points) < self.map_overrule_min_fixes:
+            return
+        live, mad = self.landmark(name, live_only=True)
+        off = float(np.hypot(*(live - self.map_landmarks[name])))
+        # standard error of the median of n fixes with robust spread `mad` (1.4826 MAD = sigma; 1.25 sigma / sqrt n)
+        sem = 1.25 * 1.4826 * mad / math.sqrt(len(f.points))
+        gate = max(self.map_overrule_m, self.map_overrule_spreads * sem)
+        if off > gate:
+            self._drop_map(name, step, f"overruled: {len(f.points)} live fixes put it {off:.0f} m from the map "
+                                       f"position (gate {gate:.0f} m)")
+
+    def passed(self, step: int, position: np.ndarray) -> None:
+        """The drone looked from `position` at cruise: a map landmark this close that was never seen is gone."""
+        for name, p in list(self.map_landmarks.items()):
+            if name not in self.fixes:
+                d = float(np.hypot(*(p - position)))
+                if d <= self.map_absent_within_m:
+                    self._drop_map(name, step, f"absent: never seen, though the drone passed {d:.0f} m from "
+                                               f"the map position")
+
+    def placed(self, name: str) -> bool:
+        """Whether the memory has a position for this landmark from live fixes or a standing map entry."""
+        return name in self.fixes or name in self.map_landmarks
 
     def observe(self, step: int, position: np.ndarray, landmarks: tuple[LandmarkSighting, ...]) -> None:
         """Add one observation's sightings taken at `position`."""
@@ -153,6 +242,8 @@ class WorkingMemory:
             self._estimate = None
             self._region = None
             self._shifts = {}
+        for name in dict.fromkeys(s.name for s in landmarks):
+            self._check_map(step, name)
         prior = self.prior if landmarks else None
         if prior is not None:
             live = self._compute_estimate(live_only=True)
@@ -188,7 +279,22 @@ class WorkingMemory:
         pts = self._region
         if not len(pts):
             return None
-        if self.looked_from:
+        return self._not_looked_at(pts, floor_m)
+
+    def unseen_around(self, centre: np.ndarray, radius_m: float, floor_m: float) -> np.ndarray:
+        """Grid points within `radius_m` of `centre` no place looked from was within reading range of.
+
+        The search's region where the description gives none (a "between" relation).
+        """
+        n = int(math.ceil(radius_m / REGION_STEP_M))
+        ax = np.arange(-n, n + 1) * REGION_STEP_M
+        gx, gy = np.meshgrid(ax, ax)
+        pts = np.column_stack([gx.ravel(), gy.ravel()])
+        pts = pts[np.hypot(pts[:, 0], pts[:, 1]) <= radius_m] + centre
+        return self._not_looked_at(pts, floor_m)
+
+    def _not_looked_at(self, pts: np.ndarray, floor_m: float) -> np.ndarray:
+        if self.looked_from and len(pts):
             looked = np.array(self.looked_from)
             near = np.min(np.hypot(pts[:, None, 0] - looked[None, :, 0], pts[:, None, 1] - looked[None, :, 1]), axis=1)
             pts = pts[near > self.read_range(floor_m)]
@@ -240,6 +346,9 @@ class WorkingMemory:
         return None
 
     def landmark(self, name: str, live_only: bool = False) -> tuple[np.ndarray, float] | None:
+        """The landmark's position and spread: a standing map entry, else its live fixes, else a remembered one."""
+        if not live_only and name in self.map_landmarks:
+            return self.map_landmarks[name], self.map_uncertainty_m
         if name in self._fused:
             return self._fused[name]
         f = self.fixes.get(name)

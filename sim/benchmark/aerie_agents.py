@@ -56,13 +56,18 @@ class BenchAgent:
         self.agent = agent
         self.name = agent.name
         self._maps: tuple[Path, str] | None = None
+        self._map_knowledge = None
+
+    def use_map(self, knowledge) -> None:
+        """The onboard map (`MapKnowledge`, own frame) for the next episode; None: fly without one."""
+        self._map_knowledge = knowledge
 
     def maps_to(self, folder: str | Path | None, episode_id: str = "") -> None:
         """Write the agent's maps at every step of the next episode into `folder` (None: stop)."""
         self._maps = None if folder is None else (Path(folder), episode_id)
 
     def reset(self, description: str, seed: int) -> None:
-        self.agent.reset(description, seed)
+        self.agent.reset(description, seed, map_knowledge=self._map_knowledge)
 
     def act(self, observation: Observation) -> Action:
         a = self.agent.act(to_agent_observation(observation))

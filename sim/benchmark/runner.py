@@ -31,7 +31,7 @@ def load_agent(spec: str, world: World):
 
 
 def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, seed: int = 0,
-              progress: bool = True, repeats: int = 1, mover_factory=None, maps_dir=None) -> dict:
+              progress: bool = True, repeats: int = 1, mover_factory=None, maps_dir=None, map_provider=None) -> dict:
     """Episodes for every task (fresh agent each), aggregated; JSON-ready.
 
     `agent_spec` is a name for `load_agent`, or a zero-argument callable that
@@ -44,6 +44,9 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
     (`<maps_dir>/<agent>-<preset>_<task>/semantic_images/`, the folders `write_episode` fills)
     from agents that draw them (Aerie's: `BenchAgent.maps_to`); their time counts in the
     episode's wall time.
+    `map_provider(task, seed) -> TaskMap` (`sim.benchmark.bench_map.MapProvider`), when given, hands
+    each episode's onboard map to agents that take one (`use_map`; the baselines do not) and
+    writes what was changed in it into the record's `map`.
     """
     from tqdm import tqdm
 
@@ -61,6 +64,11 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
             from sim.benchmark.episode_files import episode_folder
 
             agent.maps_to(episode_folder(maps_dir, f"{getattr(agent, 'name', label)}-{preset}", rt.id), rt.id)
+        task_map = None
+        if map_provider is not None:
+            task_map = map_provider(rt, s_)
+            if hasattr(agent, "use_map"):
+                agent.use_map(task_map.knowledge)
         if mover_factory is None:
             rec = run_episode(world, rt, agent, preset, seed=s_ * 100_003 + i, preset_name=preset,
                               renderer=views.oblique)
@@ -68,6 +76,9 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
             with mover_factory(rt) as mover:
                 rec = run_episode(world, rt, agent, preset, seed=s_ * 100_003 + i, preset_name=preset,
                                   renderer=views.oblique, mover=mover)
+        if task_map is not None:
+            rec["map"] = {**task_map.record(tuple(rt.task.extra.get("landmarks") or ())),
+                          "used_by_agent": hasattr(agent, "use_map")}
         records.append(rec)
         s = sum(r["success"] for r in records)
         bar.set_postfix(sr=f"{s / len(records):.2f}")
