@@ -184,7 +184,7 @@ def main(argv: list[str]) -> int:
         from sim.benchmark.bench_map import BenchMapError, MapProvider, load_map_file, world_map
 
         try:
-            bench_map = world_map(world) if args.map == WORLD_MAP else load_map_file(args.map)
+            bench_map = world_map(world) if args.map == WORLD_MAP else load_map_file(args.map, world)
             if not 0.0 <= args.map_stale <= 1.0:
                 raise BenchMapError(f"--map-stale must be a fraction in [0, 1], not {args.map_stale}")
         except BenchMapError as exc:

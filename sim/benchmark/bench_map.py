@@ -72,14 +72,29 @@ def world_map(world) -> BenchMap:
                     np.asarray(g.xy, dtype=float), tuple(tuple(int(j) for j in a) for a in g.adj))
 
 
-def load_map_file(path: str) -> BenchMap:
-    """A map file from `onboard.map` (not part of this branch yet: refused with a clear message)."""
+def load_map_file(path: str, world) -> BenchMap:
+    """A vehicle's map file (`aerie map build`), placed in the world's frame through latitude and longitude.
+
+    A map of another area or another extract is not refused here: what it lacks (landmarks, corridors
+    where the episodes fly) shows in the results, as it would in flight. A damaged or foreign file is.
+    """
+    from contract.geodesy import ned_from_geo
+    from onboard.map.map_file import MapFileError, load_map
+
     try:
-        from onboard.map import map_file  # noqa: F401
-    except ImportError:
-        raise BenchMapError(f"--map {path}: map files arrive with onboard/map (use --map without a value for the "
-                            f"map built from the benchmark's own world)") from None
-    raise BenchMapError(f"--map {path}: onboard.map.map_file is here but not wired into the benchmark yet")
+        m = load_map(path)
+    except MapFileError as exc:
+        raise BenchMapError(f"--map: {exc}") from None
+
+    def to_world(xy: np.ndarray) -> np.ndarray:
+        lat, lon = m.to_geo(xy)
+        north, east = ned_from_geo(world.origin, lat, lon)
+        return np.column_stack([east, north]) if np.ndim(north) else np.array([east, north], dtype=float)
+
+    landmarks = {name: to_world(np.asarray(xy, dtype=float)) for name, xy in m.landmark_positions().items()}
+    g = m.graph
+    return BenchMap(landmarks, to_world(np.asarray(g.xy, dtype=float)), tuple(tuple(int(j) for j in a) for a in g.adj),
+                    source=str(path))
 
 
 def same_name(a: str, b: str) -> bool:

@@ -90,11 +90,24 @@ def test_cli_map_file_and_stale_without_map_are_refused_clearly(tmp_path, capsys
     helsinki()
     assert nav_bench.main(["--tasks", str(PUBLIC), "--map-stale", "0.2", "--no-progress"]) == 2
     assert "--map-stale needs --map" in capsys.readouterr().err
-    try:
-        import onboard.map.map_file  # noqa: F401
-    except ImportError:
-        assert nav_bench.main(["--tasks", str(PUBLIC), "--map", str(tmp_path / "h.map"), "--no-progress"]) == 2
-        assert "map files arrive with onboard/map" in capsys.readouterr().err
+    bad = tmp_path / "h.aeriemap"
+    bad.write_bytes(b"not a map")
+    assert nav_bench.main(["--tasks", str(PUBLIC), "--map", str(bad), "--no-progress"]) == 2
+    assert "h.aeriemap" in capsys.readouterr().err
+
+
+def test_a_map_file_of_the_same_extract_is_the_world_map(tmp_path):
+    from onboard.map.map_file import save_map
+    from sim.benchmark.bench_map import load_map_file, world_map
+    from tests.sim._world_fixture import helsinki
+
+    w = helsinki()
+    path = save_map(w.map, tmp_path / "h.aeriemap")
+    from_file, from_world = load_map_file(str(path), w), world_map(w)
+    assert set(from_file.landmarks) == set(from_world.landmarks)
+    assert max(float(np.hypot(*(from_file.landmarks[n] - from_world.landmarks[n]))) for n in from_world.landmarks) < 1e-3
+    assert np.abs(from_file.corridor_xy - from_world.corridor_xy).max() < 1e-3
+    assert from_file.corridor_adj == from_world.corridor_adj and from_file.source == str(path)
 
 
 def test_baselines_ignore_the_map():
