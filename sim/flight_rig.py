@@ -103,7 +103,8 @@ class SimRig:
 
 
 def start_rig(task_id: str = "t019", *, world: World | None = None, noise: str = "prep", seed: int = 0,
-              tasks_path: str | Path = DEFAULT_TASKS) -> SimRig:
+              tasks_path: str | Path = DEFAULT_TASKS, offer_moves: bool = True) -> SimRig:
+    """The sim vehicle at the task's start and the world feed; `offer_moves=False`: the feed is a sensor only."""
     from sim.vehicle import SimVehicleProcess
     from sim.world.cache import load_world
 
@@ -112,7 +113,7 @@ def start_rig(task_id: str = "t019", *, world: World | None = None, noise: str =
     lat, lon = (float(v) for v in world.graph.latlon[rt.start_node])
     vehicle = SimVehicleProcess(home=(lat, lon, 10.0), seed=seed, params=dict(SIM_PARAMS), prearm_delay_s=0.5).start()
     try:
-        server = WorldObservationServer(world, noise=noise, seed=seed).start()
+        server = WorldObservationServer(world, noise=noise, seed=seed, offer_moves=offer_moves).start()
     except BaseException:
         vehicle.stop()
         raise

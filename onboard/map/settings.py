@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from contract.typed_config import ranged
 from onboard.map.build_params import BuildParams
 
 DEFAULT_MAP_NAME = "map.aeriemap"
@@ -19,6 +20,13 @@ class MapConfig:
     # Refuse a map built from any other extract than the one with this sha256 (`aerie map info`
     # shows a map's); "" accepts a map of any extract.
     extract_sha256: str = ""
+    # How far a map position may be off (metres, one standard deviation): OSM footprints against where
+    # the camera fixes a building. The agent trusts a map landmark as a landmark fixed this well.
+    position_uncertainty_m: float = ranged(10.0, 0.0, 1000.0)
+    # `aerie fly` with a map takes the moves on offer from the corridor waypoint nearest the position
+    # the autopilot reports; farther than this (metres) from every waypoint, the vehicle is off the
+    # map and the mission ends rather than guess.
+    max_snap_m: float = ranged(30.0, 1.0, 1000.0)
     # How `aerie map build` and `make flash` build a map. A map file keeps the parameters it was
     # built with in its header; changing these does not change a map already built.
     build: BuildParams = field(default_factory=BuildParams)

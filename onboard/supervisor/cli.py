@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--step-limit", type=int, default=0, help="agent steps allowed (default: supervisor.step_limit)")
     p.add_argument("--vehicle-url", default=None, help="override link.url")
     p.add_argument("--world", default=None, help="override supervisor.world_endpoint")
+    p.add_argument("--map", default=None, metavar="FILE",
+                   help="override map.path: fly with this onboard map (the moves on offer come from it, the world "
+                        "feed is only a sensor)")
     p.add_argument("--data-dir", default=None, help="override data_dir")
     p.add_argument("--json", default=None, help="write the flight outcome here")
     p.add_argument("--quiet", action="store_true", help="no progress line per step")
@@ -73,6 +76,8 @@ def main(argv: list[str]) -> int:
         cfg = replace(cfg, supervisor=replace(cfg.supervisor, world_endpoint=args.world))
     if args.data_dir:
         cfg = replace(cfg, data_dir=args.data_dir)
+    if args.map:
+        cfg = replace(cfg, map=replace(cfg.map, path=str(Path(args.map).expanduser().resolve())))
     configure_logging(cfg.logging)
     if args.standby:
         return asyncio.run(_standby(cfg, args))

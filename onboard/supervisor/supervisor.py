@@ -138,6 +138,8 @@ class Supervisor:
         self.agent: Any = None
         self._state_task: asyncio.Task | None = None
         self._gazetteer: list[str] = []
+        self.map: Any = None  # the onboard map (onboard.map.OnboardMap) when map.path is set
+        self._map_source = ""
 
     # -- telemetry helpers -----------------------------------------------------------------
     def publish(self, msg_type: str, payload: Any) -> None:
@@ -234,6 +236,26 @@ class Supervisor:
                                                max_restarts=self.sup.max_restarts, on_event=self.event,
                                                close=lambda c: c.close())
 
+    def _load_map(self) -> None:
+        """The configured onboard map, checked before anything flies; a bad file stops the start, naming it."""
+        from onboard.map.map_file import load_map
+        from onboard.map.settings import map_file_path
+
+        path = map_file_path(self.cfg.data_dir, self.cfg.map)
+        if path is None:
+            return
+        t0 = time.perf_counter()
+        self.map = load_map(path, self.cfg.map.extract_sha256 or None)
+        load_ms = (time.perf_counter() - t0) * 1000.0
+        self._map_source = f"map {path.name}"
+        g = self.map.graph
+        note = (f"onboard map {path}: {g.n_nodes} corridor waypoints, {len(self.map.landmarks)} landmarks, "
+                f"loaded in {load_ms:.0f} ms; the world feed is a sensor only")
+        log.info("%s", note)
+        self.on_progress(note)
+        self.event("map", {"path": str(path), "waypoints": g.n_nodes, "landmarks": len(self.map.landmarks),
+                           "extract_sha256": self.map.header.extract_sha256, "load_ms": round(load_ms, 1)})
+
     async def _connect_bridge(self) -> None:
         from firmware_bridge.bridge import FlightBridge
         from contract.messages import bridge_event_listener
@@ -314,7 +336,18 @@ class Supervisor:
     async def _observe(self, node: int | None, heading: float) -> WorldObservation:
         s = self.bridge.state
         want_image = self.sup.camera == "world" and self.sup.detect_every_steps > 0
-        return await asyncio.to_thread(self._world.observe, s.lat, s.lon, heading, node=node, image=want_image)
+        if self.map is None:
+            return await asyncio.to_thread(self._world.observe, s.lat, s.lon, heading, node=node, image=want_image)
+        # With a map the world feed is a sensor (what the camera would see here); where the vehicle may fly
+        # next comes from the map at the position the autopilot reports. Moves the feed may offer are ignored.
+        from onboard.supervisor.map_waypoints import OffTheMap, position_on
+
+        seen = await asyncio.to_thread(self._world.observe, s.lat, s.lon, heading, node=None, image=want_image)
+        try:
+            here = position_on(self.map, s.lat, s.lon, self.cfg.map.max_snap_m, self._map_source)
+        except OffTheMap as exc:
+            raise MissionAborted(str(exc)) from None
+        return replace(seen, node=here.node, lat=here.lat, lon=here.lon, snap_m=here.snap_m, moves=here.moves)
 
     async def _detect(self, step: int, obs: WorldObservation, heading: float, folder: Path) -> None:
         if self.detector is None or step % self.sup.detect_every_steps:
@@ -364,6 +397,7 @@ class Supervisor:
         self.on_progress(note)
         self.event("perception", {"enabled": note.startswith("perception on"), "note": note})
         self._load_models()
+        self._load_map()
         if self._world is None:
             self._world = WorldLink(self.sup.world_endpoint, self.sup.world_timeout_s)
         await self._connect_bridge()
@@ -402,7 +436,9 @@ class Supervisor:
         executor = FlightExecutor(self.bridge, self.sup, self.event)
         self.agent = None
         try:
-            if not self._gazetteer:  # asked per mission: a standby service comes up without the feed
+            if self.map is not None:  # the names the vehicle knows are its map's
+                self._gazetteer = [lm.name for lm in self.map.landmarks]
+            elif not self._gazetteer:  # asked per mission: a standby service comes up without the feed
                 self._gazetteer = await asyncio.to_thread(self._world.gazetteer)
             from onboard.supervisor.airborne import airborne, wait_down
 
@@ -463,12 +499,25 @@ class Supervisor:
             raise MissionAborted(f"bridge failsafe {still}")
         heading, node = 0.0, None
         obs = await self._observe(node, heading)
-        spacing = statistics.median([m.length for m in obs.moves]) if obs.moves else 50.0
+        if not obs.moves:
+            raise MissionAborted("no moves on offer at the take-off position: the world feed offers none (a sensor "
+                                 "only?) and no onboard map is configured (map.path, aerie fly --map)"
+                                 if self.map is None else "the onboard map offers no moves at the take-off position")
+        spacing = statistics.median([m.length for m in obs.moves])
         self.agent = GraphAgent(self.cfg.agent, gazetteer, name=self.cfg.agent.planner, memory=self.cfg.memory,
                                 experience_store=self.store, plan_model=self._plan_model, step_spacing_m=spacing,
                                 reader_generate=self._reader_generate)
         # Off the loop: where the parser cannot settle the words, the model reads them (about a second).
-        await asyncio.to_thread(self.agent.reset, self.mission.instruction)
+        known = None
+        if self.map is not None:
+            from onboard.supervisor.map_waypoints import OffTheMap, knowledge_for
+
+            s = self.bridge.state
+            try:
+                known = knowledge_for(self.map, s.home_lat, s.home_lon, self.cfg.map.position_uncertainty_m)
+            except OffTheMap as exc:
+                raise MissionAborted(str(exc)) from None
+        await asyncio.to_thread(self.agent.reset, self.mission.instruction, 0, known)
         if self.agent.reading is not None and self.agent.reading.unsettled:
             r = self.agent.reading
             log.info("instruction: parser unsettled (%s); read by the %s%s", r.unsettled, r.reader,

@@ -31,6 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--endpoint", default="tcp://127.0.0.1:7720", help="bind here (= supervisor.world_endpoint)")
     sv.add_argument("--perception", default="prep", help="noise preset of the feed (perfect, prep, poor)")
     sv.add_argument("--seed", type=int, default=0)
+    sv.add_argument("--sensor-only", action="store_true",
+                    help="offer no moves: a sensor only, for `aerie fly --map` (the vehicle's own map gives the moves)")
     return p
 
 
@@ -93,7 +95,8 @@ def _serve(world, args) -> int:
     lat, lon = (float(v) for v in world.graph.latlon[rt.start_node])
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with WorldObservationServer(world, endpoint=args.endpoint, noise=args.perception, seed=args.seed) as server:
+    with WorldObservationServer(world, endpoint=args.endpoint, noise=args.perception, seed=args.seed,
+                                offer_moves=not args.sensor_only) as server:
         print(f"world feed on {server.endpoint} ({args.perception} perception)")
         # Helsinki's centre is about 10 m above sea level (the simulated vehicle's home too); PX4 SIH
         # would otherwise keep its default Zurich ground height. Aerie flies relative to home either way.

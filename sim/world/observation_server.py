@@ -50,6 +50,7 @@ class ServerCounters:
     requests: int = 0
     rejected: int = 0
     images: int = 0
+    moves_offered: int = 0  # moves sent in replies (0 for a sensor-only feed)
     nodes: list[int] = field(default_factory=list)
 
 
@@ -57,8 +58,10 @@ class WorldObservationServer:
     """REP socket on a thread; `start()` binds and returns self, `endpoint` is where to connect."""
 
     def __init__(self, world: World, *, endpoint: str = "tcp://127.0.0.1:*", noise: str = "prep",
-                 seed: int = 0, context: zmq.Context | None = None) -> None:
+                 seed: int = 0, context: zmq.Context | None = None, offer_moves: bool = True) -> None:
         self.world = world
+        # False: a sensor only (what the camera sees), as for a vehicle that flies its own onboard map.
+        self.offer_moves = offer_moves
         self.noise, self.seed = noise, seed
         self.perception = OraclePerception(world, noise, seed)
         self.counters = ServerCounters()
@@ -132,13 +135,15 @@ class WorldObservationServer:
             "ok": True, "node": node, "lat": float(g.latlon[node][0]), "lon": float(g.latlon[node][1]),
             "snap_m": round(float(math.hypot(g.xy[node][0] - x, g.xy[node][1] - y)), 2),
             "moves": [{"node": int(n.node), "bearing": float(n.bearing), "length": float(n.distance),
-                       "lat": float(g.latlon[n.node][0]), "lon": float(g.latlon[n.node][1])} for n in g.neighbours(node)],
+                       "lat": float(g.latlon[n.node][0]), "lon": float(g.latlon[n.node][1])}
+                      for n in (g.neighbours(node) if self.offer_moves else ())],
             "landmarks": [{"name": s.name, "bearing": float(s.bearing), "distance": float(s.distance)}
                           for s in self.perception.landmarks_at(node)],
             "pois": [{"name": p.name, "bearing": float(p.bearing), "distance": float(p.distance)}
                      for p in self.perception.pois_at(node)],
             "image_png": None,
         }
+        self.counters.moves_offered += len(reply["moves"])
         if req.get("image"):
             reply["image_png"] = self._render(node, heading)
         return reply

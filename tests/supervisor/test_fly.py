@@ -1,8 +1,11 @@
-"""`aerie fly` end to end: a real supervisor process flies a Helsinki task on the MAVLink sim vehicle.
+"""`aerie fly --map` end to end: a real supervisor process flies a Helsinki task on the MAVLink sim vehicle.
 
-Real MAVSDK over UDP loopback, the world observation server over ZeroMQ, a
-real ground station ingesting the telemetry into its flight log, the status
-socket asked while flying, the results folder checked afterwards.
+Real MAVSDK over UDP loopback, the vehicle's own onboard map file (the moves
+on offer come from it), the world observation server over ZeroMQ as a sensor
+only (it offers no moves at all), a real ground station ingesting the
+telemetry into its flight log, the status socket asked while flying, the
+results folder checked afterwards. Flights on the world feed's moves (no map)
+are flown by tests/e2e/test_demo.py and the fault tests.
 """
 
 from __future__ import annotations
@@ -32,9 +35,12 @@ from tests.supervisor.flightkit import ground_for, world, write_config
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_aerie_fly_completes_a_short_helsinki_task_with_telemetry(tmp_path):
-    rig = start_rig("t019", world=world())
+def test_aerie_fly_with_its_own_map_completes_a_helsinki_task_with_telemetry(tmp_path):
+    from onboard.map.map_file import save_map
+
+    rig = start_rig("t019", world=world(), offer_moves=False)
     try:
+        map_file = save_map(rig.world.map, tmp_path / "helsinki.aeriemap")
         cfg = rig.config(AerieConfig(), tmp_path / "vehicle")
         config_file = write_config(cfg, tmp_path / "config.yaml")
         assert load_config(config_file) == cfg  # what the process reads is what we built
@@ -43,7 +49,8 @@ def test_aerie_fly_completes_a_short_helsinki_task_with_telemetry(tmp_path):
                                            "step_limit": rig.task.step_limit}))
         with ground_for(cfg, tmp_path) as ground:
             proc = subprocess.Popen([sys.executable, "-m", "aerie", "fly", "--config", str(config_file),
-                                     "--mission", str(mission), "--json", str(tmp_path / "outcome.json")],
+                                     "--mission", str(mission), "--json", str(tmp_path / "outcome.json"),
+                                     "--map", str(map_file)],
                                     cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             sock = tmp_path / "vehicle" / STATUS_SOCKET_NAME
             live = None
@@ -68,6 +75,8 @@ def test_aerie_fly_completes_a_short_helsinki_task_with_telemetry(tmp_path):
         judged = rig.judge(type("O", (), outcome)())
         assert judged["success"], judged
         assert "step   0" in out and "flight " in out  # a progress line per step and the closing line
+        assert f"onboard map {map_file}" in out and rig.server.counters.moves_offered == 0
+        assert rig.server.counters.requests > outcome["steps"]  # the feed was asked, as a sensor
         truth = rig.vehicle.truth()
         assert not truth["armed"], truth
 
@@ -111,6 +120,9 @@ def test_aerie_fly_completes_a_short_helsinki_task_with_telemetry(tmp_path):
         traj = json.loads((folder / "trajectory.json").read_text())
         summary = json.loads((folder / "episode_summary.json").read_text())
         assert len(traj) == len(steps) and summary["flight"]["flight_id"] == outcome["flight_id"]
+        used = summary["map"]  # the agent flew with the map: landmarks known at take-off, moves on its corridors
+        assert used["landmarks_used"] >= 70 and used["corridor_waypoints"] == rig.world.graph.n_nodes, used
+        assert used["moves_snapped"] > 0 and used["moves_unsnapped"] == 0, used
         # Both maps at every step, named as ARCHITECTURE.md's results layout says (<id> = the mission name).
         names = sorted(p.name for p in (folder / "semantic_images").iterdir())
         assert names == sorted(n for i in range(len(steps)) for n in map_file_names("t019", i)), names
