@@ -91,7 +91,9 @@ class PX4Sitl:
         self._out.close()
 
 
-def test_aerie_fly_flies_a_helsinki_task_on_real_px4(tmp_path):
+@pytest.mark.parametrize("with_map", [False, True], ids=["feed-moves", "onboard-map"])
+def test_aerie_fly_flies_a_helsinki_task_on_real_px4(tmp_path, with_map):
+    """With the onboard map (`--map`) the world feed is a sensor only: it offers no moves at all."""
     w = world()
     rt = load_task("t019", w)
     lat, lon = (float(v) for v in w.graph.latlon[rt.start_node])
@@ -99,15 +101,20 @@ def test_aerie_fly_flies_a_helsinki_task_on_real_px4(tmp_path):
     rig = None
     try:
         px4.wait_ready()
-        rig = SimRig(w, rt, px4, WorldObservationServer(w, noise="prep", seed=0).start())
+        rig = SimRig(w, rt, px4, WorldObservationServer(w, noise="prep", seed=0, offer_moves=not with_map).start())
         cfg = rig.config(AerieConfig(), tmp_path / "vehicle")
         config_file = write_config(cfg, tmp_path / "config.yaml")
         mission = tmp_path / "mission.yaml"
         mission.write_text(yaml.safe_dump({"instruction": rt.task.description, "name": "t019",
                                            "step_limit": rt.step_limit}))
+        extra = []
+        if with_map:
+            from onboard.map.map_file import save_map
+
+            extra = ["--map", str(save_map(w.map, tmp_path / "helsinki.aeriemap"))]
         with ground_for(cfg, tmp_path, duration_s=900.0) as _ground, open(tmp_path / "fly.log", "w") as out:
             proc = subprocess.run([sys.executable, "-m", "aerie", "fly", "--config", str(config_file),
-                                   "--mission", str(mission), "--json", str(tmp_path / "outcome.json")],
+                                   "--mission", str(mission), "--json", str(tmp_path / "outcome.json"), *extra],
                                   cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, timeout=600)
             time.sleep(1.0)  # the last acks
         log = (tmp_path / "fly.log").read_text()
@@ -117,6 +124,8 @@ def test_aerie_fly_flies_a_helsinki_task_on_real_px4(tmp_path):
         assert outcome["reason"] == "arrived" and outcome["landed"] == "landed", outcome
         judged = rig.judge(type("O", (), outcome)())
         assert judged["success"], judged
+        if with_map:
+            assert "onboard map" in log and rig.server.counters.moves_offered == 0, log
         console = px4.log.read_text(errors="replace")
         # PX4's own account of the flight: armed by Aerie, took off, landed and disarmed itself.
         for line in ("Armed by external command", "Takeoff detected", "Landing detected", "Disarmed by landing"):
