@@ -135,6 +135,7 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         steps = {m["payload"]["step"]: m["payload"] for m in msgs if m["type"] == "agent_step"}
         assert sorted(steps) == [0, 1, 2, 3]  # the mission went on after the fallback
         assert [steps[i]["movement"]["kind"] for i in range(3)] == ["look_up", "look_up", "move"], steps
+        assert steps[1]["decision"]["action"] == f"look up from {LOOK_UP_M:.0f} m", steps[1]["decision"]
         kinds = [m["payload"]["kind"] for m in msgs if m["type"] == "event"]
         assert "link_lost" in kinds and "agent_paused" in kinds and "agent_resumed" in kinds, kinds
         assert kinds.index("agent_paused") < kinds.index("agent_resumed")
