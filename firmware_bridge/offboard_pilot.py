@@ -19,6 +19,11 @@ behind (a bare position setpoint far away would be flown at
 submitted and again on every tick of the streamer. A carrot the envelope
 refuses (a fence the straight line crosses) stops the move where the last
 accepted carrot was, and says why.
+
+A look-up's climb, turn and descent have nothing to walk: `hold_until` holds
+one position (straight above or below, or the same one with another yaw)
+until the vehicle gets there; PX4 limits the climb, descent and yaw rates
+itself (MPC_Z_VEL_MAX_UP/DN, MPC_YAWRAUTO_MAX).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.intents import PositionNed
 from firmware_bridge.maneuvers import distance_m, position_from_home, wait_until
 from firmware_bridge.safety_envelope import SafetyViolation
+from firmware_bridge.vehicle_state import VehicleState
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +70,11 @@ def bearing_deg(start: PositionNed, goal: PositionNed, default: float) -> float:
     return math.degrees(math.atan2(de, dn)) % 360.0 if math.hypot(dn, de) >= 1.0 else default
 
 
+def yaw_error_deg(a: float, b: float) -> float:
+    """The unsigned angle between two headings, degrees (0..180); NaN when either is unknown."""
+    return abs((a - b + 180.0) % 360.0 - 180.0)
+
+
 class OffboardPilot:
     """Keeps one offboard intent fresh from engage() to release(); moves change what that intent is."""
 
@@ -82,6 +93,11 @@ class OffboardPilot:
         """PX4 is in offboard on our stream (false after a failsafe, a link loss or a mode change)."""
         return (self._task is not None and self.bridge.streamer.streaming
                 and self.bridge.state.flight_mode == "OFFBOARD")
+
+    def holding(self) -> PositionNed | None:
+        """Where the pilot wants the vehicle now (the carrot, or the position held), or None when idle."""
+        target = self._target
+        return target(time.monotonic()) if target is not None else None
 
     def here(self) -> PositionNed:
         p = position_from_home(self.bridge)
@@ -136,6 +152,21 @@ class OffboardPilot:
             return False
         self._hold(goal)
         return True
+
+    async def hold_until(self, at: PositionNed, reached: Callable[[VehicleState], bool], timeout_s: float,
+                         what: str) -> bool:
+        """Hold ``at`` until ``reached(state)``; False on timeout or when the envelope refuses ``at``.
+
+        The held position passes the envelope on every tick like every carrot; the pilot goes on
+        holding it (or the last accepted one) afterwards, in offboard, until the next leg.
+        """
+        self.refused = None
+        self._hold(at)
+        try:
+            await wait_until(self.bridge, lambda s: self.refused is not None or reached(s), timeout_s, what)
+        except Exception:
+            return False
+        return self.refused is None
 
     def _hold(self, at: PositionNed) -> None:
         self._target = lambda now: at

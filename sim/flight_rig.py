@@ -27,8 +27,8 @@ from sim.world.world import World
 
 DEFAULT_TASKS = "bench/tasks/helsinki_public_100.json"
 # Faster climbs and descents than PX4's defaults keep simulated missions short; the flight
-# logic is the same.
-SIM_PARAMS = {"MPC_TKO_SPEED": 5.0, "MPC_LAND_SPEED": 3.0, "MPC_Z_V_AUTO_DN": 3.0}
+# logic is the same (MPC_Z_VEL_MAX_DN: a look-up's descent, flown in offboard).
+SIM_PARAMS = {"MPC_TKO_SPEED": 5.0, "MPC_LAND_SPEED": 3.0, "MPC_Z_V_AUTO_DN": 3.0, "MPC_Z_VEL_MAX_DN": 3.0}
 
 
 def free_tcp_port() -> int:

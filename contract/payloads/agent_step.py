@@ -32,7 +32,7 @@ class Pose:
 
 @dataclass(frozen=True)
 class Movement:
-    """The move as commanded: ``kind`` move | arrive, the waypoint and its bearing."""
+    """The move as commanded: ``kind`` move | look_up | arrive, the waypoint and its bearing (a look-up has neither)."""
 
     kind: str
     node: int | None = None

@@ -74,7 +74,8 @@ class AgentConfig:
     prior_conflict_m: float = 250.0
     # Look over the roofs: where the vehicle offers it (the observation names a ceiling), climb at the
     # waypoint, turn a full circle and come back to cruise, when no landmark of the description has been
-    # sighted yet. false: never (ablation `geometric-no-look-up`). The flight supervisor offers no look-up yet.
+    # sighted yet. false: never (ablation `geometric-no-look-up`). `aerie fly` offers it up to the safety
+    # envelope's altitude ceiling less 2 m and flies it (climb, turn, sightings from up there, descent).
     use_look_up: bool = True
     # Look-up altitude (metres above take-off); never above the ceiling the observation names.
     look_up_alt_m: float = 60.0

@@ -166,8 +166,11 @@ async def _fly(cfg, mission, args) -> int:
         return 1
     if args.json:
         Path(args.json).write_text(json.dumps(outcome.to_json(), indent=1) + "\n")
+    looked = (f" (look-ups among them: {outcome.look_ups} flown, {outcome.refused_look_ups} refused)"
+              if outcome.look_ups or outcome.refused_look_ups else "")
     print(f"flight {outcome.flight_id}: {outcome.reason}, agent success {outcome.agent_success}, "
-          f"{outcome.steps} moves, {outcome.flown_m:.0f} m flown, {outcome.seconds:.0f} s, vehicle {outcome.landed}; "
+          f"{outcome.steps} moves{looked}, {outcome.flown_m:.0f} m flown, {outcome.seconds:.0f} s, "
+          f"vehicle {outcome.landed}; "
           f"step p50 {outcome.step_ms_p50:.1f} ms; peak RSS {outcome.peak_rss_mb:.0f} MB; results {outcome.results_dir}",
           flush=True)
     if outcome.landed.startswith("could not"):

@@ -1,5 +1,9 @@
 """Agent moves as bridge commands: take off, fly to a waypoint and wait, pause while the link is down, land.
 
+A look-up is three more legs of the same kind (`climb_to`, `turn_around`,
+`descend_to_cruise`): flown in offboard, every setpoint through the envelope,
+and raced against the link exactly as a move is (`_leg`).
+
 Every move is flown in PX4 offboard (`firmware_bridge/offboard_pilot.py`), from
 the climb off the ground until the land or return command: should this process
 die or hang at any moment of the flight, the setpoint stream stops with it and
@@ -20,7 +24,7 @@ import contextlib
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from contract.geodesy import ned_from_geo
 from firmware_bridge.bridge import FlightBridge
@@ -28,12 +32,20 @@ from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.intents import PositionNed
 from firmware_bridge.maneuvers import arm_when_ready, position_from_home, wait_until
-from firmware_bridge.offboard_pilot import OffboardPilot
+from firmware_bridge.offboard_pilot import OffboardPilot, yaw_error_deg
 from firmware_bridge.safety_envelope import SafetyViolation
 from onboard.supervisor.airborne import wait_down
 from onboard.supervisor.settings import SupervisorConfig
 
 EventFn = Callable[[str, dict[str, Any]], Any]
+
+# A look-up's climb and descent have arrived within this many metres of the altitude asked for.
+VERTICAL_TOLERANCE_M = 1.0
+# Its full turn: this many equal yaw steps (90 degrees: no step is ambiguous about its direction),
+# each done within this many degrees, each given at most this long (PX4 turns at 45 deg/s).
+TURN_STEPS = 4
+TURN_TOLERANCE_DEG = 10.0
+TURN_STEP_TIMEOUT_S = 20.0
 
 
 class MissionAborted(RuntimeError):
@@ -43,7 +55,7 @@ class MissionAborted(RuntimeError):
 @dataclass(frozen=True)
 class MoveResult:
     arrived: bool
-    error_m: float       # horizontal distance to the waypoint when the move ended
+    error_m: float       # horizontal distance to the waypoint when the move ended (a vertical move: altitude error)
     seconds: float
     paused_s: float      # of which the agent was paused for link loss
     refused: str | None = None  # the safety envelope refused the waypoint (why): nothing was flown
@@ -126,8 +138,6 @@ class FlightExecutor:
 
     async def fly_to(self, lat: float, lon: float) -> MoveResult:
         t0 = time.monotonic()
-        paused = 0.0
-        deadline = t0 + self.cfg.move_timeout_s
         envelope = self.bridge.envelope()
         if envelope is None:
             raise CommandError("move", CommandResult.REFUSED_BY_ENVELOPE, "home position unknown: no envelope yet")
@@ -135,8 +145,96 @@ class FlightExecutor:
             goal = envelope.check_position(self._goal(lat, lon)).intent
         except SafetyViolation as exc:  # the agent hears it and plans around it (issue 19, item 10)
             self.on_event("command_refused", {"command": "move", "lat": lat, "lon": lon, "reason": exc.reason})
-            return MoveResult(False, self.error_m(lat, lon), time.monotonic() - t0, paused, refused=exc.reason)
-        tol = self.cfg.arrive_tolerance_m
+            return MoveResult(False, self.error_m(lat, lon), time.monotonic() - t0, 0.0, refused=exc.reason)
+        arrived, paused = await self._leg(
+            lambda left: self.pilot.fly_to(goal, self.cfg.speed_m_s, self.cfg.arrive_tolerance_m, left),
+            t0 + self.cfg.move_timeout_s)
+        if self.pilot.refused is not None:  # the straight line crosses the fence: stopped short of it
+            self.on_event("command_refused", {"command": "move", "lat": lat, "lon": lon, "reason": self.pilot.refused})
+            return MoveResult(False, self.error_m(lat, lon), time.monotonic() - t0, paused, refused=self.pilot.refused)
+        return MoveResult(arrived, self.error_m(lat, lon), time.monotonic() - t0, paused)
+
+    # -- the look-up: straight up, a full turn, straight down ------------------------------
+    async def climb_to(self, alt_m: float) -> MoveResult:
+        """Climb straight up where the vehicle is to ``alt_m`` (m above home), keeping its heading.
+
+        The caller (the supervisor) has already refused an altitude outside what it offered; here the
+        envelope judges the target once more and a target it would change (clamp to the ceiling or the
+        fence) is refused, not flown clamped: sightings reported from ``alt_m`` must be from ``alt_m``.
+        Every setpoint of the climb passes the envelope again on its way out, as in every move.
+        """
+        return await self._vertical(alt_m, "climb")
+
+    async def descend_to_cruise(self) -> MoveResult:
+        """Back down to the cruise altitude, straight, where the vehicle is (the end of a look-up)."""
+        return await self._vertical(self.cfg.cruise_alt_m, "descend")
+
+    async def turn_around(self, steps: int = TURN_STEPS) -> bool:
+        """A full circle in yaw, in ``steps`` equal turns, holding position: a forward camera sees all around.
+
+        False (nothing turned) when the autopilot reports no heading; the turn's steps wait out a link loss
+        like a move does. Returns whether every step reached its heading.
+        """
+        yaw0 = self.bridge.state.yaw_deg
+        if not math.isfinite(yaw0):
+            return False
+        held = self._held_position()
+        done = True
+        for k in range(1, steps + 1):
+            yaw = (yaw0 + 360.0 * k / steps) % 360.0
+            at = PositionNed(held.north_m, held.east_m, held.down_m, yaw)
+            turned, _ = await self._leg(
+                lambda left, at=at: self.pilot.hold_until(
+                    at, lambda s: yaw_error_deg(s.yaw_deg, at.yaw_deg) <= TURN_TOLERANCE_DEG, left, "turn"),
+                time.monotonic() + TURN_STEP_TIMEOUT_S)
+            if self.pilot.refused is not None:
+                self.on_event("command_refused", {"command": "turn", "reason": self.pilot.refused})
+                return False
+            done &= turned
+        return done
+
+    def _held_position(self) -> PositionNed:
+        """Where the pilot holds the vehicle now (the waypoint it arrived at), else where it is."""
+        return self.pilot.holding() or self.pilot.here()
+
+    async def _vertical(self, alt_m: float, command: str) -> MoveResult:
+        t0 = time.monotonic()
+        envelope = self.bridge.envelope()
+        if envelope is None:
+            raise CommandError(command, CommandResult.REFUSED_BY_ENVELOPE, "home position unknown: no envelope yet")
+        held = self._held_position()
+        yaw = self.bridge.state.yaw_deg
+        target = PositionNed(held.north_m, held.east_m, -alt_m, yaw if math.isfinite(yaw) else held.yaw_deg)
+        try:
+            verdict = envelope.check_position(target)
+            if verdict.clamped:
+                raise SafetyViolation("; ".join(verdict.reasons), target)
+        except SafetyViolation as exc:
+            self.on_event("command_refused", {"command": command, "altitude_m": alt_m, "reason": exc.reason})
+            return MoveResult(False, self.altitude_error_m(alt_m), time.monotonic() - t0, 0.0, refused=exc.reason)
+        goal = verdict.intent
+        arrived, paused = await self._leg(
+            lambda left: self.pilot.hold_until(
+                goal, lambda s: abs(s.rel_alt_m - alt_m) <= VERTICAL_TOLERANCE_M, left, command),
+            t0 + self.cfg.move_timeout_s)
+        if self.pilot.refused is not None:
+            self.on_event("command_refused", {"command": command, "altitude_m": alt_m, "reason": self.pilot.refused})
+            return MoveResult(False, self.altitude_error_m(alt_m), time.monotonic() - t0, paused,
+                              refused=self.pilot.refused)
+        return MoveResult(arrived, self.altitude_error_m(alt_m), time.monotonic() - t0, paused)
+
+    def altitude_error_m(self, alt_m: float) -> float:
+        return abs(self.bridge.state.rel_alt_m - alt_m)
+
+    # -- one leg, raced against the link ------------------------------------------------------
+    async def _leg(self, fly: Callable[[float], Awaitable[bool]], deadline: float) -> tuple[bool, float]:
+        """Run ``fly(seconds_left)`` (a pilot call) until it returns; returns (its result, seconds paused).
+
+        While the link is lost the agent is paused (`wait_for_link`); when it returns the executor
+        enters offboard again from where the vehicle is and runs the leg again. A bridge failsafe,
+        or offboard left with the link up (a person or PX4 took over), ends the mission.
+        """
+        paused = 0.0
         while True:
             self._check_failsafe()
             waited = await self.wait_for_link()
@@ -153,23 +251,17 @@ class FlightExecutor:
                     if not self.bridge.monitor.link_ok.is_set():
                         continue  # lost the link again while engaging: pause, then try again
                     raise
-            arrival = asyncio.ensure_future(self.pilot.fly_to(goal, self.cfg.speed_m_s, tol,
-                                                              max(0.1, deadline - time.monotonic())))
+            arrival = asyncio.ensure_future(fly(max(0.1, deadline - time.monotonic())))
             lost = asyncio.ensure_future(self._link_lost())
             try:
                 done, _ = await asyncio.wait({arrival, lost}, return_when=asyncio.FIRST_COMPLETED)
-            finally:  # also when this move is cancelled (SIGTERM): nothing of it may run on
+            finally:  # also when this leg is cancelled (SIGTERM): nothing of it may run on
                 for f in (arrival, lost):
                     if not f.done():
                         f.cancel()
             if arrival in done:
-                if self.pilot.refused is not None:  # the straight line crosses the fence: stopped short of it
-                    self.on_event("command_refused", {"command": "move", "lat": lat, "lon": lon,
-                                                      "reason": self.pilot.refused})
-                    return MoveResult(False, self.error_m(lat, lon), time.monotonic() - t0, paused,
-                                      refused=self.pilot.refused)
-                return MoveResult(arrival.result(), self.error_m(lat, lon), time.monotonic() - t0, paused)
-            # link lost (or a failsafe) mid-move: loop pauses, then flies on from where the vehicle is
+                return arrival.result(), paused
+            # link lost (or a failsafe) mid-leg: loop pauses, then flies on from where the vehicle is
 
     async def _link_lost(self) -> None:
         """Returns when the move cannot go on as it is: link lost, a bridge failsafe, or out of offboard."""

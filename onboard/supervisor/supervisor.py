@@ -16,6 +16,15 @@ socket and the bridge; the setpoint stream has its own thread anyway. Nor does
 the step wait for the planner model: the plan is asked on its own thread and
 adopted at the first step after it arrives (`agent.llm_plan_wait`); each change
 of plan or of its source is published as a ``plan`` message.
+
+A look-up over the roofs (`AgentAction.look_up`) is offered to the agent up
+to the safety envelope's altitude ceiling less `LOOK_UP_CEILING_MARGIN_M`
+(`agent.use_look_up`). One asked for outside (cruise, that ceiling] is
+refused here, not flown (``command_refused``, `FlightOutcome.refused_look_ups`);
+the envelope, which only clamps altitudes, stays the last line. Otherwise the
+vehicle climbs straight up at its waypoint, turns a full circle, is given the
+world feed's sightings from that altitude, and comes back to cruise: one
+step, its vertical metres counted in `flown_m`, as the benchmark counts them.
 """
 
 from __future__ import annotations
@@ -41,6 +50,11 @@ from onboard.supervisor.world_link import WorldLink, WorldObservation
 
 log = logging.getLogger("aerie.supervisor")
 
+# A look-up is offered up to the envelope's altitude ceiling less this (metres): the envelope clamps
+# setpoints at the ceiling, and this keeps the vehicle itself (overshoot, the climb's 1 m tolerance,
+# baro noise) under it too.
+LOOK_UP_CEILING_MARGIN_M = 2.0
+
 
 @dataclass
 class FlightOutcome:
@@ -63,6 +77,11 @@ class FlightOutcome:
     peak_rss_mb: float = 0.0
     telemetry_last_seq: int = -1
     lessons_imported: int = 0    # bundles imported while waiting after landing (supervisor.lessons_wait_s)
+    look_ups: int = 0            # look-ups flown (each one step; its climb and descent are in flown_m)
+    climb_m: float = 0.0         # vertical metres of the look-ups, as measured
+    look_up_at: list[list] = field(default_factory=list)  # [step, waypoint, altitude_m] per look-up flown
+    refused_look_ups: int = 0    # look-ups refused (outside the offered altitudes, or by the envelope): not flown
+    refused_look_up_at: list[list] = field(default_factory=list)  # [step, waypoint, altitude_m, reason]
 
     @property
     def step_ms_p50(self) -> float:
@@ -110,14 +129,54 @@ def perception_note(sup: Any) -> str:
     return f"perception on: camera {sup.camera!r}, detector every {sup.detect_every_steps} step(s)"
 
 
+def look_up_ceiling(cfg: AerieConfig) -> float | None:
+    """The highest look-up offered to the agent (m above home), or None: no look-up on offer.
+
+    The envelope's altitude ceiling less `LOOK_UP_CEILING_MARGIN_M`, when the agent looks up at all
+    (`agent.use_look_up`) and that leaves room above the cruise altitude.
+    """
+    ceiling = cfg.safety.altitude_ceiling_m - LOOK_UP_CEILING_MARGIN_M
+    return ceiling if cfg.agent.use_look_up and ceiling > cfg.supervisor.cruise_alt_m else None
+
+
+def look_up_refusal(altitude_m: float | None, cruise_alt_m: float, ceiling_m: float | None) -> str | None:
+    """Why a look-up to `altitude_m` may not be flown, or None: it may (cruise < altitude <= ceiling; NaN fails)."""
+    if ceiling_m is None:
+        return "no look-up on offer"
+    if (not isinstance(altitude_m, (int, float)) or isinstance(altitude_m, bool)
+            or not cruise_alt_m < altitude_m <= ceiling_m):
+        return f"altitude {altitude_m} m is not within the look-up range ({cruise_alt_m:g}, {ceiling_m:g}] m"
+    return None
+
+
+async def unless_stopped(coro: Any, stop: asyncio.Event) -> tuple[bool, Any]:
+    """Run `coro` unless `stop` is set first (SIGTERM): then it is cancelled, and (False, None) returned."""
+    task = asyncio.ensure_future(coro)
+    halt = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, halt}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        halt.cancel()
+        raise
+    if not task.done():
+        task.cancel()
+        return False, None
+    halt.cancel()
+    return True, task.result()
+
+
 class Supervisor:
     """`start`, then `fly` one mission after another (`aerie fly --standby`), then `close`; or `run` for one.
 
     `plan_model` and `world` may be given by a caller (tests inject a faulty model); otherwise from config.
+    `agent_factory` builds each mission's agent from `GraphAgent`'s arguments (default `GraphAgent`; a
+    test may wrap it to script an action the agent would not choose).
     """
 
     def __init__(self, cfg: AerieConfig, mission: Mission | None = None, *, plan_model: Any = None, world: WorldLink | None = None,
-                 on_progress: Callable[[str], None] | None = None, flight_id: str | None = None) -> None:
+                 on_progress: Callable[[str], None] | None = None, flight_id: str | None = None,
+                 agent_factory: Callable[..., Any] | None = None) -> None:
         self.cfg = cfg
         self.mission = mission
         self.sup = cfg.supervisor
@@ -127,6 +186,7 @@ class Supervisor:
         self._plan_model = plan_model
         self._owns_plan_model = plan_model is None
         self._world = world
+        self._agent_factory = agent_factory
         self.publisher: Any = None
         self.store: Any = None
         self.embedder: Any = None
@@ -333,16 +393,19 @@ class Supervisor:
         return {"bridge": bridge, "models": models, "memory": memory, "vehicle": vehicle}
 
     # -- the step ------------------------------------------------------------------------------
-    async def _observe(self, node: int | None, heading: float) -> WorldObservation:
+    async def _observe(self, node: int | None, heading: float, altitude_m: float | None = None) -> WorldObservation:
+        """What is perceived where the autopilot says the vehicle is; from `altitude_m` during a look-up."""
         s = self.bridge.state
         want_image = self.sup.camera == "world" and self.sup.detect_every_steps > 0
         if self.map is None:
-            return await asyncio.to_thread(self._world.observe, s.lat, s.lon, heading, node=node, image=want_image)
+            return await asyncio.to_thread(self._world.observe, s.lat, s.lon, heading, node=node, image=want_image,
+                                           altitude_m=altitude_m)
         # With a map the world feed is a sensor (what the camera would see here); where the vehicle may fly
         # next comes from the map at the position the autopilot reports. Moves the feed may offer are ignored.
         from onboard.supervisor.map_waypoints import OffTheMap, position_on
 
-        seen = await asyncio.to_thread(self._world.observe, s.lat, s.lon, heading, node=None, image=want_image)
+        seen = await asyncio.to_thread(self._world.observe, s.lat, s.lon, heading, node=None, image=want_image,
+                                       altitude_m=altitude_m)
         try:
             here = position_on(self.map, s.lat, s.lon, self.cfg.map.max_snap_m, self._map_source)
         except OffTheMap as exc:
@@ -504,9 +567,10 @@ class Supervisor:
                                  "only?) and no onboard map is configured (map.path, aerie fly --map)"
                                  if self.map is None else "the onboard map offers no moves at the take-off position")
         spacing = statistics.median([m.length for m in obs.moves])
-        self.agent = GraphAgent(self.cfg.agent, gazetteer, name=self.cfg.agent.planner, memory=self.cfg.memory,
-                                experience_store=self.store, plan_model=self._plan_model, step_spacing_m=spacing,
-                                reader_generate=self._reader_generate)
+        self.agent = (self._agent_factory or GraphAgent)(
+            self.cfg.agent, gazetteer, name=self.cfg.agent.planner, memory=self.cfg.memory,
+            experience_store=self.store, plan_model=self._plan_model, step_spacing_m=spacing,
+            reader_generate=self._reader_generate)
         # Off the loop: where the parser cannot settle the words, the model reads them (about a second).
         known = None
         if self.map is not None:
@@ -534,6 +598,7 @@ class Supervisor:
         published_plan = None
         last_pos = position_from_home(self.bridge)
         refused: set[int] = set()  # waypoints the safety envelope refused: never offered to the agent again
+        ceiling = look_up_ceiling(self.cfg)
         for step in range(step_limit + 1):
             if stop.is_set():
                 outcome.reason = "terminated"
@@ -541,7 +606,8 @@ class Supervisor:
             await executor.wait_for_link()
             await self._detect(step, obs, heading, folder)
             t_step = time.perf_counter()
-            action = await asyncio.to_thread(self.agent.act, obs.for_agent(step, step_limit - step))
+            action = await asyncio.to_thread(self.agent.act, obs.for_agent(
+                step, step_limit - step, cruise_alt_m=self.sup.cruise_alt_m, look_up_ceiling_m=ceiling))
             outcome.step_ms.append((time.perf_counter() - t_step) * 1000.0)
             st = self.agent.state
             # A new plan, or the same one with news: the model's plan failed late (source llm-fallback).
@@ -554,8 +620,9 @@ class Supervisor:
             if await asyncio.to_thread(self._maps, step, folder):
                 outcome.map_ms.append((time.perf_counter() - t_map) * 1000.0)
             dist = frame.distance_to_target
-            self.on_progress(f"step {step:>3}  {frame.strategy:<8} "
-                             f"{'arrive' if action.kind == 'arrive' else f'-> waypoint {action.node}':<18} "
+            what = {"arrive": "arrive", "look_up": f"look up {action.altitude_m} m"}.get(
+                action.kind, f"-> waypoint {action.node}")
+            self.on_progress(f"step {step:>3}  {frame.strategy:<8} {what:<18} "
                              f"target est. {'?' if dist is None else f'{dist:.0f} m':>7}  {action.reason[:70]}")
             if action.kind == "arrive":
                 outcome.agent_success = bool(st.final.mission_success)
@@ -565,21 +632,19 @@ class Supervisor:
             if step >= step_limit:
                 break
             outcome.steps = step + 1
+            if action.kind == "look_up":  # one step, at this waypoint: the agent sees the same moves after it
+                done, seen = await unless_stopped(
+                    self._look_up(executor, obs, heading, action.altitude_m, ceiling, step, outcome), stop)
+                if not done:
+                    outcome.reason = "terminated"
+                    return
+                obs = _without(seen, refused)
+                continue
             move = obs.move(action.node)
-            fly = asyncio.ensure_future(executor.fly_to(move.lat, move.lon))
-            halt = asyncio.ensure_future(stop.wait())
-            try:
-                await asyncio.wait({fly, halt}, return_when=asyncio.FIRST_COMPLETED)
-            except asyncio.CancelledError:
-                fly.cancel()
-                halt.cancel()
-                raise
-            if not fly.done():
-                fly.cancel()
+            done, result = await unless_stopped(executor.fly_to(move.lat, move.lon), stop)
+            if not done:
                 outcome.reason = "terminated"
                 return
-            halt.cancel()
-            result = fly.result()
             if result.refused is not None:
                 # Nothing was flown: the agent plans again from here without that waypoint, or the mission
                 # ends cleanly when the fence leaves it nowhere to go.
@@ -601,6 +666,58 @@ class Supervisor:
             outcome.nodes.append(obs.node)
             outcome.final_node = obs.node
         outcome.reason = "step_limit"
+
+    async def _look_up(self, executor: FlightExecutor, obs: WorldObservation, heading: float, altitude_m: float | None,
+                       ceiling_m: float | None, step: int, outcome: FlightOutcome) -> WorldObservation:
+        """Climb at this waypoint, turn, observe from up there, come back to cruise; the observation to act on.
+
+        A refused look-up (outside what was offered, or by the envelope) flies nothing and gives `obs` back:
+        the sightings from cruise, which tell the agent (its altitude is the cruise one) that it was refused.
+        """
+        reason = look_up_refusal(altitude_m, self.sup.cruise_alt_m, ceiling_m)
+        if reason is not None:
+            shown = altitude_m if altitude_m is None or math.isfinite(altitude_m) else str(altitude_m)
+            self.event("command_refused", {"command": "look_up", "step": step, "waypoint": obs.node,
+                                           "altitude_m": shown, "reason": reason})
+            return await self._refused_look_up(obs, heading, step, altitude_m, reason, outcome)
+        assert altitude_m is not None
+        before = self.bridge.state.rel_alt_m
+        climb = await executor.climb_to(altitude_m)
+        if climb.refused is not None:  # the envelope would have changed it: nothing flown (event sent)
+            return await self._refused_look_up(obs, heading, step, altitude_m, f"safety envelope: {climb.refused}",
+                                               outcome)
+        top = self.bridge.state.rel_alt_m
+        seen = None
+        if climb.arrived:
+            if not await executor.turn_around():
+                log.info("look-up at waypoint %s: no full turn (no heading reported, or a turn timed out)", obs.node)
+            top = max(top, self.bridge.state.rel_alt_m)  # settled up there by now (the climb ends within 1 m)
+            seen = await self._observe(obs.node, heading, altitude_m)
+        else:  # not up there in time: what it sees is not the view from altitude_m
+            self.event("move_timeout", {"command": "climb", "altitude_m": altitude_m, "error_m": round(climb.error_m, 1)})
+        down = await executor.descend_to_cruise()
+        if not down.arrived:
+            self.event("move_timeout", {"command": "descend", "altitude_m": self.sup.cruise_alt_m,
+                                        "error_m": round(down.error_m, 1)})
+        after = self.bridge.state.rel_alt_m
+        climbed = abs(top - before) + abs(top - after)
+        if math.isfinite(climbed):
+            outcome.climb_m = round(outcome.climb_m + climbed, 1)
+            outcome.flown_m = round(outcome.flown_m + climbed, 1)
+        outcome.look_ups += 1
+        outcome.look_up_at.append([step, obs.node, altitude_m])
+        self.on_progress(f"looked up from {altitude_m:.0f} m at waypoint {obs.node}: "
+                         f"{len(seen.landmarks) if seen else 0} landmark(s) in sight; back at cruise")
+        return seen if seen is not None else await self._observe(obs.node, heading)
+
+    async def _refused_look_up(self, obs: WorldObservation, heading: float, step: int, altitude_m: float | None,
+                               reason: str, outcome: FlightOutcome) -> WorldObservation:
+        """Recorded in the outcome; the agent goes on with the cruise view (from cruise: it was not flown)."""
+        outcome.refused_look_ups += 1
+        shown = altitude_m if altitude_m is None or math.isfinite(altitude_m) else str(altitude_m)
+        outcome.refused_look_up_at.append([step, obs.node, shown, reason])
+        self.on_progress(f"look-up to {altitude_m} m refused: {reason}")
+        return obs if obs.altitude_m is None else await self._observe(obs.node, heading)
 
     def _maps(self, step: int, folder: Path) -> bool:
         """The agent's landmark and semantic maps of this step: into semantic_images/, the semantic one published."""

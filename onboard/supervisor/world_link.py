@@ -5,10 +5,17 @@ the timeout closes the socket and is retried once on a fresh one, and then
 fails with `WorldLinkError` naming the endpoint, so a dead simulator shows up
 as a clear error, never as a hang. Replies are validated field by field; a
 malformed one is an error too, not a crash further down.
+
+An observe request may name the camera's altitude (a look-up over the roofs):
+the server then answers with the landmarks in sight from that height and no
+readable names, and echoes the altitude; a reply that does not echo it comes
+from a server that cannot look from above, and is an error, never sightings
+from cruise passed off as sightings from above.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import msgpack
@@ -49,11 +56,16 @@ class WorldObservation:
     landmarks: tuple[LandmarkSighting, ...]
     pois: tuple[PoiSighting, ...]
     image_png: bytes | None = None
+    altitude_m: float | None = None  # the camera altitude of the sightings (a look-up); None: the cruise view
 
-    def for_agent(self, step: int, steps_left: int) -> AgentObservation:
+    def for_agent(self, step: int, steps_left: int, *, cruise_alt_m: float | None = None,
+                  look_up_ceiling_m: float | None = None) -> AgentObservation:
+        """The agent's view of it: sightings at `altitude_m` (else `cruise_alt_m`), a look-up up to the ceiling."""
         return AgentObservation(step=step, steps_left=steps_left,
                                 moves=tuple(NeighbourMove(m.node, m.bearing, m.length) for m in self.moves),
-                                landmarks=self.landmarks, pois=self.pois)
+                                landmarks=self.landmarks, pois=self.pois,
+                                altitude_m=self.altitude_m if self.altitude_m is not None else cruise_alt_m,
+                                look_up_ceiling_m=look_up_ceiling_m)
 
     def move(self, node: int) -> MoveOption:
         for m in self.moves:
@@ -67,6 +79,9 @@ def parse_observation(reply: object) -> WorldObservation:
         raise WorldLinkError(f"observation reply is {type(reply).__name__}, not a map")
     if not reply.get("ok", False):
         raise WorldLinkError(f"observation server refused the request: {reply.get('error', 'no reason given')}")
+    altitude = reply.get("altitude_m")
+    if altitude is not None and not (isinstance(altitude, (int, float)) and math.isfinite(altitude)):
+        raise WorldLinkError(f"malformed observation reply: altitude_m {altitude!r} is not a finite number")
     try:
         return WorldObservation(
             node=int(reply["node"]), lat=float(reply["lat"]), lon=float(reply["lon"]),
@@ -77,7 +92,8 @@ def parse_observation(reply: object) -> WorldObservation:
                             for s in reply.get("landmarks", ())),
             pois=tuple(PoiSighting(str(p["name"]), float(p["bearing"]), float(p["distance"]))
                        for p in reply.get("pois", ())),
-            image_png=bytes(reply["image_png"]) if reply.get("image_png") else None)
+            image_png=bytes(reply["image_png"]) if reply.get("image_png") else None,
+            altitude_m=None if altitude is None else float(altitude))
     except (KeyError, TypeError, ValueError) as exc:
         raise WorldLinkError(f"malformed observation reply: {type(exc).__name__}: {exc}") from exc
 
@@ -110,9 +126,17 @@ class WorldLink:
         raise WorldLinkError(f"observation server {self.endpoint} did not answer within {self.timeout_s:.1f} s (twice)")
 
     def observe(self, lat: float, lon: float, heading: float, *, node: int | None = None,
-                image: bool = False) -> WorldObservation:
-        return parse_observation(self._ask({"op": "observe", "lat": lat, "lon": lon, "heading": heading,
-                                            "node": node, "image": image}))
+                image: bool = False, altitude_m: float | None = None) -> WorldObservation:
+        """What is perceived here; `altitude_m` (m above ground): from that height (a look-up), else at cruise."""
+        request = {"op": "observe", "lat": lat, "lon": lon, "heading": heading, "node": node, "image": image}
+        if altitude_m is not None:  # only then: a server older than the field sees the request it always did
+            request["altitude"] = float(altitude_m)
+        obs = parse_observation(self._ask(request))
+        if altitude_m is not None and (obs.altitude_m is None or not abs(obs.altitude_m - altitude_m) <= 1e-6):
+            raise WorldLinkError(f"observation server {self.endpoint} answered a look-up from {altitude_m:.1f} m "
+                                 f"with sightings from {'cruise' if obs.altitude_m is None else f'{obs.altitude_m} m'}"
+                                 " (a world feed without look-ups?)")
+        return obs
 
     def gazetteer(self) -> list[str]:
         """Names of the landmarks this vehicle can recognise (not where they are)."""

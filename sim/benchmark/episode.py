@@ -47,8 +47,8 @@ class Mover(Protocol):
     def fly_to(self, node: int) -> float:
         """Fly from the current node to the neighbouring `node`; returns seconds taken."""
 
-    # Optional: `look_up(altitude_m) -> seconds` climbs at the current node, turns, comes back to cruise.
-    # A mover without it (`MavsdkMover` today) does not climb; the episode then counts `look_up_seconds`.
+    # Optional: `look_up(altitude_m) -> seconds` climbs at the current node, turns, comes back to cruise
+    # (`KinematicMover`, `MavsdkMover`). A mover without it does not climb; the episode counts `look_up_seconds`.
 
 
 def look_up_seconds(altitude_m: float, cruise_alt: float) -> float:

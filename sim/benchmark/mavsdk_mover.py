@@ -6,6 +6,12 @@ into a bridge `goto` to the node's lat/lon at the world's cruise altitude,
 waiting until the vehicle is there. The agent, the perception and the metrics
 are exactly those of the kinematic episodes: only the flying changes.
 
+A look-up (`look_up(altitude_m)`) is flown too: a goto straight up at the
+current node, a full turn in four yaw steps (gotos to the same point with a
+yaw), a goto back down to cruise; its seconds are the flight's. The episode
+only asks for one within (cruise, ceiling]; the bridge's envelope clamps the
+gotos into the altitude band besides.
+
 By default it starts Aerie's simulated vehicle with its home on the task's
 start node; pass ``url`` to fly a PX4 SITL (or a real vehicle) instead.
 """
@@ -28,6 +34,9 @@ from sim.world.world import World
 
 # The public tasks span the whole 1 x 1.7 km extract; a 2.5 km fence around home covers it.
 FENCE_RADIUS_M = 2500.0
+# A look-up's climb and descent end within this many metres of the altitude; its turn is this many yaw steps.
+VERTICAL_TOLERANCE_M = 1.0
+TURN_STEPS = 4
 
 
 @dataclass
@@ -37,6 +46,7 @@ class FlightRecord:
     nodes: list[int] = field(default_factory=list)
     arrival_errors_m: list[float] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
+    look_up_tops_m: list[float] = field(default_factory=list)  # the altitude each look-up reached
 
 
 class MavsdkMover:
@@ -109,6 +119,34 @@ class MavsdkMover:
         self.record.arrival_errors_m.append(error)
         self.record.seconds.append(seconds)
         return seconds
+
+    def look_up(self, altitude_m: float) -> float:
+        """Climb at the current node to `altitude_m`, turn a full circle, come back to cruise; seconds taken."""
+        assert self._bridge is not None, "start() first"
+        t0 = time.monotonic()
+        self.record.look_up_tops_m.append(self._run(self._look_up(altitude_m)))
+        return time.monotonic() - t0
+
+    async def _look_up(self, altitude_m: float) -> float:
+        bridge = self._bridge
+        lat, lon = (float(v) for v in self.world.graph.latlon[self.node])
+        await bridge.commands.goto(GlobalTarget(lat, lon, altitude_m))
+        await wait_until(bridge, lambda s: abs(s.rel_alt_m - altitude_m) <= VERTICAL_TOLERANCE_M, self.move_timeout_s,
+                         f"look-up climb to {altitude_m:.0f} m")
+        top = bridge.state.rel_alt_m
+        yaw0 = bridge.state.yaw_deg
+        if math.isfinite(yaw0):
+            for k in range(1, TURN_STEPS + 1):
+                yaw = (yaw0 + 360.0 * k / TURN_STEPS) % 360.0
+                await bridge.commands.goto(GlobalTarget(lat, lon, altitude_m, yaw))
+                await wait_until(bridge, lambda s, yaw=yaw: abs((s.yaw_deg - yaw + 180.0) % 360.0 - 180.0) <= 10.0,
+                                 self.move_timeout_s, "look-up turn")
+        top = max(top, bridge.state.rel_alt_m)
+        alt = self.world.cruise_alt
+        await bridge.commands.goto(GlobalTarget(lat, lon, alt))
+        await wait_until(bridge, lambda s: abs(s.rel_alt_m - alt) <= VERTICAL_TOLERANCE_M, self.move_timeout_s,
+                         "look-up descent to cruise")
+        return top
 
     async def _goto(self, lat: float, lon: float) -> float:
         bridge = self._bridge

@@ -331,8 +331,8 @@ class Commander:
         self.mode = pm.HOLD
         if self.in_air:
             self.hold_target = (n, e, d)
-            if not _nan(p[3]):
-                self.hold_yaw = math.radians(p[3])
+            if not _nan(p[3]):  # radians, as PX4's navigator takes it (and MAVSDK's goto_location sends it)
+                self.hold_yaw = float(p[3])
             else:
                 self.hold_yaw = nav.bearing(cur, (n, e, d))
         else:

@@ -10,10 +10,21 @@ perception model, with the same noise presets) plus, on request, the rendered
 oblique camera view as PNG. The supervisor never imports `sim/`.
 
 Request  ``{"op": "gazetteer"}`` -> ``{"ok": true, "names": [...]}`` (landmarks the drone can recognise), or
-         ``{"op": "observe", "lat", "lon", "heading", "node": int | None, "image": bool}``
+         ``{"op": "observe", "lat", "lon", "heading", "node": int | None, "image": bool, "altitude": float | None}``
 Reply    ``{"ok": true, "node", "lat", "lon", "snap_m", "moves": [{node, bearing, length, lat, lon}],
-            "landmarks": [{name, bearing, distance}], "pois": [...], "image_png": bytes | None}``
+            "landmarks": [{name, bearing, distance}], "pois": [...], "image_png": bytes | None,
+            "altitude_m": float | None}``
 or       ``{"ok": false, "error": "..."}`` for a malformed request (counted, never fatal).
+
+``altitude`` (optional, metres above ground) is where the camera is during a
+look-up over the roofs: the landmarks are those in line of sight from that
+height (`OraclePerception.landmarks_at(node, altitude)`, the benchmark's rule)
+and ``pois`` is empty, since names are not readable from up there. Absent or
+None, the sightings are the world's cruise view, as before the field existed.
+The reply echoes it as ``altitude_m`` (None for the cruise view), so a client
+that asked for an altitude can tell a server that predates the field (no
+``altitude_m`` in its reply) from one that honoured it. An altitude that is not
+a finite number within `ALTITUDE_RANGE_M` is a malformed request.
 
 ``node`` is the waypoint the supervisor flew to; it is used when the reported
 position is within `SNAP_TOLERANCE_M` of it, otherwise the nearest waypoint
@@ -43,6 +54,9 @@ SNAP_TOLERANCE_M = 25.0
 
 # Largest request read (observe/gazetteer requests are small maps).
 MAX_REQUEST_BYTES = 65536
+# Camera altitudes an observe request may ask for (m above ground): above the world's view range
+# (500 m) nothing more comes into sight, and no vehicle of Aerie's flies near it.
+ALTITUDE_RANGE_M = (1.0, 500.0)
 
 
 @dataclass
@@ -123,6 +137,7 @@ class WorldObservationServer:
         if not (math.isfinite(lat) and math.isfinite(lon)):
             raise ValueError("lat/lon must be finite")
         heading = float(req.get("heading") or 0.0)
+        altitude = camera_altitude(req.get("altitude"))
         g = self.world.graph
         y, x = ned_from_geo(self.world.origin, lat, lon)
         node = req.get("node")
@@ -138,10 +153,12 @@ class WorldObservationServer:
                        "lat": float(g.latlon[n.node][0]), "lon": float(g.latlon[n.node][1])}
                       for n in (g.neighbours(node) if self.offer_moves else ())],
             "landmarks": [{"name": s.name, "bearing": float(s.bearing), "distance": float(s.distance)}
-                          for s in self.perception.landmarks_at(node)],
-            "pois": [{"name": p.name, "bearing": float(p.bearing), "distance": float(p.distance)}
-                     for p in self.perception.pois_at(node)],
+                          for s in self.perception.landmarks_at(node, altitude)],
+            "pois": [] if altitude is not None else [
+                {"name": p.name, "bearing": float(p.bearing), "distance": float(p.distance)}
+                for p in self.perception.pois_at(node)],
             "image_png": None,
+            "altitude_m": altitude,
         }
         self.counters.moves_offered += len(reply["moves"])
         if req.get("image"):
@@ -149,6 +166,7 @@ class WorldObservationServer:
         return reply
 
     def _render(self, node: int, heading: float) -> bytes:
+        """The oblique view from the cruise altitude (also after a look-up: the vehicle is back down by then)."""
         import cv2
 
         from sim.world.render import ViewRenderer
@@ -160,3 +178,18 @@ class WorldObservationServer:
             raise RuntimeError("PNG encoding failed")
         self.counters.images += 1
         return png.tobytes()
+
+
+def camera_altitude(value: object) -> float | None:
+    """An observe request's ``altitude``: None (the cruise view), or a finite number within `ALTITUDE_RANGE_M`.
+
+    Anything else raises ValueError, which the serving loop answers as a malformed request.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"altitude must be a number of metres or null, not {type(value).__name__}")
+    lo, hi = ALTITUDE_RANGE_M
+    if not lo <= value <= hi:  # NaN fails too
+        raise ValueError(f"altitude {value!r} m is not within {lo:g}..{hi:g} m")
+    return float(value)

@@ -38,3 +38,26 @@ def test_episode_flown_through_mavsdk_matches_the_kinematic_episode(world):
     assert record.nodes == [n for i, n in enumerate(flown["trajectory"]) if i == 0 or n != flown["trajectory"][i - 1]]
     assert len(record.arrival_errors_m) >= 3
     assert max(record.arrival_errors_m) <= 3.0
+
+
+# About 50 s of real-time flight (make test-all runs this).
+@pytest.mark.slow
+def test_a_look_up_is_flown_through_mavsdk(world):
+    """`--fly` climbs for a look-up: up to the altitude asked, a turn, back to cruise, then the next move."""
+    from dataclasses import replace
+
+    from onboard.agent.agent import GraphAgent
+    from onboard.agent.settings import AgentConfig
+    from sim.benchmark.aerie_agents import BenchAgent
+    from sim.flight_rig import load_task
+    from sim.world.graph import NODE_SPACING_M
+
+    rt = replace(load_task("t020", world), step_limit=2)  # its landmark is hidden at cruise from the start
+    cfg = replace(AgentConfig(), look_up_after_steps=0, look_up_alt_m=40.0)
+    agent = BenchAgent(GraphAgent(cfg, [lm.name for lm in world.landmarks], step_spacing_m=NODE_SPACING_M))
+    with MavsdkMover(world, rt.start_node, speed_m_s=12.0) as mover:
+        flown = run_episode(world, rt, agent, "perfect", seed=3, mover=mover)
+        record = mover.record
+    assert flown["look_ups"] == 1 and flown["look_up_at"][0][1:] == [rt.start_node, 40.0], flown
+    assert len(record.look_up_tops_m) == 1 and abs(record.look_up_tops_m[0] - 40.0) <= 1.5, record
+    assert len(record.nodes) == 2 and max(record.arrival_errors_m) <= 3.0  # and the move after it

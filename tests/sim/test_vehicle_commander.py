@@ -116,6 +116,18 @@ def test_reposition_relative_frame_and_speed():
     assert s.c.displayed_mode == pm.HOLD
 
 
+def test_reposition_yaw_is_in_radians_as_px4_reads_it():
+    """PX4's navigator puts DO_REPOSITION's param4 into the setpoint as radians (not the degrees of the
+    MAVLink text); MAVSDK's goto_location converts its yaw_deg to radians for it."""
+    s = Sim()
+    s.fly()
+    lat, lon = geo_from_ned(s.c.origin, 0.0, 0.0)
+    assert s.c.handle_command(192, [math.nan, 1, math.nan, math.pi / 2, 0, 0, 8.0], s.t, frame=6,
+                              xyz=(int(lat * 1e7), int(lon * 1e7), 8.0)) == 0
+    s.run(20, lambda: abs(s.ph.state.yaw - math.pi / 2) < 0.02)
+    assert abs(s.ph.state.yaw - math.pi / 2) < 0.02  # east
+
+
 def test_gps_loss_blocks_arming_and_descends_in_air():
     s = Sim()
     s.c.set_gps(False, s.t)

@@ -1,4 +1,4 @@
-"""Supervisor fault paths on a real flight: a planner model that hangs, and link loss mid-mission.
+"""Supervisor fault paths on a real flight: a planner model that hangs, link loss mid-look-up, look-ups.
 
 The planner model is the real `PlannerModel` (real worker thread, deadline,
 contract validation and retry) around a generate function that misbehaves on
@@ -7,9 +7,19 @@ sim vehicle going silent on MAVLink for a few seconds. The plan is asked
 once per mission, on its own thread: no step waits for it, the first step flies
 the geometric plan, the call hangs past its deadline (not retried: the worker
 is still wedged), so a later step keeps the geometric plan as the fallback
-and the three-move flight goes on. Garbage and empty answers take the same fallback
+and the flight goes on. Garbage and empty answers take the same fallback
 path; tests/agent/test_llm_backend.py covers them one by one. What the supervisor did is read back from its telemetry journal,
 the vehicle's own record of everything it published.
+
+The same flight (one flight: the suite's time is short) is the look-up over
+the roofs (issue 14): task t020, whose landmark (Stockmann) the blocks hide at
+cruise from the start and which is in sight from 40 m, with the agent set to
+look up at once. Its first look-up is scripted above the safety envelope's
+ceiling and must be refused, not flown; the second, its own 40 m, is climbed
+(the link drops as it starts: the look-up pauses and goes on like a move),
+turned, seen from, and come back down from; then a move. Altitudes are the
+vehicle's own reports as the supervisor published them (``state``), placed
+between the steps by the journal's order, never by a clock.
 """
 
 from __future__ import annotations
@@ -21,14 +31,45 @@ from dataclasses import replace
 
 import msgpack
 
+from onboard.agent.agent import GraphAgent
 from onboard.config import AerieConfig
 from onboard.inference.inference_worker import ThreadWorker
 from onboard.inference.planner_model import PlannerModel
-from onboard.supervisor.supervisor import Supervisor
+from onboard.supervisor.supervisor import LOOK_UP_CEILING_MARGIN_M, Supervisor
 from onboard.telemetry.journal import Journal
 from onboard.telemetry.settings import resolve_path
 from sim.flight_rig import start_rig
 from tests.supervisor.flightkit import world
+
+
+CRUISE_M = 30.0
+LOOK_UP_M = 40.0
+TOLERANCE_M = 1.5  # of the vehicle's reported altitude about a held one (GPS/baro noise, overshoot)
+
+
+class FirstLookUpTooHigh(GraphAgent):
+    """The agent as configured, keeping every observation; its first look-up asks for `TOO_HIGH_M` instead."""
+
+    TOO_HIGH_M = 170.0  # above the 120 m ceiling
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.observations: list = []
+        self.scripted = False
+
+    def act(self, observation):
+        self.observations.append(observation)
+        action = super().act(observation)
+        if action.kind == "look_up" and not self.scripted:
+            self.scripted = True
+            return replace(action, altitude_m=self.TOO_HIGH_M)
+        return action
+
+
+def _between(msgs: list[dict], first: int, last: int) -> list[dict]:
+    """The messages published after agent_step `first` and before agent_step `last` (journal order)."""
+    idx = {m["payload"]["step"]: i for i, m in enumerate(msgs) if m["type"] == "agent_step"}
+    return msgs[idx[first] + 1:idx[last]]
 
 
 def hanging_planner() -> tuple[PlannerModel, list[str]]:
@@ -48,12 +89,16 @@ def journal_messages(cfg: AerieConfig) -> list[dict]:
         return [msgpack.unpackb(f, raw=False) for _, f in j.frames(0, 2 ** 62, max_count=10 ** 6, max_bytes=1 << 30)]
 
 
-def test_planner_hang_falls_back_and_link_loss_pauses_the_mission(tmp_path):
-    rig = start_rig("t019", world=world())
+def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ceiling_is_not_flown(tmp_path):
+    rig = start_rig("t020", world=world(), noise="perfect")
     try:
-        base = replace(AerieConfig(), agent=replace(AerieConfig().agent, planner="llm"),
-                       supervisor=replace(AerieConfig().supervisor, use_memory=False, status_socket=False))
+        agent = replace(AerieConfig().agent, planner="llm", look_up_after_steps=0, look_up_alt_m=LOOK_UP_M,
+                        look_up_spacing_m=0.0, max_look_ups=2)
+        base = replace(AerieConfig(), agent=agent,
+                       supervisor=replace(AerieConfig().supervisor, use_memory=False, status_socket=False,
+                                          cruise_alt_m=CRUISE_M))
         cfg = rig.config(base, tmp_path / "vehicle")
+        ceiling = cfg.safety.altitude_ceiling_m
         mission = replace(rig.mission(), step_limit=3)
         progress: list[str] = []
         dropped = threading.Event()
@@ -63,7 +108,7 @@ def test_planner_hang_falls_back_and_link_loss_pauses_the_mission(tmp_path):
             if line.startswith("step   1") and not dropped.is_set():
                 dropped.set()
 
-                def drop() -> None:  # silence MAVLink for 5 s while the vehicle flies move 2
+                def drop() -> None:  # silence MAVLink for 5 s as the vehicle starts the look-up of step 1
                     rig.vehicle.set_link_down(True)
                     time.sleep(5.0)
                     rig.vehicle.set_link_down(False)
@@ -71,9 +116,11 @@ def test_planner_hang_falls_back_and_link_loss_pauses_the_mission(tmp_path):
 
         model, calls = hanging_planner()
         try:
-            outcome = asyncio.run(Supervisor(cfg, mission, plan_model=model, on_progress=on_progress).run())
+            sup = Supervisor(cfg, mission, plan_model=model, on_progress=on_progress, agent_factory=FirstLookUpTooHigh)
+            outcome = asyncio.run(sup.run())
         finally:
             model.close()
+        print("\n".join(progress), outcome, sep="\n")
         assert outcome.reason == "step_limit" and outcome.steps == 3, outcome
         assert outcome.landed == "landed"
         msgs = journal_messages(cfg)
@@ -85,12 +132,46 @@ def test_planner_hang_falls_back_and_link_loss_pauses_the_mission(tmp_path):
         assert "deadline" in " ".join(plans[-1]["errors"]).lower(), plans[-1]["errors"]
         assert plans[-1]["llm"]["answered_step"] >= 1 and plans[-1]["llm"]["adopted_step"] is None
         assert max(outcome.step_ms) < 500.0, outcome.step_ms  # a step that waited would take the 0.5 s deadline
-        steps = [m["payload"] for m in msgs if m["type"] == "agent_step"]
-        assert len(steps) == 4  # steps 0..3: the mission went on after the fallback
+        steps = {m["payload"]["step"]: m["payload"] for m in msgs if m["type"] == "agent_step"}
+        assert sorted(steps) == [0, 1, 2, 3]  # the mission went on after the fallback
+        assert [steps[i]["movement"]["kind"] for i in range(3)] == ["look_up", "look_up", "move"], steps
+        assert steps[1]["decision"]["action"] == f"look up from {LOOK_UP_M:.0f} m", steps[1]["decision"]
         kinds = [m["payload"]["kind"] for m in msgs if m["type"] == "event"]
         assert "link_lost" in kinds and "agent_paused" in kinds and "agent_resumed" in kinds, kinds
         assert kinds.index("agent_paused") < kinds.index("agent_resumed")
         assert outcome.paused_s > 0.5
         assert msgs[-1]["type"] == "flight_end" and msgs[-1]["payload"]["reason"] == "step_limit"
+
+        # What the agent was offered, and what it saw.
+        seen = sup.agent.observations
+        assert seen[0].look_up_ceiling_m == ceiling - LOOK_UP_CEILING_MARGIN_M and seen[0].altitude_m == CRUISE_M
+        assert seen[1].altitude_m == CRUISE_M  # after the refused look-up: still the view from cruise
+        assert seen[2].altitude_m == LOOK_UP_M and seen[2].pois == ()  # after the flown one: from 40 m, no names
+        assert "Stockmann" in {s.name for s in seen[2].landmarks} - {s.name for s in seen[1].landmarks}
+        assert seen[3].altitude_m == CRUISE_M  # and the flight went on at cruise
+
+        # Step 0: refused, not flown: the vehicle held cruise altitude throughout.
+        step0 = _between(msgs, 0, 1)
+        alts = [m["payload"]["rel_alt_m"] for m in step0 if m["type"] == "state"]
+        events = [m["payload"] for m in step0 if m["type"] == "event"]
+        assert any(e["kind"] == "command_refused" and e["detail"]["command"] == "look_up"
+                   and e["detail"]["altitude_m"] == FirstLookUpTooHigh.TOO_HIGH_M for e in events), events
+        assert not alts or max(alts) <= CRUISE_M + TOLERANCE_M, alts
+        assert outcome.refused_look_ups == 1, outcome
+        assert outcome.refused_look_up_at[0][:3] == [0, outcome.nodes[0], FirstLookUpTooHigh.TOO_HIGH_M]
+
+        # Step 1: flown, paused by the link loss on the way: up to 40 m, back to cruise before step 2.
+        step1 = _between(msgs, 1, 2)
+        assert "agent_paused" in [m["payload"]["kind"] for m in step1 if m["type"] == "event"]
+        flown = [m["payload"]["rel_alt_m"] for m in step1 if m["type"] == "state"]
+        assert abs(max(flown) - LOOK_UP_M) <= TOLERANCE_M, flown
+        assert abs(flown[-1] - CRUISE_M) <= TOLERANCE_M, flown
+        assert outcome.look_ups == 1 and outcome.look_up_at == [[1, outcome.nodes[0], LOOK_UP_M]]
+        assert outcome.climb_m >= 2 * (LOOK_UP_M - CRUISE_M - TOLERANCE_M), outcome.climb_m
+        assert outcome.flown_m > outcome.climb_m  # the move's metres besides
+
+        # Never above the look-up's altitude (so never near the ceiling) anywhere in the flight.
+        every = [m["payload"]["rel_alt_m"] for m in msgs if m["type"] == "state"]
+        assert max(every) <= LOOK_UP_M + TOLERANCE_M < ceiling
     finally:
         rig.close()

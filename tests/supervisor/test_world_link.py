@@ -1,5 +1,7 @@
 """The supervisor's world feed client against the real observation server over ZeroMQ."""
 
+import threading
+
 import msgpack
 import pytest
 import zmq
@@ -62,3 +64,74 @@ def test_silent_server_is_a_clear_error_and_bad_replies_too():
         parse_observation({"ok": True, "node": 1, "lat": 0, "lon": 0, "moves": [{"node": 2}]})
     with pytest.raises(WorldLinkError, match="refused"):
         parse_observation({"ok": False, "error": "nope"})
+
+
+def _ask_raw(endpoint: str, request: object) -> dict:
+    req = zmq.Context.instance().socket(zmq.REQ)
+    req.setsockopt(zmq.LINGER, 0)
+    req.connect(endpoint)
+    try:
+        req.send(msgpack.packb(request))
+        assert req.poll(2000)
+        return msgpack.unpackb(req.recv(), raw=False)
+    finally:
+        req.close(0)
+
+
+def test_observe_from_a_look_up_altitude_and_malformed_altitudes():
+    w = world()
+    node = 409  # t020's start: its landmark (Stockmann) is hidden by the blocks at cruise, in sight from 40 m
+    lat, lon = (float(v) for v in w.graph.latlon[node])
+    with WorldObservationServer(w, noise="perfect") as server:
+        link = WorldLink(server.endpoint, timeout_s=2.0)
+        try:
+            cruise = link.observe(lat, lon, 0.0, node=node)
+            up = link.observe(lat, lon, 0.0, node=node, altitude_m=40.0)
+        finally:
+            link.close()
+        assert cruise.altitude_m is None and cruise.pois  # the cruise view, as before the field existed
+        assert up.altitude_m == 40.0 and up.pois == ()  # no name is readable from above
+        assert {s.name for s in up.landmarks} == {w.landmarks[j].name for j in w.visible_from(node, 40.0)}
+        assert "Stockmann" in {s.name for s in up.landmarks} - {s.name for s in cruise.landmarks}
+        assert up.moves == cruise.moves and up.node == cruise.node
+        agent_obs = up.for_agent(2, 5, cruise_alt_m=30.0, look_up_ceiling_m=118.0)
+        assert agent_obs.altitude_m == 40.0 and agent_obs.look_up_ceiling_m == 118.0
+        assert cruise.for_agent(2, 5, cruise_alt_m=30.0).altitude_m == 30.0
+
+        # A bad altitude is a malformed request: an error reply naming it, counted; the server lives on.
+        served = server.counters.requests
+        base = {"op": "observe", "lat": lat, "lon": lon, "heading": 0.0, "node": node}
+        for bad in ("40", float("nan"), float("inf"), -5.0, 0.0, 1e9, True, [40.0]):
+            reply = _ask_raw(server.endpoint, {**base, "altitude": bad})
+            assert reply["ok"] is False and "altitude" in reply["error"], (bad, reply)
+        assert server.counters.rejected == 8 and server.counters.requests == served
+        assert _ask_raw(server.endpoint, {**base, "altitude": 60})["altitude_m"] == 60.0
+        assert _ask_raw(server.endpoint, {**base, "altitude": None})["pois"]
+
+
+def test_a_server_without_look_ups_is_an_error_not_a_view_from_above():
+    """A world feed older than the altitude field answers at cruise; the link must not pass that off."""
+    rep = zmq.Context.instance().socket(zmq.REP)
+    rep.setsockopt(zmq.LINGER, 0)
+    port = rep.bind_to_random_port("tcp://127.0.0.1")
+    old_reply = {"ok": True, "node": 1, "lat": 60.0, "lon": 24.0, "moves": [], "landmarks": [],
+                 "pois": [{"name": "Kioski", "bearing": 0.0, "distance": 10.0}]}
+
+    def serve_one() -> None:
+        if rep.poll(5000):
+            request = msgpack.unpackb(rep.recv(), raw=False)
+            assert request["altitude"] == 40.0
+            rep.send(msgpack.packb(old_reply))
+
+    link = WorldLink(f"tcp://127.0.0.1:{port}", timeout_s=2.0)
+    server = threading.Thread(target=serve_one, daemon=True)
+    server.start()
+    try:
+        with pytest.raises(WorldLinkError, match="without look-ups"):
+            link.observe(60.0, 24.0, 0.0, altitude_m=40.0)
+    finally:
+        server.join(5)
+        link.close()
+        rep.close(0)
+    with pytest.raises(WorldLinkError, match="altitude_m"):
+        parse_observation({**old_reply, "altitude_m": float("nan")})

@@ -1,0 +1,64 @@
+"""The look-up's two lines of refusal, without flying: what the supervisor offers and refuses, and the executor.
+
+The flight itself (a look-up flown, one above the ceiling refused and not
+flown, a link loss during the climb) is one flight in tests/supervisor/test_faults.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from contract.geodesy import GeoPoint
+from firmware_bridge.safety_envelope import SafetyEnvelope
+from firmware_bridge.settings import SafetyConfig
+from firmware_bridge.vehicle_state import VehicleState
+from onboard.config import AerieConfig
+from onboard.supervisor.flight_executor import FlightExecutor
+from onboard.supervisor.supervisor import LOOK_UP_CEILING_MARGIN_M, look_up_ceiling, look_up_refusal
+
+HOME = GeoPoint(60.17, 24.94, 10.0)
+
+
+def test_the_ceiling_offered_and_the_altitudes_refused():
+    cfg = AerieConfig()
+    cruise = cfg.supervisor.cruise_alt_m
+    ceiling = cfg.safety.altitude_ceiling_m - LOOK_UP_CEILING_MARGIN_M
+    assert look_up_ceiling(cfg) == ceiling
+    assert look_up_ceiling(replace(cfg, agent=replace(cfg.agent, use_look_up=False))) is None
+    low = replace(cfg, safety=replace(cfg.safety, altitude_ceiling_m=cruise + LOOK_UP_CEILING_MARGIN_M))
+    assert look_up_ceiling(low) is None  # no room above cruise: nothing on offer
+
+    assert look_up_refusal(ceiling, cruise, ceiling) is None
+    assert look_up_refusal(cruise + 0.1, cruise, ceiling) is None
+    for bad in (None, float("nan"), float("inf"), -float("inf"), cruise, cruise - 5.0, ceiling + 0.1, 1e9, True, "60"):
+        assert look_up_refusal(bad, cruise, ceiling) is not None, bad
+    assert look_up_refusal(60.0, cruise, None) == "no look-up on offer"
+
+
+class _Bridge:
+    """Just enough of a `FlightBridge` for the executor to judge a climb: an envelope and a state."""
+
+    def __init__(self, safety: SafetyConfig) -> None:
+        self._envelope = SafetyEnvelope(safety, HOME)
+        self.state = VehicleState(lat=HOME.lat, lon=HOME.lon, rel_alt_m=30.0, yaw_deg=90.0, in_air=True)
+        self.submitted: list = []
+
+    def envelope(self) -> SafetyEnvelope:
+        return self._envelope
+
+    def submit(self, intent):  # pragma: no cover - a refused climb must never get here
+        self.submitted.append(intent)
+        raise AssertionError("a refused climb submitted a setpoint")
+
+
+def test_the_executor_refuses_a_climb_the_envelope_would_clamp():
+    """The envelope clamps altitudes; a look-up clamped to the ceiling would report a view it never had."""
+    bridge = _Bridge(SafetyConfig(altitude_ceiling_m=50.0))
+    events: list = []
+    executor = FlightExecutor(bridge, AerieConfig().supervisor, lambda kind, detail: events.append((kind, detail)))
+    result = asyncio.run(executor.climb_to(80.0))
+    assert result.refused is not None and "ceiling" in result.refused and not result.arrived
+    assert events == [("command_refused", {"command": "climb", "altitude_m": 80.0, "reason": result.refused})]
+    assert bridge.submitted == []
+    assert asyncio.run(executor.climb_to(float("nan"))).refused is not None  # a NaN target too
