@@ -113,9 +113,20 @@ def _mavsdk_mover(mover_cls, world, url, rt):
     return mover_cls(world, rt.start_node, url=url)
 
 
+def _resolved(path: str, world) -> list | None:
+    """The task file's tasks snapped onto the world; None (the reason printed) when the file is unusable."""
+    from sim.benchmark.tasks import TaskFileError, load_tasks, resolve_all
+
+    try:
+        city, tasks = load_tasks(path)
+        return resolve_all(city, tasks, world)
+    except TaskFileError as exc:
+        print(f"aerie bench nav: {exc}", file=sys.stderr)
+        return None
+
+
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from sim.benchmark.tasks import TaskFileError, load_tasks, resolve_all
     from sim.world.cache import load_world
     from sim.world.perception import PRESETS
 
@@ -135,11 +146,8 @@ def main(argv: list[str]) -> int:
     world = load_world(args.pbf, verbose=True)
     if args.generate:
         return _generate(args, world)
-    try:
-        city, tasks = load_tasks(args.tasks)
-        resolved = resolve_all(city, tasks, world)
-    except TaskFileError as exc:
-        print(f"aerie bench nav: {exc}", file=sys.stderr)
+    resolved = _resolved(args.tasks, world)
+    if resolved is None:
         return 2
     if args.limit:
         resolved = resolved[: args.limit]
@@ -163,11 +171,8 @@ def main(argv: list[str]) -> int:
         learn_dir = args.learn_dir or tempfile.mkdtemp(prefix="aerie-learn-")
         teacher = None
         if args.learn_from:
-            try:
-                tcity, ttasks = load_tasks(args.learn_from)
-                teacher = resolve_all(tcity, ttasks, world)
-            except TaskFileError as exc:
-                print(f"aerie bench nav: {exc}", file=sys.stderr)
+            teacher = _resolved(args.learn_from, world)
+            if teacher is None:
                 return 2
         result = learning_run(world, resolved, args.perception, learn_dir, agent_name=args.agent, seed=args.seed,
                               progress=not args.no_progress, teacher_tasks=teacher,

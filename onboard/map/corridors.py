@@ -126,12 +126,7 @@ class StreetGraph:
                 if b not in prev:
                     prev[b] = a
                     q.append(b)
-        if target not in prev:
-            return []
-        path = [target]
-        while path[-1] != source:
-            path.append(prev[path[-1]])
-        return path[::-1]
+        return _walk_back(prev, source, target)
 
     def _dijkstra_path(self, source: int, target: int) -> list[int]:
         dist = {source: 0.0}
@@ -148,12 +143,7 @@ class StreetGraph:
                 if nd < dist.get(b, np.inf):
                     dist[b], prev[b] = nd, a
                     heapq.heappush(heap, (nd, b))
-        if target not in prev:
-            return []
-        path = [target]
-        while path[-1] != source:
-            path.append(prev[path[-1]])
-        return path[::-1]
+        return _walk_back(prev, source, target)
 
     def components(self) -> list[list[int]]:
         seen = np.zeros(self.n_nodes, dtype=bool)
@@ -286,3 +276,13 @@ def discretise(edges: list[StreetEdge], origin: GeoPoint, network_type: str,
     lat, lon = geo_from_ned(origin, cxy[:, 1], cxy[:, 0])
     return StreetGraph(xy=cxy, latlon=np.column_stack([lat, lon]), adj=[sorted(s) for s in adj_sets],
                        network_type=network_type, origin=origin)
+
+
+def _walk_back(prev: dict[int, int], source: int, target: int) -> list[int]:
+    """The path source -> target from a search's predecessor map; [] when the search never reached target."""
+    if target not in prev:
+        return []
+    path = [target]
+    while path[-1] != source:
+        path.append(prev[path[-1]])
+    return path[::-1]
