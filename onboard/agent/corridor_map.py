@@ -50,9 +50,8 @@ class CorridorMap:
 
     def snap(self, xy: np.ndarray) -> int | None:
         """The map waypoint nearest `xy`, or None when none is within `snap_m`."""
-        d = np.hypot(self.graph.xy[:, 0] - xy[0], self.graph.xy[:, 1] - xy[1])
-        i = int(np.argmin(d))
-        return i if d[i] <= self.snap_m else None
+        i = self.nearest(xy)
+        return i if math.hypot(*(self.graph.xy[i] - xy)) <= self.snap_m else None
 
     def visit(self, xy: np.ndarray) -> int | None:
         """The drone is at `xy`: mark the waypoint it snaps to as flown."""
