@@ -26,9 +26,9 @@ import numpy as np
 
 from onboard.perception.name_matching import goal_sightings
 
-# Lettering (ink box, accents and descenders included) this tall in the frame is resolvable: capitals
-# ~11 px, the least PP-OCR reads reliably once blurred and compressed.
-RESOLVABLE_PX = 16.0
+# Lettering (its ink, accents and descenders included) this tall in the frame is resolvable: about the
+# least PP-OCR reads once blurred and JPEG-compressed (SignTruth.letter_px).
+RESOLVABLE_PX = 10.0
 MIN_VISIBLE = 0.9
 BEARING_MATCH_DEG = 5.0
 BANDS_M = ((0, 30), (30, 60), (60, 90), (90, 150))
