@@ -10,6 +10,9 @@ Reports, for every ONNX model whose file is prepared:
 * ``<model>_detect_p50_ms`` / ``_p99_ms``: the whole detector call (resize,
   run, decode) for detectors;
 
+then reading names (PP-OCRv5, ``reading_bench``): time per view (detect,
+recognise, total) with 1 and 2 threads, name precision/recall by distance band,
+bearing and range error and false goal locks on frames with known truth;
 then INT8 vs FP32 (speed-up and detection agreement on held-out photos and
 their flips/crops/brightness variants), and for SmolLM2 through llama.cpp the
 time to first token, decode tokens/s and a grammar-constrained contract call.
@@ -24,6 +27,7 @@ import platform
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -204,6 +208,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--model-dir", default=None)
     parser.add_argument("-n", type=int, default=100, help="timed calls per ONNX model")
     parser.add_argument("--llm-runs", type=int, default=5)
+    parser.add_argument("--text-frames", type=int, default=8, help="reading: frames per goal (6 goals)")
+    parser.add_argument("--text-threads", default="1,2", help="reading: thread counts to time, comma-separated")
     args = parser.parse_args(argv)
 
     import onnxruntime as ort
@@ -232,7 +238,7 @@ def main(argv: list[str]) -> int:
             results.update(bench_ssdlite(name.replace("-", "_"), ready[name], args.n))
     for name, path in ready.items():
         spec = manifest.get(name)
-        if spec.format == "onnx" and not name.startswith("ssdlite"):
+        if spec.format == "onnx" and not name.startswith(("ssdlite", "ppocrv5")):
             from onboard.inference.ort_session import OrtSession
 
             session = OrtSession(path, providers=["CPUExecutionProvider"])
@@ -241,6 +247,12 @@ def main(argv: list[str]) -> int:
                 results.update({f"{name.replace('-', '_')}_{k}": v for k, v in wrapper_overhead(session, feeds, max(10, args.n // 5)).items()})
             except Exception as exc:  # a user model that needs real inputs
                 results["skipped"][name] = f"zero inputs rejected: {exc}"[:200]
+    if {cfg.text_det_model, cfg.text_rec_model} <= set(ready):
+        from onboard.inference.reading_bench import bench_reading
+
+        print("bench reading (PP-OCRv5) ...", file=sys.stderr)
+        threads = tuple(int(t) for t in args.text_threads.split(",") if t.strip())
+        results.update(bench_reading(replace(cfg, model_dir=str(directory)), args.text_frames, threads))
     if not ({"grounding-dino-swint", "mobilesam-encoder", "mobilesam-decoder"} <= set(ready)):
         print("bench grounding-dino / sam stand-ins ...", file=sys.stderr)
         results.update(bench_standins(args.n))

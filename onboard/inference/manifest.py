@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-TASKS = ("detector", "segmenter", "vlm", "llm", "embedder")
+TASKS = ("detector", "segmenter", "vlm", "llm", "embedder", "ocr")
 FORMATS = ("onnx", "engine", "gguf")
 LOCAL_CHECKSUMS = "checksums.yaml"
 

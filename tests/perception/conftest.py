@@ -34,3 +34,17 @@ def rgb():
         return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
 
     return load
+
+
+@pytest.fixture(scope="module")
+def text_reader():
+    """The PP-OCRv5 reader on the prepared model files, CPU, one thread (as on a busy CI box)."""
+    from dataclasses import replace
+
+    from onboard.perception.text_reader import open_text_reader
+
+    _prepared("ppocrv5-det")
+    _prepared("ppocrv5-rec")
+    cfg = replace(InferenceConfig(), providers=("CPUExecutionProvider",), text_threads=1)
+    directory = model_dir(os.environ.get("AERIE_MODEL_DIR") or cfg.model_dir)
+    return open_text_reader(cfg, directory)

@@ -1,0 +1,70 @@
+"""Which known name a sign says, with the instruction reader's tolerance.
+
+Names are compared as the agent's instruction reader compares them
+(`onboard.agent.landmark_names`): folded (case and diacritics aside, since a
+recogniser often drops the dots of "Ä"), and a typo of `tolerance(name)` slips
+in names long enough to bear one, only where the read is closer to one name
+than to any other. The two readers must agree: a name the operator typed and a
+sign that spells it must meet whatever the operator's case or accents.
+
+An exact read and a near read are kept apart. A read one slip from a known name
+may be a misread letter, or a different shop ("Alepa Kalio"); it is reported
+as close to that name, with its confidence lowered, and never locks the goal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Protocol
+
+from onboard.agent.landmark_names import tolerance
+from onboard.agent.text_fold import edit_distance, fold
+from onboard.perception.types import TextSighting
+
+# Confidence kept per slip of a near read.
+SLIP_FACTOR = 0.5
+_EDGE = re.compile(r"^[^\w]+|[^\w]+$")
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    name: str
+    slips: int
+    confidence: float
+
+
+class NamesGoal(Protocol):
+    def names_goal(self, name: str) -> bool: ...
+
+
+def clean(text: str) -> str:
+    """The read with runs of spaces made one and punctuation at the ends dropped ('"KIASMA".' -> 'KIASMA')."""
+    return _EDGE.sub("", " ".join(text.split()))
+
+
+def _key(text: str) -> str:
+    return " ".join(fold(text).split())
+
+
+def match_name(text: str, confidence: float, names: Iterable[str]) -> NameMatch | None:
+    """The known name `text` spells (slips 0), or the one name it is closest to within tolerance, or None."""
+    read = _key(clean(text))
+    if not read:
+        return None
+    keyed = {n: _key(n) for n in names if n.strip()}
+    for name, k in keyed.items():
+        if k == read:
+            return NameMatch(name, 0, confidence)
+    near = sorted((edit_distance(read, k, tolerance(name)), name) for name, k in keyed.items()
+                  if tolerance(name) and k[0] == read[0])
+    near = [(d, n) for d, n in near if d <= tolerance(n)]
+    if near and (len(near) == 1 or near[0][0] < near[1][0]):  # as close to two names: neither
+        slips, name = near[0]
+        return NameMatch(name, slips, confidence * SLIP_FACTOR ** slips)
+    return None
+
+
+def goal_sightings(sightings: Iterable[TextSighting], goal: NamesGoal, min_confidence: float) -> list[TextSighting]:
+    """The sightings that lock the goal: an exact read the goal description names, confident enough."""
+    return [s for s in sightings if s.slips == 0 and s.confidence >= min_confidence and goal.names_goal(s.name)]
