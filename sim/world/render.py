@@ -23,7 +23,7 @@ import numpy as np
 from onboard.map.compass import compass8
 from sim.world.camera_effects import apply_camera
 from sim.world.sign_texture import name_hash, texture
-from sim.world.sign_view import SignTruth, sign_truth, warp_sign
+from sim.world.sign_view import SignTruth, sign_points, sign_truth, warp_sign
 from sim.world.signage import outward_normals, place_signs
 from sim.world.visibility import Occluders, visible_landmarks
 from sim.world.world import World
@@ -127,8 +127,11 @@ class _Frame:
         return (pts - self.eye) @ self.M
 
     def project_cam(self, pc: np.ndarray) -> np.ndarray:
-        z = pc[..., 2]
-        return np.stack([self.cx + self.fpx * pc[..., 0] / z, self.cy - self.fpx * pc[..., 1] / z], axis=-1)
+        out = np.empty(pc.shape[:-1] + (2,))
+        inv = self.fpx / pc[..., 2]
+        out[..., 0] = self.cx + pc[..., 0] * inv
+        out[..., 1] = self.cy - pc[..., 1] * inv
+        return out
 
     def project(self, pts: np.ndarray) -> np.ndarray:
         return self.project_cam(self.to_cam(pts))
@@ -183,6 +186,7 @@ class ViewRenderer:
         self._streets = np.stack([np.column_stack([pa + n, z]), np.column_stack([pb + n, z]),
                                   np.column_stack([pb - n, z]), np.column_stack([pa - n, z])], axis=1)
         self.signs = place_signs(blds, world.city.pois, g.xy)
+        self._sign_pts = np.array([sign_points(s) for s in self.signs]).reshape(-1, 10, 3)
         self._signs_on: dict[tuple[int, int], list[int]] = {}
         for k, s in enumerate(self.signs):
             self._signs_on.setdefault((s.building_id, s.edge), []).append(k)
@@ -221,10 +225,9 @@ class ViewRenderer:
         truths = []
         if drawn:
             counts = np.bincount(fr.ids.ravel(), minlength=len(self.signs) + 1)
-            for k, panel_px in drawn:
-                s = self.signs[k]
-                truths.append(sign_truth(s, texture(s.name, s.style), panel_px, fr.project, eye, int(counts[k + 1]),
-                                         (cam.width, cam.height)))
+            pts = fr.project(self._sign_pts[drawn])
+            truths = [sign_truth(self.signs[k], p, eye, int(counts[k + 1]), (cam.width, cam.height))
+                      for k, p in zip(drawn, pts)]
         seed = name_hash(f"{eye[0]:.1f},{eye[1]:.1f},{eye[2]:.1f},{heading:.1f}", "view")
         img = apply_camera(fr.img, blur_sigma_px=cam.blur_sigma_px, noise_sigma=cam.noise_sigma,
                            jpeg_quality=cam.jpeg_quality, seed=seed)
@@ -247,12 +250,12 @@ class ViewRenderer:
         keep = ~culled
         front = keep & (pc[..., 2] >= fr.cam.near_m).all(axis=1)
         if front.any():
-            pts = np.round(fr.project_cam(pc[front]) * 16).astype(np.int32)
-            cv2.fillPoly(fr.img, list(pts), STREET, lineType=cv2.LINE_AA, shift=4)
+            for pts in np.round(fr.project_cam(pc[front]) * 16).astype(np.int32):  # one call each: overlaps
+                cv2.fillPoly(fr.img, [pts], STREET, lineType=cv2.LINE_AA, shift=4)  # in one call cancel out
         for k in np.flatnonzero(keep & ~front):
             fr.fill(self._streets[k], STREET)
 
-    def _draw_buildings(self, fr: _Frame) -> list[tuple[int, np.ndarray]]:
+    def _draw_buildings(self, fr: _Frame) -> list[int]:
         """Draw the buildings in view far to near, each sign right after its wall; the signs drawn."""
         cam, eye = fr.cam, fr.eye
         starts = self._vertex_start
@@ -263,7 +266,7 @@ class ViewRenderer:
         behind_b = np.logical_and.reduceat(behind, starts)
         dists = np.hypot(*(self._centroids - eye[:2]).T)
         in_view = (dists <= cam.max_range_m) & ~(out_b > 0).any(axis=1) & ~behind_b
-        drawn: list[tuple[int, np.ndarray]] = []
+        drawn: list[int] = []
         blds = self.world.city.buildings
         for k in sorted(np.flatnonzero(in_view), key=lambda k: -dists[k]):
             bld = blds[k]
@@ -277,25 +280,21 @@ class ViewRenderer:
             for i in sorted(np.flatnonzero(facing), key=lambda i: -wall_d[i]):
                 fr.fill(quads[i], tuple(int(ch * shades[i]) for ch in base), outline=True)
                 for s in self._signs_on.get((bld.id, int(i)), ()):
-                    panel = self._draw_sign(fr, s, shades[i])
-                    if panel is not None:
-                        drawn.append((s, panel))
+                    if self._draw_sign(fr, s, shades[i]):
+                        drawn.append(s)
             if eye[2] >= bld.height:
                 fr.fill(roof, roof_color, outline=True)
         return drawn
 
-    def _draw_sign(self, fr: _Frame, k: int, shade: float) -> np.ndarray | None:
-        """Warp sign `k` onto the frame; its projected panel corners, or None where it is not in view."""
+    def _draw_sign(self, fr: _Frame, k: int, shade: float) -> bool:
+        """Warp sign `k` onto the frame; False where it is not in view."""
         s = self.signs[k]
-        pc = fr.to_cam(s.corners)
+        pc = fr.to_cam(self._sign_pts[k, :4])
         if pc[:, 2].min() < fr.cam.near_m or (self._outside(fr, pc) > 0).all(axis=0).any():
-            return None
+            return False
         if fr.ids is None:
             fr.ids = np.zeros(fr.img.shape[:2], np.uint16)
-        panel = fr.project_cam(pc)
-        if not warp_sign(fr.img, fr.ids, k + 1, texture(s.name, s.style), panel, shade):
-            return None
-        return panel
+        return warp_sign(fr.img, fr.ids, k + 1, texture(s.name, s.style), fr.project_cam(pc), shade)
 
     def debug_overlay(self, img: np.ndarray, truths: list[SignTruth], hud: str = "") -> np.ndarray:
         """A copy of `img` with each sign's box and name (green: mostly visible, red: mostly hidden): for people."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from onboard.map.compass import bearing_deg
-from sim.world.sign_texture import SignTexture
+from sim.world.sign_texture import SignTexture, layout
 from sim.world.signage import Sign
 
 
@@ -82,17 +82,22 @@ def warp_sign(img: np.ndarray, ids: np.ndarray, number: int, tex: SignTexture, q
     return True
 
 
-def sign_truth(sign: Sign, tex: SignTexture, panel_px: np.ndarray, project, eye: np.ndarray,
-               visible_px: int, frame: tuple[int, int]) -> SignTruth:
-    """Ground truth of a sign drawn at `panel_px`; `project` maps (k, 3) world points to (k, 2) pixels."""
-    lay = tex.layout
+def sign_points(sign: Sign) -> np.ndarray:
+    """(10, 3) world points a frame projects for a sign: panel corners, lettering corners, cap top and baseline.
+
+    Corners run top-left, top-right, bottom-right, bottom-left; the cap points are at the lettering's middle.
+    """
+    lay = layout(sign.name, sign.style.face)
     tx0, ty0, tx1, ty1 = (v / d for v, d in zip(lay.text_box, (lay.width, lay.height) * 2))
-    text = np.array([sign.panel_point(fx, fy) for fx, fy in ((tx0, ty0), (tx1, ty0), (tx1, ty1), (tx0, ty1))])
-    quad = project(text)
-    cap_top = (lay.text_box[1]) / lay.height
-    baseline = (lay.text_box[1] + lay.cap_px) / lay.height
+    cap_top, baseline = ty0, (lay.text_box[1] + lay.cap_px) / lay.height
     mid = (tx0 + tx1) / 2
-    cap = project(np.array([sign.panel_point(mid, cap_top), sign.panel_point(mid, baseline)]))
+    fractions = ((tx0, ty0), (tx1, ty0), (tx1, ty1), (tx0, ty1), (mid, cap_top), (mid, baseline))
+    return np.vstack([sign.corners, [sign.panel_point(fx, fy) for fx, fy in fractions]])
+
+
+def sign_truth(sign: Sign, pts_px: np.ndarray, eye: np.ndarray, visible_px: int, frame: tuple[int, int]) -> SignTruth:
+    """Ground truth of a sign drawn in a frame; `pts_px` (10, 2) is its `sign_points` projected."""
+    panel_px, quad, cap = pts_px[:4], pts_px[4:8], pts_px[8:]
     w, h = frame
     bx0, by0 = np.clip(np.floor(quad.min(axis=0)), 0, [w, h]).astype(int)
     bx1, by1 = np.clip(np.ceil(quad.max(axis=0)) + 1, 0, [w, h]).astype(int)
@@ -104,7 +109,7 @@ def sign_truth(sign: Sign, tex: SignTexture, panel_px: np.ndarray, project, eye:
         panel_quad=tuple((round(float(x), 2), round(float(y), 2)) for x, y in panel_px),
         visible_fraction=round(min(1.0, visible_px / max(_area(panel_px), 1e-6)), 3),
         letter_px=round(float(np.hypot(*(cap[1] - cap[0]))), 2), letter_m=round(sign.letter_m, 3),
-        world_xyz=tuple(round(float(v), 2) for v in sign.centre),
+        world_xyz=(round(float(sign.centre[0]), 2), round(float(sign.centre[1]), 2), round(float(sign.centre[2]), 2)),
         bearing_deg=round(bearing_deg(float(d[0]), float(d[1])), 2),
         distance_m=round(float(np.hypot(d[0], d[1])), 2), slant_m=round(float(np.linalg.norm(d)), 2),
         building_id=sign.building_id)
