@@ -20,7 +20,7 @@ _PAD = 64  # the noise field is this much larger than the frame on each axis: ro
 @functools.lru_cache(maxsize=4)
 def _noise_field(height: int, width: int, sigma: float) -> np.ndarray:
     rng = np.random.default_rng(20240611)
-    return np.round(rng.normal(0.0, sigma, (height + _PAD, width + _PAD, 3))).astype(np.int16)
+    return np.round(rng.standard_normal((height + _PAD, width + _PAD, 3), dtype=np.float32) * sigma).astype(np.int16)
 
 
 def apply_camera(img: np.ndarray, *, blur_sigma_px: float, noise_sigma: float, jpeg_quality: int,

@@ -16,6 +16,7 @@ labelled overlay is a debug aid for people (off by default).
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ from onboard.map.compass import compass8
 from sim.world.camera_effects import apply_camera
 from sim.world.sign_texture import name_hash, texture
 from sim.world.sign_view import SignTruth, sign_points, sign_truth, warp_sign
-from sim.world.signage import outward_normals, place_signs
+from sim.world.signage import Sign, outward_normals, place_signs
 from sim.world.visibility import Occluders, visible_landmarks
 from sim.world.world import World
 
@@ -112,6 +113,23 @@ def _shade(normal: np.ndarray) -> float:
     return AMBIENT + (1 - AMBIENT) * max(0.0, float(normal @ sun))
 
 
+_SIGNS: dict[int, tuple[weakref.ref, list[Sign], np.ndarray]] = {}
+
+
+def _world_signs(world: World) -> tuple[list[Sign], np.ndarray]:
+    """The world's signs and their `sign_points`, placed once per world (about half a second) however many
+    renderers it gets: the world feed builds one on its first image request, episode files one per episode."""
+    hit = _SIGNS.get(id(world))
+    if hit is not None and hit[0]() is world:
+        return hit[1], hit[2]
+    signs = place_signs(world.city.buildings, world.city.pois, world.graph.xy)
+    pts = np.array([sign_points(s) for s in signs]).reshape(-1, 10, 3)
+    for key in [k for k, v in _SIGNS.items() if v[0]() is None]:
+        del _SIGNS[key]
+    _SIGNS[id(world)] = (weakref.ref(world), signs, pts)
+    return signs, pts
+
+
 class _Frame:
     """One view being drawn: the camera transform, the image and the sign id buffer."""
 
@@ -185,8 +203,7 @@ class ViewRenderer:
         z = np.zeros(len(edges))
         self._streets = np.stack([np.column_stack([pa + n, z]), np.column_stack([pb + n, z]),
                                   np.column_stack([pb - n, z]), np.column_stack([pa - n, z])], axis=1)
-        self.signs = place_signs(blds, world.city.pois, g.xy)
-        self._sign_pts = np.array([sign_points(s) for s in self.signs]).reshape(-1, 10, 3)
+        self.signs, self._sign_pts = _world_signs(world)
         self._signs_on: dict[tuple[int, int], list[int]] = {}
         for k, s in enumerate(self.signs):
             self._signs_on.setdefault((s.building_id, s.edge), []).append(k)
@@ -213,7 +230,11 @@ class ViewRenderer:
         return self.render_at(np.array([*self.world.graph.xy[node], alt]), heading)
 
     def render_at(self, eye: np.ndarray, heading: float) -> tuple[np.ndarray, list[SignTruth]]:
-        """The camera frame from `eye` (east, north, up metres) along `heading` (deg), and its signs' truth."""
+        """The camera frame from `eye` (east, north, up metres) along `heading` (deg), and its signs' truth.
+
+        The truth lists every sign warped into the frame, nearest first, hidden ones too (visible_fraction 0:
+        a reader that misses them is not at fault, one that reads them is guessing).
+        """
         cam = self.cam
         eye = np.asarray(eye, dtype=float)
         fr = _Frame(cam, eye, heading, self._sky)

@@ -143,12 +143,6 @@ def _hang(f: _Facade, name: str, kind: str, category: str, letter_range: tuple[f
     return None
 
 
-def _point_segment(p: np.ndarray, a: np.ndarray, d: np.ndarray, length: float) -> tuple[float, float]:
-    """(distance from p to the segment, position of its foot along it in metres)."""
-    s = float(np.clip((p - a) @ d, 0.0, length))
-    return float(np.hypot(*(a + d * s - p))), s
-
-
 def place_signs(buildings: list[Building], pois: list[Poi], street_xy: np.ndarray) -> list[Sign]:
     """Every sign of the city: named buildings' names first (they claim the top rows), then shop fronts."""
     facades = {b.id: _facades(b) for b in buildings}
@@ -175,22 +169,25 @@ def place_signs(buildings: list[Building], pois: list[Poi], street_xy: np.ndarra
     all_facades = [f for fs in facades.values() for f in fs]
     if not all_facades:
         return signs
+    length = np.array([f.length for f in all_facades])
+    mid_x = np.array([f.a[0] + f.direction[0] * f.length / 2 for f in all_facades])
+    order = np.argsort(mid_x)  # facades by the east of their middle: each POI looks only at a strip around it
+    all_facades = [all_facades[k] for k in order]
+    mid_x, length = mid_x[order], length[order]
     a = np.array([f.a for f in all_facades])
-    centre = np.array([f.a + f.direction * f.length / 2 for f in all_facades])
-    half = np.array([f.length / 2 for f in all_facades])
+    direction = np.array([f.direction for f in all_facades])
+    reach = FACADE_REACH_M + float(length.max()) / 2
     for p in pois:
         if p.kind in NOT_SHOPFRONTS or not p.name.strip():
             continue
-        near = np.flatnonzero(np.hypot(*(centre - p.xy).T) <= FACADE_REACH_M + half)
-        cands = []
-        for k in near:
-            f = all_facades[k]
-            d, s = _point_segment(p.xy, a[k], f.direction, f.length)
-            if d <= FACADE_REACH_M:
-                cands.append((d, s, f))
+        lo, hi = np.searchsorted(mid_x, [p.xy[0] - reach, p.xy[0] + reach])
+        along = np.clip(np.einsum("ij,ij->i", p.xy - a[lo:hi], direction[lo:hi]), 0.0, length[lo:hi])
+        dist = np.hypot(*(a[lo:hi] + direction[lo:hi] * along[:, None] - p.xy).T)  # to the foot on each facade
+        near = np.flatnonzero(dist <= FACADE_REACH_M)
         mount = POI_MOUNT_M[0] + (POI_MOUNT_M[1] - POI_MOUNT_M[0]) * unit_hash(p.name, "mount")
-        for _, s, f in sorted(cands, key=lambda t: t[0])[:3]:
-            sign = _hang(f, p.name, "poi", p.kind, POI_LETTER_M, s, [mount, mount + 1.4])
+        for k in near[np.argsort(dist[near], kind="stable")][:3]:
+            sign = _hang(all_facades[lo + k], p.name, "poi", p.kind, POI_LETTER_M, float(along[k]),
+                         [mount, mount + 1.4])
             if sign is not None:
                 signs.append(sign)
                 break
