@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from contract.typed_config import ranged
+
+
+@dataclass(frozen=True)
+class WorldCameraConfig:
+    # JPEG quality (1-100) the world's rendered views are compressed at, as a camera's encoder would;
+    # 100 skips the JPEG round trip.
+    jpeg_quality: int = ranged(85, 1, 100)
+    # Sensor noise added to the world's views: standard deviation in 8-bit grey levels (0: none).
+    noise_sigma: float = ranged(2.0, 0.0, 50.0)
+    # Defocus blur of the world's views: Gaussian sigma in pixels (0: none).
+    blur_sigma_px: float = ranged(0.6, 0.0, 10.0)
+    # Draw each sign's box and name and a position line over the views (for people; the detector and
+    # text reader must never get these frames).
+    debug_labels: bool = False
 
 
 @dataclass(frozen=True)
@@ -26,14 +40,17 @@ class SupervisorConfig:
     # What the detector is asked to find.
     detect_prompts: tuple[str, ...] = ("person",)
     # Camera image size the detector's geometry assumes, pixels; frames of another size are resized
-    # to it. The defaults are the world's rendered views (sim/world/render.py Camera).
-    camera_width: int = 800
-    camera_height: int = 500
-    # Camera horizontal field of view, degrees.
-    camera_hfov_deg: float = ranged(90.0, 1.0, 179.0)
+    # to it. The defaults model a SIYI A8 mini gimbal camera (1920x1080 video) at half resolution, the
+    # size the world renders its views at (sim/world/render.py Camera).
+    camera_width: int = 960
+    camera_height: int = 540
+    # Camera horizontal field of view, degrees (the SIYI A8 mini's is about 81).
+    camera_hfov_deg: float = ranged(81.0, 1.0, 179.0)
     # Camera pitch, degrees (negative looks down): a fixed mount, or a gimbal held there. Detections
     # are placed on the ground along this pitch, so a wrong value puts them at the wrong range.
     camera_pitch_deg: float = ranged(-15.0, -90.0, 90.0)
+    # How the simulated world's camera ("world" frames, the benchmark's views) imitates a real one.
+    world_camera: WorldCameraConfig = field(default_factory=WorldCameraConfig)
     # Flight altitude above home while flying the mission, metres.
     cruise_alt_m: float = ranged(30.0, 1.0, 10_000.0)
     # Horizontal speed of each move, m/s.

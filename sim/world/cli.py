@@ -2,7 +2,7 @@
 
     aerie world build [--rebuild]          parse the extract and cache the world
     aerie world info                       sizes, heights, network choice, visibility
-    aerie world render --node 120 --heading 45 --mode oblique --out view.png
+    aerie world render --node 120 --heading 45 --mode oblique --out view.png [--labels] [--truth signs.json]
     aerie world serve --task t019          the observation feed `aerie fly` asks (until Ctrl-C)
 """
 
@@ -26,6 +26,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--heading", type=float, default=0.0, help="degrees from north")
     r.add_argument("--mode", choices=["oblique", "top"], default="oblique")
     r.add_argument("--out", required=True)
+    r.add_argument("--labels", action="store_true",
+                   help="oblique: draw each sign's box and name and a position line (a debug view for people)")
+    r.add_argument("--truth", help="oblique: also write the signs' ground truth (SignTruth records) to this JSON file")
     sv = sub.add_parser("serve", help="serve the world's observation feed for `aerie fly` (PX4 SITL or the sim vehicle)")
     sv.add_argument("--task", default="t019", help="public task whose start waypoint is printed as the home to use")
     sv.add_argument("--endpoint", default="tcp://127.0.0.1:7720", help="bind here (= supervisor.world_endpoint)")
@@ -78,7 +81,17 @@ def main(argv: list[str]) -> int:
         print(f"aerie world: --node must be in [0, {world.graph.n_nodes - 1}]", file=sys.stderr)
         return 2
     rnd = ViewRenderer(world)
-    img = rnd.oblique(node, args.heading) if args.mode == "oblique" else rnd.top_down(node, args.heading)
+    if args.mode == "oblique":
+        img = rnd.oblique(node, args.heading, labels=args.labels)
+        if args.truth:
+            import dataclasses
+            import json
+
+            truths = rnd.render_view(node, args.heading)[1]
+            with open(args.truth, "w", encoding="utf-8") as fh:
+                json.dump([dataclasses.asdict(t) for t in truths], fh, ensure_ascii=False, indent=1)
+    else:
+        img = rnd.top_down(node, args.heading)
     cv2.imwrite(args.out, img)
     print(f"wrote {args.out} (node {node}, heading {args.heading:.0f})")
     return 0

@@ -85,6 +85,7 @@ class WorldObservationServer:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._renderer = None
+        self._renderer_built: threading.Thread | None = None
         self.endpoint = ""
 
     def reset_perception(self) -> None:
@@ -97,7 +98,16 @@ class WorldObservationServer:
         self.endpoint = self._sock.getsockopt_string(zmq.LAST_ENDPOINT)
         self._thread = threading.Thread(target=self._run, name="world-observation-server", daemon=True)
         self._thread.start()
+        # The renderer places every sign of the city and loads fonts (about a second on a busy machine): done
+        # beside the serving loop from the start, so the first image request does not outlast a client timeout.
+        self._renderer_built = threading.Thread(target=self._build_renderer, name="world-renderer", daemon=True)
+        self._renderer_built.start()
         return self
+
+    def _build_renderer(self) -> None:
+        from sim.world.render import ViewRenderer
+
+        self._renderer = ViewRenderer(self.world)
 
     def close(self) -> None:
         self._stop.set()
@@ -169,10 +179,10 @@ class WorldObservationServer:
         """The oblique view from the cruise altitude (also after a look-up: the vehicle is back down by then)."""
         import cv2
 
-        from sim.world.render import ViewRenderer
-
-        if self._renderer is None:
-            self._renderer = ViewRenderer(self.world)
+        if self._renderer_built is not None:
+            self._renderer_built.join()
+        if self._renderer is None:  # served without start() (handle() called directly), or the build failed
+            self._build_renderer()
         ok, png = cv2.imencode(".png", np.ascontiguousarray(self._renderer.oblique(node, heading)))
         if not ok:
             raise RuntimeError("PNG encoding failed")

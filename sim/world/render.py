@@ -1,41 +1,52 @@
 """Camera views of the world drawn with OpenCV: oblique (perspective) and top-down.
 
-The oblique view is a pinhole camera at the drone's position and cruise
-altitude, looking along the heading and pitched down; buildings are their
-footprints extruded to their heights, drawn far to near (painter's
-algorithm) with flat shading, and clipped at the near plane. Landmarks that
-are visible by the line-of-sight rule get their name drawn over them, so the
-perception and captioning paths get real pictures of the same world the
-oracle reasons about.
+The oblique view is what the drone's camera (`Camera`, the vehicle config's
+camera) sees from the drone's position, looking along the heading and pitched
+down: buildings are their footprints extruded to their heights in facade
+colours, lit by a fixed sun, drawn far to near (painter's algorithm) and
+clipped at the near plane. Names are on the buildings as a city shows them
+(`signage`): shop signs at street level and building names high on facades,
+lettered with a TrueType font and warped in perspective, each drawn right
+after its wall so nearer buildings hide it. Then the camera's own defocus,
+noise and JPEG (`camera_effects`). Models see only that; `render_view` also
+returns the ground truth of every sign in the frame (`SignTruth`), and the
+labelled overlay is a debug aid for people (off by default).
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from onboard.map.compass import compass8
+from sim.world.camera_effects import apply_camera
+from sim.world.sign_texture import name_hash, texture
+from sim.world.sign_view import SignTruth, sign_points, sign_truth, warp_sign
+from sim.world.signage import Sign, outward_normals, place_signs
 from sim.world.visibility import Occluders, visible_landmarks
 from sim.world.world import World
 
 SKY_TOP, SKY_BOTTOM = (235, 206, 160), (250, 235, 215)  # BGR
 GROUND = (168, 182, 170)
 STREET = (150, 150, 150)
-BUILDING = (205, 200, 195)
-LANDMARK = (80, 150, 235)  # orange-ish in BGR
+LANDMARK = (80, 150, 235)  # orange-ish in BGR: landmarks on the top-down map (people's view only)
 ROOF = (160, 160, 168)
 LABEL_BG = (40, 40, 40)
-
-
-def _signed_area(ring: np.ndarray) -> float:
-    x, y = ring[:, 0], ring[:, 1]
-    return float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) / 2.0
+# Facade colours (BGR) of central Helsinki's blocks: cream, ochre, pale grey, pink, light brown, white,
+# brick, dark grey. A building takes one by a hash of its id; named buildings are not singled out.
+FACADES = ((200, 220, 230), (120, 180, 215), (200, 200, 195), (185, 190, 220), (150, 170, 190), (225, 228, 230),
+           (70, 85, 150), (120, 120, 115))
+# The sun: south-south-west and 35 degrees up (a Helsinki summer early afternoon). Walls are lit by
+# AMBIENT + (1 - AMBIENT) * the cosine between their normal and the sun.
+SUN_AZIMUTH_DEG, SUN_ELEVATION_DEG, AMBIENT = 200.0, 35.0, 0.62
+STREET_HALF_WIDTH_M = 2.5
 
 
 def ascii_label(text: str) -> str:
-    """OpenCV's Hershey fonts are ASCII only: Töölö -> Toolo."""
+    """OpenCV's Hershey fonts are ASCII only: Töölö -> Toolo (debug overlays and the top-down map)."""
     import unicodedata
 
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
@@ -43,12 +54,34 @@ def ascii_label(text: str) -> str:
 
 @dataclass(frozen=True)
 class Camera:
-    width: int = 800
-    height: int = 500
-    fov_deg: float = 90.0  # horizontal field of view
+    """The drone camera the views are rendered for; defaults = the vehicle config's (`from_config`).
+
+    The SIYI A8 mini gimbal camera: a 1920x1080 video stream with about 81 degrees of horizontal
+    field of view, rendered at half that resolution (960x540) to keep a view near 50 ms.
+    """
+
+    width: int = 960
+    height: int = 540
+    fov_deg: float = 81.0  # horizontal field of view
     pitch_deg: float = -15.0  # negative looks down
     max_range_m: float = 700.0
     near_m: float = 1.0
+    jpeg_quality: int = 85  # 100: no JPEG round trip
+    noise_sigma: float = 2.0  # sensor noise, standard deviation in 8-bit grey levels
+    blur_sigma_px: float = 0.6  # defocus, Gaussian sigma in pixels
+    debug_labels: bool = False  # draw sign boxes, names and a HUD over `oblique` frames (for people)
+
+    @classmethod
+    def from_config(cls, sup) -> "Camera":
+        """The camera of a `SupervisorConfig` (its camera_* keys and its `world_camera` section)."""
+        wc = sup.world_camera
+        return cls(width=sup.camera_width, height=sup.camera_height, fov_deg=sup.camera_hfov_deg,
+                   pitch_deg=sup.camera_pitch_deg, jpeg_quality=wc.jpeg_quality, noise_sigma=wc.noise_sigma,
+                   blur_sigma_px=wc.blur_sigma_px, debug_labels=wc.debug_labels)
+
+    @property
+    def focal_px(self) -> float:
+        return (self.width / 2) / math.tan(math.radians(self.fov_deg / 2))
 
 
 def _basis(heading: float, pitch: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -74,113 +107,231 @@ def _clip_near(poly: np.ndarray, near: float) -> np.ndarray:
     return np.array(out) if out else np.zeros((0, 3))
 
 
+def _shade(normal: np.ndarray) -> float:
+    az, el = math.radians(SUN_AZIMUTH_DEG), math.radians(SUN_ELEVATION_DEG)
+    sun = np.array([math.sin(az) * math.cos(el), math.cos(az) * math.cos(el)])
+    return AMBIENT + (1 - AMBIENT) * max(0.0, float(normal @ sun))
+
+
+_SIGNS: dict[int, tuple[weakref.ref, list[Sign], np.ndarray]] = {}
+
+
+def _world_signs(world: World) -> tuple[list[Sign], np.ndarray]:
+    """The world's signs and their `sign_points`, placed once per world (about half a second) however many
+    renderers it gets: the world feed builds one on its first image request, episode files one per episode."""
+    hit = _SIGNS.get(id(world))
+    if hit is not None and hit[0]() is world:
+        return hit[1], hit[2]
+    signs = place_signs(world.city.buildings, world.city.pois, world.graph.xy)
+    pts = np.array([sign_points(s) for s in signs]).reshape(-1, 10, 3)
+    for key in [k for k, v in _SIGNS.items() if v[0]() is None]:
+        del _SIGNS[key]
+    _SIGNS[id(world)] = (weakref.ref(world), signs, pts)
+    return signs, pts
+
+
+class _Frame:
+    """One view being drawn: the camera transform, the image and the sign id buffer."""
+
+    def __init__(self, cam: Camera, eye: np.ndarray, heading: float, sky: np.ndarray):
+        r, u, f = _basis(heading, cam.pitch_deg)
+        self.cam, self.eye, self.fwd = cam, eye, f
+        self.M = np.column_stack([r, u, f])
+        self.fpx, self.cx, self.cy = cam.focal_px, cam.width / 2, cam.height / 2
+        self.img = sky.copy()
+        self.ids: np.ndarray | None = None  # uint16 sign numbers, made when the first sign is drawn
+
+    def to_cam(self, pts: np.ndarray) -> np.ndarray:
+        return (pts - self.eye) @ self.M
+
+    def project_cam(self, pc: np.ndarray) -> np.ndarray:
+        out = np.empty(pc.shape[:-1] + (2,))
+        inv = self.fpx / pc[..., 2]
+        out[..., 0] = self.cx + pc[..., 0] * inv
+        out[..., 1] = self.cy - pc[..., 1] * inv
+        return out
+
+    def project(self, pts: np.ndarray) -> np.ndarray:
+        return self.project_cam(self.to_cam(pts))
+
+    def fill(self, poly_world: np.ndarray, color, outline: bool = False) -> None:
+        import cv2
+
+        pc = self.to_cam(poly_world)
+        if pc[:, 2].min() < self.cam.near_m:
+            pc = _clip_near(pc, self.cam.near_m)
+            if len(pc) < 3:
+                return
+        pts = np.round(self.project_cam(pc) * 16).astype(np.int32)  # 4 fractional bits
+        cv2.fillPoly(self.img, [pts], color, lineType=cv2.LINE_AA, shift=4)
+        if outline:
+            edge = tuple(int(0.55 * ch) for ch in color)
+            cv2.polylines(self.img, [pts], True, edge, 1, cv2.LINE_AA, shift=4)
+        if self.ids is not None:  # whatever is drawn over a sign hides it
+            cv2.fillPoly(self.ids, [pts], 0, lineType=cv2.LINE_8, shift=4)
+
+
 class ViewRenderer:
-    """Renders views of one world; keeps its occluder arrays between calls."""
+    """Renders views of one world; keeps its occluders, facades and signs between calls."""
 
     def __init__(self, world: World, camera: Camera = Camera()):
         self.world, self.cam = world, camera
         self.occ = Occluders.from_buildings(world.city.buildings)
         self.landmark_ids = {lm.id for lm in world.landmarks}
-        self._centroids = np.array([b.centroid for b in world.city.buildings])
-        # +1 for counter-clockwise footprints: outward wall normals are then (e_y, -e_x)
-        self._ccw = np.array([1.0 if _signed_area(b.footprint) > 0 else -1.0 for b in world.city.buildings])
+        blds = world.city.buildings
+        self._centroids = np.array([b.centroid for b in blds])
+        self._walls = []  # per building: (quads (k, 4, 3), mids (k, 2), normals (k, 2), colours)
+        for b in blds:
+            fp, h = b.footprint, b.height
+            nxt = np.roll(fp, -1, axis=0)
+            normals = outward_normals(fp)
+            base = np.array(FACADES[name_hash(str(b.id), "facade") % len(FACADES)], float)
+            quads = np.stack([np.column_stack([fp, np.zeros(len(fp))]), np.column_stack([nxt, np.zeros(len(fp))]),
+                              np.column_stack([nxt, np.full(len(fp), h)]), np.column_stack([fp, np.full(len(fp), h)])],
+                             axis=1)
+            shades = [_shade(n) for n in normals]
+            self._walls.append((quads, (fp + nxt) / 2, normals, shades, base))
+        # every footprint vertex at the ground and at the roof, for culling whole buildings against the view
+        self._vertex_start = np.cumsum([0] + [len(b.footprint) for b in blds[:-1]])
+        self._ground_v = np.vstack([np.column_stack([b.footprint, np.zeros(len(b.footprint))]) for b in blds])
+        self._roof_v = np.vstack([np.column_stack([b.footprint, np.full(len(b.footprint), b.height)]) for b in blds])
+        g = world.graph
+        edges = np.array(g.edges(), dtype=int).reshape(-1, 2)
+        pa, pb = g.xy[edges[:, 0]], g.xy[edges[:, 1]]
+        d = pb - pa
+        n = np.column_stack([-d[:, 1], d[:, 0]]) / np.maximum(np.hypot(*d.T), 1e-6)[:, None] * STREET_HALF_WIDTH_M
+        z = np.zeros(len(edges))
+        self._streets = np.stack([np.column_stack([pa + n, z]), np.column_stack([pb + n, z]),
+                                  np.column_stack([pb - n, z]), np.column_stack([pa - n, z])], axis=1)
+        self.signs, self._sign_pts = _world_signs(world)
+        self._signs_on: dict[tuple[int, int], list[int]] = {}
+        for k, s in enumerate(self.signs):
+            self._signs_on.setdefault((s.building_id, s.edge), []).append(k)
         t = np.linspace(0.0, 1.0, camera.height)[:, None]
         sky = np.array(SKY_TOP)[None, :] * (1 - t) + np.array(SKY_BOTTOM)[None, :] * t
         self._sky = np.repeat(sky[:, None, :], camera.width, axis=1).astype(np.uint8)
 
     # -- oblique -----------------------------------------------------------
-    def oblique(self, node: int, heading: float, labels: bool = True) -> np.ndarray:
-        """The drone camera's view from `node` along `heading` (BGR uint8 image)."""
+    def oblique(self, node: int, heading: float, labels: bool | None = None) -> np.ndarray:
+        """The drone camera's view from `node` along `heading` at cruise altitude (BGR uint8 image).
+
+        `labels` (default: the camera's `debug_labels`) draws the debug overlay for people.
+        """
+        img, truths = self.render_view(node, heading)
+        if self.cam.debug_labels if labels is None else labels:
+            img = self.debug_overlay(img, truths, f"node {node}  heading {heading:.0f} deg ({compass8(heading)})  "
+                                                  f"alt {self.world.cruise_alt:.0f} m")
+        return img
+
+    def render_view(self, node: int, heading: float, altitude: float | None = None
+                    ) -> tuple[np.ndarray, list[SignTruth]]:
+        """The camera frame from `node` along `heading` at `altitude` (m; None: cruise), and its signs' truth."""
+        alt = self.world.cruise_alt if altitude is None else float(altitude)
+        return self.render_at(np.array([*self.world.graph.xy[node], alt]), heading)
+
+    def render_at(self, eye: np.ndarray, heading: float) -> tuple[np.ndarray, list[SignTruth]]:
+        """The camera frame from `eye` (east, north, up metres) along `heading` (deg), and its signs' truth.
+
+        The truth lists every sign warped into the frame, nearest first, hidden ones too (visible_fraction 0:
+        a reader that misses them is not at fault, one that reads them is guessing).
+        """
+        cam = self.cam
+        eye = np.asarray(eye, dtype=float)
+        fr = _Frame(cam, eye, heading, self._sky)
+        R = cam.max_range_m * 1.5
+        fr.fill(np.array([[eye[0] - R, eye[1] - R, 0], [eye[0] + R, eye[1] - R, 0],
+                          [eye[0] + R, eye[1] + R, 0], [eye[0] - R, eye[1] + R, 0]]), GROUND)
+        self._draw_streets(fr)
+        drawn = self._draw_buildings(fr)
+        truths = []
+        if drawn:
+            counts = np.bincount(fr.ids.ravel(), minlength=len(self.signs) + 1)
+            pts = fr.project(self._sign_pts[drawn])
+            truths = [sign_truth(self.signs[k], p, eye, int(counts[k + 1]), (cam.width, cam.height))
+                      for k, p in zip(drawn, pts)]
+        seed = name_hash(f"{eye[0]:.1f},{eye[1]:.1f},{eye[2]:.1f},{heading:.1f}", "view")
+        img = apply_camera(fr.img, blur_sigma_px=cam.blur_sigma_px, noise_sigma=cam.noise_sigma,
+                           jpeg_quality=cam.jpeg_quality, seed=seed)
+        return img, sorted(truths, key=lambda t: t.distance_m)
+
+    def _outside(self, fr: _Frame, pc: np.ndarray) -> np.ndarray:
+        """(..., 4) per point: how far outside each side plane of the view (> 0: outside that plane)."""
+        th = (self.cam.width / 2 + 2) / fr.fpx
+        tv = (self.cam.height / 2 + 2) / fr.fpx
+        x, y, z = pc[..., 0], pc[..., 1], pc[..., 2]
+        return np.stack([x - th * z, -x - th * z, y - tv * z, -y - tv * z], axis=-1)
+
+    def _draw_streets(self, fr: _Frame) -> None:
         import cv2
 
-        w = self.world
-        cam = self.cam
-        pos = np.array([*w.graph.xy[node], w.cruise_alt])
-        r, u, f = _basis(heading, cam.pitch_deg)
-        fpx = (cam.width / 2) / math.tan(math.radians(cam.fov_deg / 2))
-        cx, cy = cam.width / 2, cam.height / 2
-        img = self._sky.copy()
+        pc = fr.to_cam(self._streets)  # (E, 4, 3)
+        out = self._outside(fr, pc)
+        culled = (out > 0).all(axis=1).any(axis=1) | (pc[..., 2] < fr.cam.near_m).all(axis=1)
+        culled |= (np.hypot(*(self._streets[:, 0, :2] - fr.eye[:2]).T) > fr.cam.max_range_m)
+        keep = ~culled
+        front = keep & (pc[..., 2] >= fr.cam.near_m).all(axis=1)
+        if front.any():
+            for pts in np.round(fr.project_cam(pc[front]) * 16).astype(np.int32):  # one call each: overlaps
+                cv2.fillPoly(fr.img, [pts], STREET, lineType=cv2.LINE_AA, shift=4)  # in one call cancel out
+        for k in np.flatnonzero(keep & ~front):
+            fr.fill(self._streets[k], STREET)
 
-        def to_cam(pts: np.ndarray) -> np.ndarray:
-            d = pts - pos
-            return np.column_stack([d @ r, d @ u, d @ f])
+    def _draw_buildings(self, fr: _Frame) -> list[int]:
+        """Draw the buildings in view far to near, each sign right after its wall; the signs drawn."""
+        cam, eye = fr.cam, fr.eye
+        starts = self._vertex_start
+        pg, pr = fr.to_cam(self._ground_v), fr.to_cam(self._roof_v)
+        out = np.minimum(self._outside(fr, pg), self._outside(fr, pr))  # both ends of a vertical edge outside
+        behind = np.maximum(pg[:, 2], pr[:, 2]) < cam.near_m
+        out_b = np.minimum.reduceat(out, starts, axis=0)  # (B, 4): every vertex beyond that plane
+        behind_b = np.logical_and.reduceat(behind, starts)
+        dists = np.hypot(*(self._centroids - eye[:2]).T)
+        in_view = (dists <= cam.max_range_m) & ~(out_b > 0).any(axis=1) & ~behind_b
+        drawn: list[int] = []
+        blds = self.world.city.buildings
+        for k in sorted(np.flatnonzero(in_view), key=lambda k: -dists[k]):
+            bld = blds[k]
+            quads, mids, normals, shades, base = self._walls[k]
+            facing = np.einsum("ij,ij->i", normals, eye[:2] - mids) > 0  # back faces are hidden by the building
+            roof = np.column_stack([bld.footprint, np.full(len(bld.footprint), bld.height)])
+            roof_color = ROOF
+            if eye[2] < bld.height:
+                fr.fill(roof, roof_color, outline=True)
+            wall_d = np.hypot(*(mids - eye[:2]).T)
+            for i in sorted(np.flatnonzero(facing), key=lambda i: -wall_d[i]):
+                fr.fill(quads[i], tuple(int(ch * shades[i]) for ch in base), outline=True)
+                for s in self._signs_on.get((bld.id, int(i)), ()):
+                    if self._draw_sign(fr, s, shades[i]):
+                        drawn.append(s)
+            if eye[2] >= bld.height:
+                fr.fill(roof, roof_color, outline=True)
+        return drawn
 
-        def project(pc: np.ndarray) -> np.ndarray:
-            return np.column_stack([cx + fpx * pc[:, 0] / pc[:, 2], cy - fpx * pc[:, 1] / pc[:, 2]])
+    def _draw_sign(self, fr: _Frame, k: int, shade: float) -> bool:
+        """Warp sign `k` onto the frame; False where it is not in view."""
+        s = self.signs[k]
+        pc = fr.to_cam(self._sign_pts[k, :4])
+        if pc[:, 2].min() < fr.cam.near_m or (self._outside(fr, pc) > 0).all(axis=0).any():
+            return False
+        if fr.ids is None:
+            fr.ids = np.zeros(fr.img.shape[:2], np.uint16)
+        return warp_sign(fr.img, fr.ids, k + 1, texture(s.name, s.style), fr.project_cam(pc), shade)
 
-        def fill(poly_world: np.ndarray, color, outline: bool = False) -> None:
-            pc = _clip_near(to_cam(poly_world), cam.near_m)
-            if len(pc) >= 3:
-                pts = np.round(project(pc) * 16).astype(np.int32)  # 4 fractional bits
-                cv2.fillPoly(img, [pts], color, lineType=cv2.LINE_AA, shift=4)
-                if outline:
-                    edge = tuple(int(0.55 * ch) for ch in color)
-                    cv2.polylines(img, [pts], True, edge, 1, cv2.LINE_AA, shift=4)
+    def debug_overlay(self, img: np.ndarray, truths: list[SignTruth], hud: str = "") -> np.ndarray:
+        """A copy of `img` with each sign's box and name (green: mostly visible, red: mostly hidden): for people."""
+        import cv2
 
-        R = cam.max_range_m * 1.5
-        ground = np.array([[pos[0] - R, pos[1] - R, 0], [pos[0] + R, pos[1] - R, 0],
-                           [pos[0] + R, pos[1] + R, 0], [pos[0] - R, pos[1] + R, 0]])
-        fill(ground, GROUND)
-        g = w.graph
-        ahead = (g.xy - pos[:2]) @ f[:2]  # forward distance of every node (ground plane)
-        near_enough = np.hypot(*(g.xy - pos[:2]).T) <= cam.max_range_m
-        for a, b in g.edges():  # streets as thin ground strips
-            if max(ahead[a], ahead[b]) < -10.0 or not (near_enough[a] or near_enough[b]):
-                continue
-            pa, pb = g.xy[a], g.xy[b]
-            d = pb - pa
-            n = np.array([-d[1], d[0]]) / max(np.hypot(*d), 1e-6) * 2.5
-            fill(np.array([[*(pa + n), 0], [*(pb + n), 0], [*(pb - n), 0], [*(pa - n), 0]]), STREET)
-
-        light = np.array([0.5, 0.8])
-        light /= np.linalg.norm(light)
-        todo = []
-        dists = np.hypot(*(self._centroids - pos[:2]).T)
-        for k in np.flatnonzero(dists <= cam.max_range_m):
-            bld = w.city.buildings[k]
-            ground = np.column_stack([bld.footprint, np.zeros(len(bld.footprint))])
-            top = np.column_stack([bld.footprint, np.full(len(bld.footprint), bld.height)])
-            if np.all(to_cam(np.vstack([ground, top]))[:, 2] < cam.near_m):
-                continue  # wholly behind the camera
-            todo.append((dists[k], bld))
-        for dist, bld in sorted(todo, key=lambda t: -t[0]):
-            base = LANDMARK if bld.id in self.landmark_ids else BUILDING
-            fp, h = bld.footprint, bld.height
-            walls = []
-            for i in range(len(fp)):
-                a, b = fp[i], fp[(i + 1) % len(fp)]
-                mid = (a + b) / 2
-                e = b - a
-                normal = self._ccw[bld.id] * np.array([e[1], -e[0]]) / max(np.hypot(*e), 1e-6)
-                if normal @ (pos[:2] - mid) <= 0:
-                    continue  # faces away: hidden behind the building's own walls and roof
-                shade = 0.5 + 0.5 * max(0.0, float(normal @ light)) + 0.15 * abs(float(normal @ light))
-                shade = min(shade, 1.0)
-                quad = np.array([[*a, 0.0], [*b, 0.0], [*b, h], [*a, h]])
-                walls.append((np.hypot(*(mid - pos[:2])), quad, tuple(int(ch * shade) for ch in base)))
-            roof = np.column_stack([fp, np.full(len(fp), h)])
-            roof_color = tuple(int(0.8 * ch) for ch in base) if bld.id in self.landmark_ids else ROOF
-            if pos[2] < h:
-                fill(roof, roof_color, outline=True)
-            for _, quad, col in sorted(walls, key=lambda t: -t[0]):
-                fill(quad, col, outline=True)
-            if pos[2] >= h:
-                fill(roof, roof_color, outline=True)
-
-        if labels:
-            vis = sorted(w.visible[node], key=lambda j: np.hypot(*(w.landmarks[j].centroid - pos[:2])))
-            self._taken: list[tuple[int, int, int, int]] = []
-            for j in vis:
-                lm = w.landmarks[j]
-                top = np.array([[*lm.centroid, lm.height + 2.0]])
-                pc = to_cam(top)
-                if pc[0, 2] <= cam.near_m:
-                    continue
-                x, y = project(pc)[0]
-                if 0 <= x < cam.width and 0 <= y < cam.height:
-                    self._label(img, lm.name, int(x), int(y))
-        hud = f"node {node}  heading {heading:.0f} deg ({compass8(heading)})  alt {w.cruise_alt:.0f} m"
-        cv2.putText(img, hud, (8, cam.height - 10), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (20, 20, 20), 1, cv2.LINE_AA)
+        img = img.copy()
+        self._taken: list[tuple[int, int, int, int]] = []
+        for t in truths:
+            col = (40, 200, 40) if t.visible_fraction >= 0.5 else (40, 40, 220)
+            q = np.round(np.array(t.quad) * 16).astype(np.int32)
+            cv2.polylines(img, [q], True, col, 1, cv2.LINE_AA, shift=4)
+            x, y = np.array(t.quad).mean(axis=0)
+            if 0 <= x < img.shape[1] and 0 <= y < img.shape[0]:
+                self._label(img, f"{t.name} {t.distance_m:.0f}m", int(x), int(min(t.bbox[1], y)))
+        if hud:
+            cv2.putText(img, hud, (8, img.shape[0] - 10), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (20, 20, 20), 1, cv2.LINE_AA)
         return img
 
     def _label(self, img: np.ndarray, text: str, x: int, y: int) -> None:

@@ -18,6 +18,7 @@ def test_defaults_are_the_rendered_world_camera() -> None:
     assert (sup.camera_width, sup.camera_height) == (cam.width, cam.height)
     assert sup.camera_hfov_deg == cam.fov_deg
     assert sup.camera_pitch_deg == cam.pitch_deg
+    assert Camera.from_config(sup) == cam  # the world camera's effects too (JPEG, noise, blur, no overlay)
 
 
 @pytest.mark.parametrize("key,value", [("camera_width", 0), ("camera_hfov_deg", 180.0), ("camera_pitch_deg", -95.0)])
