@@ -9,14 +9,16 @@ the flight's telemetry (event ``mission_analysis``) and folds it into its
 retrieval slots with the same story, so the two are merged:
 
 * **key**: the flight id. The onboard record's source is
-  ``onboard_analysis:<flight_id>``; the ground's lessons carry
-  ``post_flight:<vehicle>#<seq>@<flight_id>`` (the flight id of its
-  ``flight_start``).
+  ``onboard_analysis:<flight_id>``; the ground's `StrategicPlan` that folded
+  the analysis in carries ``plan_refined["onboard"]["flight_id"]`` (from the
+  flight's ``flight_start``). In the record itself, not its source: a bundle's
+  import renames every source.
 * **merge**: once the ground's record for a flight is in the file, it holds
   both analyses (and the positions only the ground derives), so the onboard
   record of that flight is retired. The ground's record is never touched: it
   is the parent of the flight's task and step lessons, and a re-imported
-  bundle must find it unchanged (content uids).
+  bundle must find it unchanged (content uids). A flight whose event never
+  reached the ground keeps both records.
 """
 
 from __future__ import annotations
@@ -25,18 +27,13 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from contract.records import StrategicPlan
+from contract.records import STRATEGIC_PLAN, StrategicPlan
 
 ONBOARD_SOURCE = "onboard_analysis:"
 
 
 def onboard_source(flight_id: str) -> str:
     return f"{ONBOARD_SOURCE}{flight_id}"
-
-
-def ground_source(vehicle_id: str, start_seq: int, flight_id: str = "") -> str:
-    """The source the ground station gives a flight's lessons; the flight id is the merge key."""
-    return f"post_flight:{vehicle_id}#{start_seq}" + (f"@{flight_id}" if flight_id else "")
 
 
 def analysis_record(task: str, master_plan: Any, analysis: Any) -> StrategicPlan:
@@ -58,9 +55,18 @@ def store_analysis(store: Any, flight_id: str, task: str, master_plan: Any, anal
 
 
 def _ground_flights(store: Any) -> set[str]:
-    """Flight ids whose ground lessons are in the file."""
-    rows = store.conn.execute("SELECT DISTINCT source FROM experiences WHERE source LIKE 'post_flight:%@%'")
-    return {r[0].rsplit("@", 1)[1] for r in rows}
+    """Flight ids whose ground lesson (holding the onboard analysis) is in the file."""
+    flights = set()
+    for item in store.iter_experiences(STRATEGIC_PLAN):
+        if item.source.startswith(ONBOARD_SOURCE):
+            continue
+        try:
+            onboard = json.loads(item.record.plan_refined).get("onboard")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(onboard, dict) and onboard.get("flight_id"):
+            flights.add(str(onboard["flight_id"]))
+    return flights
 
 
 def _ground_has(store: Any, flight_id: str) -> bool:
