@@ -10,7 +10,6 @@ import pytest
 from onboard.agent.agent import GraphAgent
 from onboard.agent.settings import AgentConfig
 from onboard.inference.contracts import AnalysisOutput, PlanOutput
-from onboard.memory import flight_notes
 from tests.agent.toy_city import ToyCity
 from tests.inference.conftest import _prepared
 
