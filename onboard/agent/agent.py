@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from onboard.agent.corridor_map import CorridorMap
 from onboard.agent.instruction_reader import Generate, Reading, read_instruction
 from onboard.agent.graph import run_step
 from onboard.agent.map_knowledge import MapKnowledge
+from onboard.agent.mission_analysis import MissionAnalysis, await_analysis
+from onboard.agent.mission_lessons import store_analysis
 from onboard.agent.observation import AgentAction, AgentObservation
 from onboard.agent.place_memory import waypoint_anchor_config
 from onboard.agent.settings import AgentConfig
@@ -50,13 +53,18 @@ class GraphAgent:
     episodic prompt length (defaults: `MemoryConfig()`). `reader_generate`
     (``generate(messages, schema) -> str``) is the model the combined
     instruction reader asks where the parser cannot settle; by default the
-    plan model's, so both share one loaded model.
+    plan model's, so both share one loaded model. `flight_id` names the flight
+    in the memory file (reflections, the mission analysis); the supervisor
+    passes its own, the one the ground station sees in ``flight_start``.
     """
 
     def __init__(self, config: AgentConfig | None = None, gazetteer: list[str] | None = None, *,
                  name: str = "geometric", memory: MemoryConfig | None = None, experience_store=None,
-                 plan_model=None, step_spacing_m: float = 50.0, reader_generate: Generate | None = None) -> None:
+                 plan_model=None, step_spacing_m: float = 50.0, reader_generate: Generate | None = None,
+                 flight_id: str = "") -> None:
         self.config = config or AgentConfig()
+        # Labels what this agent writes into the memory file; the merge key with the ground's lessons.
+        self.flight_id = flight_id or uuid.uuid4().hex[:12]
         self.memory_config = memory or MemoryConfig()
         if self.config.planner not in ("geometric", "llm"):
             raise ValueError(f"unknown planner backend {self.config.planner!r}; use 'geometric' or 'llm'")
@@ -89,7 +97,9 @@ class GraphAgent:
             street_map=StreetMap(),
             anchors=AnchorGraph(waypoint_anchor_config(self.step_spacing_m)) if c.use_anchors else None,
             episodic=EpisodicMemory(prompt_sentences=self.memory_config.episodic_prompt_sentences),
-            reflections=ReflectionWindow(self.memory_config.reflection_window),
+            reflections=ReflectionWindow(
+                self.memory_config.reflection_window, flight_id=self.flight_id, task=description,
+                store=self.experience_store if c.use_persistent_reflections else None),
             controller=ErrorThresholdController(c.max_consecutive_failures, c.reflection_ttl_steps),
             experience_store=self.experience_store, plan_model=self.plan_model,
             reflection_window=self.memory_config.reflection_window)
@@ -100,6 +110,26 @@ class GraphAgent:
             raise RuntimeError("call reset(description) before act()")
         action, self.last_path = run_step(self.state, observation)
         return action
+
+    def finish_mission(self, deadline_s: float | None = None) -> MissionAnalysis | None:
+        """After the mission: wait (at most the deadline) for the model's analysis, keep and store it.
+
+        The analysis becomes a reflection (kept in the memory file with the task, so later flights of
+        similar tasks start with it) and, when the model wrote it, the flight's main-plan lesson. Returns
+        the mission's analysis (rule-based without a model); None before the mission ended. Idempotent.
+        """
+        d = self.state.dynamic if self.state is not None else None
+        if d is None or d.analysis_request is None:
+            return None if d is None else d.mission_analysis
+        s = self.state.static
+        wait = self.config.mission_analysis_deadline_s if deadline_s is None else deadline_s
+        analysis = await_analysis(d.analysis_request, wait, d.mission_analysis)
+        d.analysis_request, d.mission_analysis = None, analysis
+        s.reflections.add(analysis.text)
+        if analysis.source == "model" and self.experience_store is not None:
+            plan = asdict(d.plan) if d.plan is not None else {}
+            store_analysis(self.experience_store, self.flight_id, s.task_instruction, plan, analysis)
+        return analysis
 
     def summary(self) -> dict:
         """What the mission came to, JSON-ready (episode_summary.json)."""
@@ -124,6 +154,8 @@ class GraphAgent:
             "map": self._map_summary(),
             "effects": [e.value for e in st.static.controller.effects],
             "reflections": st.static.reflections.recent(), "episodic_memory": st.static.episodic.sentences,
+            "reflections_inherited": st.static.reflections.inherited,
+            "mission_analysis": None if d.mission_analysis is None else d.mission_analysis.to_json(),
         }
 
     def _map_summary(self) -> dict[str, Any] | None:

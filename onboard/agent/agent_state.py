@@ -77,6 +77,8 @@ class DynamicState:
     llm_plan: dict[str, Any] = field(default_factory=dict)
     plan_errors: list[str] = field(default_factory=list)
     retrieved: list[dict[str, Any]] = field(default_factory=list)  # past plans retrieved for this mission
+    analysis_request: Any = None  # Future[MissionAnalysis]: the model's end-of-mission analysis while it is written
+    mission_analysis: Any = None  # onboard.agent.mission_analysis.MissionAnalysis, once the mission ended
 
 
 @dataclass

@@ -27,7 +27,6 @@ way; a failed answer leaves the geometric plan, which is the fallback anyway.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, Callable
 
@@ -42,6 +41,7 @@ from onboard.agent.frame_log import FrameLog
 from onboard.agent.geometric_planner import make_plan
 from onboard.agent.geometry import norm, offset
 from onboard.agent.llm_planner import LLMPlan, llm_plan, submit_llm_plan
+from onboard.agent.mission_analysis import rule_analysis, submit_analysis
 from onboard.agent.observation import AgentAction, AgentObservation
 from onboard.agent.strategy_control import classify_effect, is_stuck
 
@@ -265,14 +265,21 @@ def check_mission_success(state: AgentState) -> dict[str, Any]:
 
 
 def reflect_on_mission(state: AgentState) -> dict[str, Any]:
-    """Main-plan reflection (rule-based in the geometric backend): one note into the reflection window."""
+    """Main-plan reflection: the rule-based analysis at once; with a model, the model's analysis is started too.
+
+    The model's answer is awaited after the mission (`GraphAgent.finish_mission`), never in a step: until
+    then the rule-based analysis is the mission's, and it is the one kept when the model fails or is late.
+    """
     d, s, f = state.dynamic, state.static, state.final
-    effects = s.controller.effects
-    share = sum(e.value == "SUCCESS" for e in effects) / max(1, len(effects))
-    plan = json.dumps([g.strategy for g in d.plan.sub_goals]) if d.plan else "none"
-    s.reflections.add(f"mission {'succeeded' if f.mission_success else 'failed'} ({f.final_reason}) after "
-                      f"{d.timestep} moves, {share:.0%} of them brought the target closer; plan: {plan}")
-    return {}
+    effects = [e.value for e in s.controller.effects]
+    frames = d.trajectory_history
+    rule = rule_analysis(bool(f.mission_success), f.final_reason, frames, effects, d.plan)
+    if s.config.use_mission_analysis and s.plan_model is not None:
+        request = submit_analysis(s.plan_model, s.task_instruction, bool(f.mission_success), f.final_reason,
+                                  list(frames), effects, d.plan)
+        return {"analysis_request": request, "mission_analysis": rule}
+    s.reflections.add(rule.text)
+    return {"mission_analysis": rule}
 
 
 # ---------------------------------------------------------------------------------------------- routers

@@ -31,6 +31,16 @@ class AgentConfig:
     use_plan: bool = True
     # Strategy-tree reflections (error-threshold controller, loop breaking) steer the moves.
     use_reflection: bool = True
+    # Reflections are kept in the memory file, and a mission starts with the ones earlier flights wrote for
+    # similar tasks (cosine of the instructions >= memory.similarity_threshold); false: every flight starts empty.
+    use_persistent_reflections: bool = True
+    # When the mission ends the planner model (if loaded) analyses it: the outcome, the step whose decision
+    # decided it, why, and the plan for next time (AnalysisOutput), on a thread after the mission; it goes into
+    # the reflections and the memory file. false, no model, or a failed answer: the rule-based one sentence.
+    use_mission_analysis: bool = True
+    # Seconds the end of a flight (after landing) waits for the model's mission analysis before the
+    # rule-based one stands.
+    mission_analysis_deadline_s: float = 30.0
     # Place-anchor memory (visited places, ABABA/STUCK hints) steers the moves.
     use_anchors: bool = True
     # Run perception every N steps (1 = every step; the design's perception interval).

@@ -120,4 +120,27 @@ class PlaceAnchorPlan:
         return PlaceAnchorPlan(False, 0.0, DiscoveredContext("corridor", "fallback"))
 
 
-PLANNER_CONTRACTS: tuple[type, ...] = (PlanOutput, NavigationDecisionOutput, SearchOutput, LocateOutput, PlaceAnchorPlan)
+@dataclass(frozen=True)
+class AnalysisOutput:
+    """End-of-mission analysis (ReflectionNav's success / failure analysis and main-plan rewrite).
+
+    ``key_timestep`` is the step whose decision made the outcome; the agent checks it lies within
+    the flight (a grammar cannot know how long the flight was). ``refined_plan`` is the plan the
+    next attempt at a similar task should start from.
+    """
+
+    status: Literal["success", "failure"]
+    key_timestep: int = field(metadata={"minimum": 0, "maximum": 999})
+    reason: str = field(metadata=_REASON)
+    refined_plan: list[SubGoal] = field(metadata={"min_items": 1, "max_items": 3})
+
+    @staticmethod
+    def fallback(success: bool = False, key_timestep: int = 0, reason: str = "fallback: no valid analysis",
+                 plan: "PlanOutput | None" = None) -> "AnalysisOutput":
+        """The known outcome and the plan that was flown: nothing invented, nothing lost."""
+        return AnalysisOutput("success" if success else "failure", key_timestep, reason[:_REASON["max_length"]],
+                              list((plan or PlanOutput.fallback()).sub_goals))
+
+
+PLANNER_CONTRACTS: tuple[type, ...] = (PlanOutput, NavigationDecisionOutput, SearchOutput, LocateOutput, PlaceAnchorPlan,
+                                       AnalysisOutput)

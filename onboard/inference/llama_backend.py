@@ -112,6 +112,7 @@ class LlamaTextModel:
         chat_handler: Any = None,
         extra_buffers: bool = False,
         grammar_first: bool = True,
+        chat_format: str | None = None,
     ) -> None:
         llama_cpp = _import_llama()
         self.grammar_first = grammar_first
@@ -132,6 +133,8 @@ class LlamaTextModel:
         kwargs["n_threads_batch"] = n_threads_batch or decode_threads
         if chat_handler is not None:
             kwargs["chat_handler"] = chat_handler
+        if chat_format:  # a GGUF without a chat template (a base model) would get llama.cpp's llama-2 format
+            kwargs["chat_format"] = chat_format
         try:
             with _model_params(llama_cpp, extra_buffers=extra_buffers):
                 self.llm = llama_cpp.Llama(model_path=str(self.model_path), **kwargs)
@@ -227,8 +230,9 @@ def open_llm(cfg) -> LlamaTextModel:
     from onboard.inference.manifest import load_manifest, model_dir, require_verified
 
     manifest = load_manifest(cfg.manifest or None)
-    path = require_verified(manifest.get(cfg.llm_model), model_dir(cfg.model_dir))
-    return LlamaTextModel(path, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, n_threads_batch=cfg.n_threads_batch, n_gpu_layers=cfg.n_gpu_layers,
+    spec = manifest.get(cfg.llm_model)
+    path = require_verified(spec, model_dir(cfg.model_dir))
+    return LlamaTextModel(path, chat_format=spec.input.get("chat_format"), n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, n_threads_batch=cfg.n_threads_batch, n_gpu_layers=cfg.n_gpu_layers,
                           max_tokens=cfg.max_tokens, temperature=cfg.temperature, extra_buffers=cfg.llama_extra_buffers,
                           grammar_first=cfg.llama_grammar_first)
 

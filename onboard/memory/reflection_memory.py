@@ -9,7 +9,10 @@
   episodes; it is replaced, never appended, whenever a new summary is made.
 
 Both are plain in-memory objects; give them an :class:`ExperienceStore` and a
-flight id to persist what they hold in the vehicle's memory file as well.
+flight id to persist what they hold in the vehicle's memory file as well. A
+store-backed reflection window also starts with the reflections earlier
+flights wrote for similar tasks (``task``), so a second flight over the same
+ground does not repeat the first one's mistakes from an empty window.
 """
 
 from __future__ import annotations
@@ -26,14 +29,19 @@ if TYPE_CHECKING:
 class ReflectionWindow:
     """The last ``size`` reflections, oldest first."""
 
-    def __init__(self, size: int = 3, *, store: "ExperienceStore | None" = None, flight_id: str = "") -> None:
+    def __init__(self, size: int = 3, *, store: "ExperienceStore | None" = None, flight_id: str = "",
+                 task: str | None = None) -> None:
+        """``task``: scope the reflections loaded from ``store`` to similar tasks (None: the last ones of any)."""
         if size < 1:
             raise ValueError(f"reflection window size must be >= 1, got {size}")
         self._items: deque[str] = deque(maxlen=size)
         self._store = store
         self._flight_id = flight_id
+        self._task = task or ""
+        self.inherited = 0  # reflections the window started with (written on earlier flights)
         if store is not None:
-            self._items.extend(flight_notes.recent_reflections(store, size))
+            self._items.extend(flight_notes.recent_reflections(store, size, task=task))
+            self.inherited = len(self._items)
 
     def add(self, reflection: str) -> None:
         reflection = reflection.strip()
@@ -41,7 +49,7 @@ class ReflectionWindow:
             return
         self._items.append(reflection)
         if self._store is not None:
-            flight_notes.save_reflection(self._store, self._flight_id, reflection)
+            flight_notes.save_reflection(self._store, self._flight_id, reflection, self._task)
 
     def recent(self) -> list[str]:
         return list(self._items)

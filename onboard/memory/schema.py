@@ -116,8 +116,13 @@ def _v3(conn: Any, dim: int) -> None:
         )
 
 
+def _v4(conn: Any, dim: int) -> None:
+    """Reflections remember the task they were written for, so a later flight loads only related ones."""
+    conn.execute("ALTER TABLE reflections ADD COLUMN task TEXT NOT NULL DEFAULT ''")
+
+
 # MIGRATIONS[i] takes a file from version i to version i + 1.
-MIGRATIONS: list[Callable[[Any, int], None]] = [_v1, _v2, _v3]
+MIGRATIONS: list[Callable[[Any, int], None]] = [_v1, _v2, _v3, _v4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -245,9 +245,13 @@ class Supervisor:
         from onboard.memory.experience_store import ExperienceStore
         from onboard.telemetry.settings import resolve_path
 
+        from onboard.agent.mission_lessons import retire_merged
+
         with ExperienceStore.open(resolve_path(self.data_dir, self.cfg.memory.path), self.embedder,
                                   self.cfg.memory) as store:
-            return import_bundle(store, bundle, source="ground_station")
+            report = import_bundle(store, bundle, source="ground_station")
+            retire_merged(store)  # a flight's lesson that holds this vehicle's own analysis replaces it
+            return report
 
     def _reader_generate(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
         """The instruction reader's model call: the plan model, loaded on the first description that needs it."""
@@ -538,6 +542,7 @@ class Supervisor:
             except Exception as exc:  # the autopilot's own failsafes still hold; say so
                 outcome.landed = f"could not land: {type(exc).__name__}: {exc}"
                 log.error("%s", outcome.landed)
+            await self._finish_analysis()
             outcome.seconds = round(time.monotonic() - t0, 1)
             outcome.paused_s = round(executor.paused_total_s, 1)
             outcome.peak_rss_mb = round(peak_rss_mb(), 1)
@@ -570,7 +575,7 @@ class Supervisor:
         self.agent = (self._agent_factory or GraphAgent)(
             self.cfg.agent, gazetteer, name=self.cfg.agent.planner, memory=self.cfg.memory,
             experience_store=self.store, plan_model=self._plan_model, step_spacing_m=spacing,
-            reader_generate=self._reader_generate)
+            reader_generate=self._reader_generate, flight_id=self.flight_id)
         # Off the loop: where the parser cannot settle the words, the model reads them (about a second).
         known = None
         if self.map is not None:
@@ -735,6 +740,21 @@ class Supervisor:
             return False
         self.publish("map", MapImage(semantic, step=step, kind="semantic"))
         return True
+
+    async def _finish_analysis(self) -> None:
+        """On the ground: the mission analysis (the model's, within its deadline) kept, stored and sent.
+
+        Sent before ``flight_end`` so the ground station folds it into its lessons for this flight.
+        """
+        if self.agent is None or self.agent.state is None:
+            return
+        try:
+            analysis = await asyncio.to_thread(self.agent.finish_mission)
+        except Exception:  # an analysis is a by-product of a flight that is over: never fail the flight for it
+            log.exception("mission analysis")
+            return
+        if analysis is not None:
+            self.event("mission_analysis", analysis.to_json())
 
     async def _wait_for_lessons(self) -> int:
         """After landing: wait for the ground station to deliver this flight's lessons (or time out)."""

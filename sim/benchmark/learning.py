@@ -41,7 +41,7 @@ from typing import Any
 
 from onboard.agent.agent import GraphAgent, variant_config
 from onboard.agent.step_report import plan_payload, step_payload
-from contract.messages import FlightEnd, FlightStart, Payload
+from contract.messages import Event, FlightEnd, FlightStart, Payload
 from sim.benchmark.aerie_agents import BenchAgent
 from sim.benchmark.agent_api import Action, Observation
 from sim.benchmark.episode import run_episode
@@ -65,7 +65,7 @@ class PublishingAgent(BenchAgent):
     def reset(self, description: str, seed: int) -> None:
         super().reset(description, seed)
         self.messages = []
-        self._publish(FlightStart(mission=description, task_instruction=description))
+        self._publish(FlightStart(flight_id=self.agent.flight_id, mission=description, task_instruction=description))
 
     def act(self, observation: Observation) -> Action:
         had_plan = self.agent.state.dynamic.plan is not None
@@ -77,7 +77,13 @@ class PublishingAgent(BenchAgent):
         return action
 
     def end_flight(self) -> list[dict[str, Any]]:
-        """Close the flight with the agent's own verdict (None = it never arrived) and return its messages."""
+        """Close the flight with the agent's own verdict (None = it never arrived) and return its messages.
+
+        The mission analysis comes first, as the supervisor sends it after landing.
+        """
+        analysis = self.agent.finish_mission()
+        if analysis is not None:
+            self._publish(Event.of("mission_analysis", analysis.to_json()))
         self._publish(FlightEnd(success=bool(self.agent.state.final.mission_success)))
         return self.messages
 
@@ -114,6 +120,7 @@ def reflect(flights: list[list[dict[str, Any]]], ground_store: Any, vehicle_stor
     """Post-flight analysis of each flight at the ground, its bundle imported into the vehicle store."""
     from ground_station.flight_analysis import analyse
     from ground_station.post_flight import bundle_name, export_analysis
+    from onboard.agent.mission_lessons import retire_merged
     from onboard.memory.bundle import import_bundle
 
     bundle_dir.mkdir(parents=True, exist_ok=True)
@@ -128,6 +135,7 @@ def reflect(flights: list[list[dict[str, Any]]], ground_store: Any, vehicle_stor
         path = bundle_dir / bundle_name(vehicle_id, start_seq)
         export_analysis(analysis, ground_store, path)
         report = import_bundle(vehicle_store, path)
+        retire_merged(vehicle_store)
         counts["bundles"] += 1
         counts["added"] += report.added
         counts["already_present"] += report.already_present

@@ -21,6 +21,8 @@ CONTRACT_PROMPTS = {
     "SearchOutput": "Current goal: search the field east of the river for a hiker. Decide the next movement.",
     "LocateOutput": "A person is visible at pixel 312, 208 in a 640x480 image. Lock the target position.",
     "PlaceAnchorPlan": "Target: a bicycle. The panorama shows a street ahead and a park to the left. Plan the next heading.",
+    "AnalysisOutput": ("The mission to the cafe failed after 12 steps; at step 4 the drone turned east, away from "
+                       "the target. Analyse the mission and rewrite the plan."),
 }
 
 

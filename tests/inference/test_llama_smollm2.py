@@ -7,7 +7,7 @@ JSON that our validator accepts on the first attempt.
 
 import pytest
 
-from onboard.inference.contracts import PLANNER_CONTRACTS, LocateOutput, NavigationDecisionOutput, PlaceAnchorPlan, PlanOutput, SearchOutput
+from onboard.inference.contracts import PLANNER_CONTRACTS, AnalysisOutput, LocateOutput, NavigationDecisionOutput, PlaceAnchorPlan, PlanOutput, SearchOutput
 from onboard.inference.json_contract import call_contract
 
 PROMPTS = {
@@ -16,6 +16,8 @@ PROMPTS = {
     SearchOutput: "Current goal: search the field east of the river for a hiker. Decide the next movement.",
     LocateOutput: "A person is visible at pixel 312, 208 in a 640x480 image. Lock the target position.",
     PlaceAnchorPlan: "Target: a bicycle. The panorama shows a street ahead and a park to the left. Plan the next heading.",
+    AnalysisOutput: ("The mission to the cafe failed after 12 steps; at step 4 the drone turned east, away from "
+                       "the target. Analyse the mission and rewrite the plan."),
 }
 
 

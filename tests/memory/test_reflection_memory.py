@@ -24,6 +24,19 @@ def test_window_persists_across_flights(store: ExperienceStore) -> None:
     assert again.recent() == ["lesson 1", "lesson 2", "lesson 3"]
 
 
+def test_a_flight_inherits_only_reflections_of_similar_tasks(store: ExperienceStore) -> None:
+    church = "Fly to the cafe south of the red church near the harbour"
+    ReflectionWindow(3, store=store, flight_id="f1", task=church).add("the cafe was not east of the church")
+    ReflectionWindow(3, store=store, flight_id="f2", task="Land on the roof of the hospital by the ring road").add(
+        "the hospital roof is reached from the north")
+    ReflectionWindow(3, store=store, flight_id="f0").add("written without a task")
+    again = ReflectionWindow(3, store=store, flight_id="f3", task="Fly to the cafe south of the red church by the harbour")
+    assert again.recent() == ["the cafe was not east of the church"]
+    assert again.inherited == 1
+    assert ReflectionWindow(3, store=store, flight_id="f4", task="Inspect the wind turbine on the island").recent() == []
+    assert len(ReflectionWindow(3, store=store, flight_id="f5")) == 3  # unscoped: the last ones of any task
+
+
 def test_one_sentence_per_move() -> None:
     s = move_sentence((14, 14), ["northeast", "north", "west"], "northeast", (15, 15))
     assert s == ("You were at (14, 14). You could move to ['northeast', 'north', 'west']. "
