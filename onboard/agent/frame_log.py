@@ -41,6 +41,6 @@ def note_retrieval(current: dict[str, Any], mode: str, hits: dict[str, int]) -> 
     for name, n in hits.items():
         merged[name] = merged.get(name, 0) + int(n)
     modes = [m for m in str(current.get("mode", "")).split("+") if m]
-    if mode not in modes:
+    if mode and mode not in modes:  # "": hits that pick no mode (the plan priors' search beside the prompt's)
         modes.append(mode)
     return {"mode": "+".join(modes), "hits": merged}

@@ -172,7 +172,8 @@ def generate_plan_with_rag(state: AgentState) -> dict[str, Any]:
             lessons.insert(0, f"reused goal read on a past flight (sim {goal.similarity:.2f})")
     update: dict[str, Any] = {}
     if s.experience_store is not None:
-        update["retrieval"] = note_retrieval(d.retrieval, "flat", {"strategic_plan_memory": len(retrieved)})
+        update["retrieval"] = note_retrieval(d.retrieval, "" if replan.llm_backend(state) else "flat",
+                                             {"strategic_plan_memory": len(retrieved)})
     plan = make_plan(s.goal, s.config.use_plan, lessons)
     if replan.llm_backend(state):  # the geometric plan is flown until the model's is adopted (at once when waiting)
         update.update(replan.ask_for_plan(state, ["start", *replan.due(state)], lessons, update.get("retrieval", d.retrieval)))
@@ -219,7 +220,7 @@ def adopt_llm_plan(state: AgentState) -> dict[str, Any]:
             s.anchors.record_discovered_context(answer.intent.goal_flag, answer.intent.goal_scene_type,
                                                 answer.intent.why[:120])
     update.update(plan=answer.plan, current_task_index=index, plan_version=d.plan_version + 1,
-                  place_intent=answer.intent,
+                  place_intent=answer.intent, subgoal_at=(d.plan_version + 1, index),  # hand-overs count from here
                   subtask_context={"goal": sub.goal, "CoT_summary": answer.plan.reason, "movement": None})
     if sub.strategy == "search" and d.plan.sub_goals[d.current_task_index].strategy != "search":
         target = s.memory.target()  # the search starts here, as when navigate hands over
