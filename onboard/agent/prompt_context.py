@@ -25,10 +25,10 @@ from typing import Any
 from onboard.agent.current_state import compass
 from onboard.agent.geometry import bearing_of, norm
 
-# SmolLM2's BPE spends about 3.6 characters a token on these prompts (numbers and punctuation are
-# dear); 3.0 over-counts on purpose, so the budget holds without the tokenizer at hand
+# SmolLM2's BPE spends 2.6-2.9 characters a token on these prompts (every digit is a token of its
+# own); 2.4 over-counts on purpose, so the budget holds without the tokenizer at hand
 # (tests/agent/test_llm_prompt_context.py checks it against the real one).
-CHARS_PER_TOKEN = 3.0
+CHARS_PER_TOKEN = 2.4
 
 RETRIEVAL_MODES = {"simple": "skip", "medium": "single", "complex": "hierarchical"}
 
