@@ -204,3 +204,37 @@ def test_use_replan_false_plans_once():
         assert len(agent.state.dynamic.llm_calls) == 1 and agent.summary()["model_calls"] == 1
     finally:
         model.close()
+
+
+def test_real_smollm2_replans_mid_mission_and_the_new_plan_is_adopted():
+    """The real model (llama.cpp, the shipped GGUF) answers PlaceAnchorPlan at take-off and again when Tower is fixed.
+
+    The test waits for each answer between steps (never inside one), so which step adopts does not depend on the CPU.
+    """
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    from onboard.inference.llama_backend import LlamaTextModel
+    from tests.inference.conftest import _prepared
+
+    llm = LlamaTextModel(_prepared("smollm2-135m-instruct"), n_ctx=2048, max_tokens=256, temperature=0.0)
+    worker = ThreadWorker("smollm2", deadline_s=300.0)
+    model = PlannerModel(lambda m, s: worker.call(llm.chat, m, json_schema=s), worker, deadline_s=300.0, retries=1)
+    city = ToyCity()
+    try:
+        agent = GraphAgent(_cfg(retrieval_interval=0, llm_prompt_tokens=600), ["Tower"], plan_model=model)
+        agent.reset(DESCRIPTION)
+        d, node = agent.state.dynamic, 0
+        for step in range(40):
+            action = agent.act(city.observe(node, step, 60, see_landmarks=step >= 3))
+            if d.plan_request is not None:
+                d.plan_request.result(timeout=600.0)
+            if action.kind == "arrive" or d.plan_version >= 2:
+                break
+            node = action.node
+        assert [c["triggers"] for c in d.llm_calls][:2] == [["start"], ["landmark:Tower"]], d.llm_calls
+        assert [c["source"] for c in d.llm_calls[:2]] == ["llm", "llm"], d.plan_errors
+        replan = d.llm_calls[1]
+        assert replan["requested_step"] == 3 and replan["adopted_step"] == 4 and replan["version"] == 2
+        assert d.plan_version == 2 and [f.plan_version for f in d.trajectory_history][-2:] == [1, 2]
+        assert -180.0 <= d.place_intent.angle <= 180.0 and d.place_intent.goal_scene_type
+    finally:
+        model.close()
