@@ -96,6 +96,20 @@ def reflections_section(recent: list[str], n: int = 3) -> Section:
                    tuple(f"{i}. {t}" for i, t in enumerate(last, start=1)), tuple(t[:60] for t in last))
 
 
+def front_deg(state) -> float:
+    """The heading the model's `angle` is relative to: the last move's bearing (0 before the first)."""
+    for frame in reversed(state.dynamic.trajectory_history):
+        if frame.movement.get("bearing") is not None:
+            return float(frame.movement["bearing"])
+    return 0.0
+
+
+def _turn(state, bearing: float) -> str:
+    """The turn from the heading, in the PlaceAnchorPlan's sign (+ left): the model copies rather than computes."""
+    angle = (front_deg(state) - bearing + 180.0) % 360.0 - 180.0
+    return f"angle {angle:+.0f}"
+
+
 def semantic_summary(state) -> str:
     """What is known now, from the working memory: landmarks fixed, the target, the goal's name, ground covered."""
     d, s = state.dynamic, state.static
@@ -109,10 +123,11 @@ def semantic_summary(state) -> str:
         parts.append("No described landmark fixed yet.")
     target = mem.target()
     if mem.goal_fix is not None:
-        parts.append(f"Goal name read {norm(mem.goal_fix - d.position):.0f} m "
-                     f"{compass(bearing_of(mem.goal_fix - d.position))}.")
+        b = bearing_of(mem.goal_fix - d.position)
+        parts.append(f"Goal name read {norm(mem.goal_fix - d.position):.0f} m {compass(b)} ({_turn(state, b)}).")
     elif target is not None:
-        parts.append(f"Goal estimate {norm(target - d.position):.0f} m {compass(bearing_of(target - d.position))}; "
+        b = bearing_of(target - d.position)
+        parts.append(f"Goal estimate {norm(target - d.position):.0f} m {compass(b)} ({_turn(state, b)}); "
                      "name not read yet.")
     else:
         parts.append("No goal estimate yet.")

@@ -20,21 +20,12 @@ from onboard.agent import prompt_context
 from onboard.agent.agent_state import AgentState
 from onboard.agent.frame_log import note_retrieval
 from onboard.agent.llm_planner import SYSTEM, SYSTEM_PLACE, llm_plan, submit_llm_plan
-from onboard.agent.prompt_context import estimate_tokens
+from onboard.agent.prompt_context import estimate_tokens, front_deg
 
 
 def llm_backend(state: AgentState) -> bool:
     s = state.static
     return s.config.planner == "llm" and s.plan_model is not None and s.config.use_plan
-
-
-def front_deg(state: AgentState) -> float:
-    """The heading the model's `angle` is relative to: the last move's bearing (0 before the first)."""
-    d = state.dynamic
-    for frame in reversed(d.trajectory_history):
-        if frame.movement.get("bearing") is not None:
-            return float(frame.movement["bearing"])
-    return 0.0
 
 
 def due(state: AgentState) -> list[str]:

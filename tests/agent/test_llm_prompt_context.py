@@ -68,6 +68,7 @@ def test_the_prompt_carries_reflections_navigation_context_hints_summary_and_mov
         assert "goal_scene_type=street to the west" in prompt  # and the planner's own earlier answer
         assert "## What you know so far" in prompt and "Landmarks fixed: Tower" in prompt
         assert s.episodic.semantic_summary in prompt and "Covered:" in s.episodic.semantic_summary
+        assert "NE (angle " in s.episodic.semantic_summary  # the turn to the estimate, in the answer's own terms
         assert "4. You were at" in prompt  # the episodic sentence of the 4th move
         assert "Current heading:" in prompt
         frame = agent.state.dynamic.trajectory_history[-1]
