@@ -176,7 +176,8 @@ def generate_plan_with_rag(state: AgentState) -> dict[str, Any]:
                                              {"strategic_plan_memory": len(retrieved)})
     plan = make_plan(s.goal, s.config.use_plan, lessons)
     if replan.llm_backend(state):  # the geometric plan is flown until the model's is adopted (at once when waiting)
-        update.update(replan.ask_for_plan(state, ["start", *replan.due(state)], lessons, update.get("retrieval", d.retrieval)))
+        update.update(replan.ask_for_plan(state, ["start", *replan.due(state)], lessons,
+                                          update.get("retrieval", d.retrieval)))
     return {**update, "plan": plan, "current_task_index": 0, "plan_source": "geometric", "plan_errors": [],
             "retrieved": retrieved, "subtask_context": {"goal": plan.sub_goals[0].goal, "CoT_summary": plan.reason, "movement": None}}
 
@@ -214,8 +215,9 @@ def adopt_llm_plan(state: AgentState) -> dict[str, Any]:
     sub = answer.plan.sub_goals[index]
     report.update(adopted_step=d.timestep, version=d.plan_version + 1)
     if answer.intent is not None:
-        report["intent"] = {"goal_flag": answer.intent.goal_flag, "angle": answer.intent.angle,
-                            "bearing": round(answer.intent.bearing, 1), "goal_scene_type": answer.intent.goal_scene_type}
+        intent = answer.intent
+        report["intent"] = {"goal_flag": intent.goal_flag, "angle": intent.angle, "bearing": round(intent.bearing, 1),
+                            "goal_scene_type": intent.goal_scene_type}
         if s.anchors is not None:  # the planner's discovered context goes into the FIFO (002 §5.1.4)
             s.anchors.record_discovered_context(answer.intent.goal_flag, answer.intent.goal_scene_type,
                                                 answer.intent.why[:120])

@@ -1,4 +1,4 @@
-"""The living plan: the model answers PlaceAnchorPlan, re-plans on triggers without holding a step, versions in the FrameLog.
+"""The living plan: PlaceAnchorPlan answers, re-plans on triggers without holding a step, versions in the FrameLog.
 
 The model here is the real `PlannerModel` (contract validation, retry,
 fallback) around canned answers, behind an event gate where the test needs
