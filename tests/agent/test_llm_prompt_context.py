@@ -43,7 +43,7 @@ def _agent(model, store=None, **kw):
 def test_the_prompt_carries_reflections_navigation_context_hints_summary_and_moves():
     model, city = Recording(json.dumps(PLACE)), ToyCity()
     try:
-        agent = _agent(model, retrieval_interval=4)
+        agent = _agent(model, retrieval_interval=4, llm_prompt_tokens=1024)  # room for every section
         agent.reset(DESCRIPTION)
         s = agent.state.static
         for text in ("r1 circled the park", "r2 went too far east", "r3 missed the bridge", "r4 never read the name"):
