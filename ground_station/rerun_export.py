@@ -227,6 +227,8 @@ class _FlightRecorder:
         text = f"step {step.step} | {step.current_state} | {step.action}: {step.reason}"
         if step.distance_estimate_m is not None:
             text += f" | target ~{step.distance_estimate_m:.1f} m"
+        if step.plan_version is not None:
+            text += f" | plan v{step.plan_version}" + (f", retrieval {step.retrieval_mode}" if step.retrieval_mode else "")
         self._text("log/agent", text)
         self._scalar("agent/distance_estimate_m", step.distance_estimate_m)
         self._log("world/agent/pose", self.rr.Points3D([_agent_position(step.pose)], colors=[_AGENT_RGB]))

@@ -213,12 +213,19 @@ def main(argv: list[str]) -> int:
     result["tasks"] = str(args.tasks)
     result["map"] = args.map
     result["map_stale"] = args.map_stale if args.map is not None else None
+    calls = [r["model_calls"] for r in result["records"] if "model_calls" in r]
+    if calls:  # the llm agent: plan-model calls per mission and seconds per call
+        secs = sum(r["model_s"] for r in result["records"] if "model_s" in r)
+        result["model"] = {"calls_per_episode": round(sum(calls) / len(calls), 2),
+                           "s_per_call": round(secs / max(1, sum(calls)), 2)}
     s = result["summary"]
     print(f"{result['agent']} / {args.perception}: SR {s['sr']:.2f}  SPL {s['spl']:.3f}  steps/min {s['steps_over_min']:.2f}"
           f"  ABABA {s['ababa']:.1f}  STUCK {s['stuck']:.1f}  unique@10 {s['unique_ratio']:.2f}"
           f"  {s['wall_ms_per_step']:.2f} ms/step  look-ups {s['look_ups']:.2f} (climb {s['climb_m']:.0f} m)"
           f"  ({result['episodes']} episodes)"
-          + (f"  map {args.map}" + (f" stale {args.map_stale:g}" if args.map_stale else "") if args.map else ""))
+          + (f"  map {args.map}" + (f" stale {args.map_stale:g}" if args.map_stale else "") if args.map else "")
+          + (f"  model {result['model']['calls_per_episode']:.1f} calls/ep, {result['model']['s_per_call']:.1f} s/call"
+             if "model" in result else ""))
     if args.episode_dir:
         from sim.benchmark.episode_files import write_episode
 

@@ -112,6 +112,8 @@ class AgentStep(Payload):
     goal_fix: tuple[float, float] | None = None
     landmarks: dict[str, tuple[float, float]] | None = None
     anchor_graph: AnchorGraph | None = None
+    plan_version: int | None = None      # the plan the step followed (0: the first geometric plan; llm backend +1 per re-plan)
+    retrieval_mode: str = ""             # this step's retrieval: skip | single | hierarchical | flat | none ("": none made)
 
     def body(self) -> dict[str, Any]:
         def pair(v: tuple[float, float] | None) -> list[float] | None:
@@ -125,7 +127,8 @@ class AgentStep(Payload):
                 "effect": self.effect, "target_estimate": pair(self.target_estimate),
                 "goal_fix": pair(self.goal_fix),
                 "landmarks": None if self.landmarks is None else {k: pair(v) for k, v in self.landmarks.items()},
-                "anchor_graph": None if self.anchor_graph is None else self.anchor_graph.body()}
+                "anchor_graph": None if self.anchor_graph is None else self.anchor_graph.body(),
+                "plan_version": self.plan_version, "retrieval_mode": self.retrieval_mode}
 
     @classmethod
     def _from(cls, r: Reader) -> "AgentStep":
@@ -143,4 +146,5 @@ class AgentStep(Payload):
                    strategy=r.text("strategy", ""), plan_source=r.text("plan_source", ""),
                    movement=r.nested("movement", Movement.read), effect=r.text("effect", ""),
                    target_estimate=r.xy("target_estimate"), goal_fix=r.xy("goal_fix"),
-                   landmarks=r.xy_map("landmarks"), anchor_graph=r.nested("anchor_graph", AnchorGraph.read))
+                   landmarks=r.xy_map("landmarks"), anchor_graph=r.nested("anchor_graph", AnchorGraph.read),
+                   plan_version=r.opt_integer("plan_version", lo=0), retrieval_mode=r.text("retrieval_mode", ""))

@@ -143,7 +143,8 @@ class GraphAgent:
                 "model_errors": list(self.reading.model_errors), "model_s": round(self.reading.model_s, 3)},
             "mission_success": f.mission_success, "final_reason": f.final_reason, "timesteps": d.timestep,
             "plan": asdict(d.plan) if d.plan else None, "plan_source": d.plan_source, "plan_errors": d.plan_errors,
-            "llm_plan": dict(d.llm_plan) or None,
+            "llm_plan": dict(d.llm_plan) or None, "plan_version": d.plan_version, "llm_calls": list(d.llm_calls),
+            "model_calls": len(d.llm_calls), "model_s": round(sum(c["call_s"] or 0.0 for c in d.llm_calls), 3),
             "retrieved_lessons": d.retrieved,
             "target_estimate": None if est is None else [round(float(v), 1) for v in est.xy],
             "goal_prior": None if st.static.memory.prior is None

@@ -79,6 +79,20 @@ class DynamicState:
     retrieved: list[dict[str, Any]] = field(default_factory=list)  # past plans retrieved for this mission
     analysis_request: Any = None  # Future[MissionAnalysis]: the model's end-of-mission analysis while it is written
     mission_analysis: Any = None  # onboard.agent.mission_analysis.MissionAnalysis, once the mission ended
+    # Living plan (onboard/agent/replan.py): 0 = the first geometric plan, +1 for each model plan adopted.
+    plan_version: int = 0
+    # Reasons to re-plan that any node may append ("reflection", "landmark:<name>", "search_timeout", ...);
+    # the next plan request takes them all (coalesced while one is in flight).
+    replan_triggers: list[str] = field(default_factory=list)
+    plan_requested_at: int = 0  # step of the last plan request (agent.retrieval_interval counts from it)
+    llm_calls: list[dict[str, Any]] = field(default_factory=list)  # every plan call's report; llm_plan is the last
+    place_intent: Any = None  # llm_planner.PlaceIntent behind the plan flown (use_place_anchor_plan), else None
+    subgoal_at: tuple[int, int] | None = None  # (plan_version, current_task_index) at the end of the last step
+    # This step's, reset when it starts (FrameLog): {"mode": skip|single|hierarchical|flat|none,
+    # "hits": {collection: n}}, which any node that retrieves may update (frame_log.note_retrieval) ...
+    retrieval: dict[str, Any] = field(default_factory=dict)
+    prompt_items: dict[str, Any] = field(default_factory=dict)  # ... what went into a plan prompt made in it
+    step_triggers: list[str] = field(default_factory=list)  # ... and the triggers that prompt answered
 
 
 @dataclass

@@ -74,6 +74,8 @@ def explore_target(state: AgentState) -> tuple[np.ndarray, str]:
     heading = 0.0
     if len(d.trajectory_history) and d.trajectory_history[-1].movement.get("bearing") is not None:
         heading = float(d.trajectory_history[-1].movement["bearing"])
+    if d.place_intent is not None:  # the llm planner's heading (PlaceAnchorPlan angle): a bias, not a move
+        return d.position + offset(d.place_intent.bearing, s.config.explore_reach_m), "exploring the planner's heading"
     return d.position + offset(heading, s.config.explore_reach_m), "exploring along the heading"
 
 

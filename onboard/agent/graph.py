@@ -23,6 +23,10 @@ while the steps fly the geometric plan (`agent.llm_plan_wait: false`, the
 default): a step never waits for the model. The first step that starts after
 the answer arrived adopts it (`adopt_llm_plan`), keeping the strategy under
 way; a failed answer leaves the geometric plan, which is the fallback anyway.
+Every prompt carries the seeds' context (`onboard.agent.prompt_context`), and
+the plan is asked for again on the re-plan triggers (`onboard.agent.replan`:
+`should_replan -> request_replan`, between planning and the subtask router);
+each adopted plan gets the next `plan_version`, which every FrameLog names.
 """
 
 from __future__ import annotations
@@ -32,16 +36,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from onboard.agent import place_memory
+from onboard.agent import place_memory, replan
 from onboard.agent.agent_state import AgentState, apply_update
 from onboard.agent.current_state import build_current_state, compass, geoinstruct, scene_description
 from onboard.agent.experience_prior import frames_from, lesson_from
 from onboard.agent.experts import EXPERTS, explore_target, move_towards
-from onboard.agent.frame_log import FrameLog
+from onboard.agent.frame_log import FrameLog, note_retrieval
 from onboard.agent.geometric_planner import make_plan
 from onboard.agent.geometry import norm, offset
-from onboard.agent.llm_planner import LLMPlan, llm_plan, submit_llm_plan
 from onboard.agent.mission_analysis import rule_analysis, submit_analysis
+from onboard.agent.llm_planner import LLMPlan
 from onboard.agent.observation import AgentAction, AgentObservation
 from onboard.agent.strategy_control import classify_effect, is_stuck
 
@@ -102,6 +106,7 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
         if reflection is not None and s.config.use_reflection:
             s.reflections.add(reflection.text)
             update["lessons"] = (d.lessons + [reflection])[-s.reflection_window:]
+            update["replan_triggers"] = d.replan_triggers + ["reflection"]
     elif s.anchors is not None and not d.trajectory_history:
         place_memory.start(s.anchors, here)
     if s.anchors is not None and is_stuck(trail):
@@ -114,8 +119,16 @@ def perceive_and_model(state: AgentState) -> dict[str, Any]:
     """Landmark fixes into the working memory, the goal's name if readable, caption and geo-instruction."""
     d, s = state.dynamic, state.static
     obs = d.observation
+    before = set(s.memory.landmark_map())
     s.memory.observe(d.timestep, d.position, obs.landmarks)
     update: dict[str, Any] = {}
+    fixed = [n for n in s.memory.landmark_map() if n not in before and n in s.goal.landmarks]
+    if fixed:  # a landmark of the description placed: the plan's premises changed
+        update["replan_triggers"] = d.replan_triggers + [f"landmark:{n}" for n in fixed]
+        if s.anchors is not None:
+            for n in fixed:
+                s.anchors.record_discovered_context(s.memory.goal_fix is not None, f"landmark {n}"[:40],
+                                                    f"{n} fixed at step {d.timestep}")
     if not d.from_above:  # from a look-up's altitude no name is readable: it says nothing of where the goal is not
         s.memory.looked(d.position, [p.distance for p in obs.pois])
         s.memory.passed(d.timestep, d.position)
@@ -157,24 +170,15 @@ def generate_plan_with_rag(state: AgentState) -> dict[str, Any]:
         goal = next((f for f in frames if f.goal_xy is not None), None)
         if goal is not None:
             lessons.insert(0, f"reused goal read on a past flight (sim {goal.similarity:.2f})")
-    source, errors, update = "geometric", [], {}
-    if s.config.planner == "llm" and s.plan_model is not None and s.config.use_plan:
-        ask = (s.plan_model, s.task_instruction, s.goal, d.current_observation.get("geoinstruct", ""), lessons,
-               s.reflections.format_for_prompt())
-        report = {"wait": s.config.llm_plan_wait, "requested_step": d.timestep, "answered_step": None,
-                  "adopted_step": None, "call_s": None, "source": "pending"}
-        if s.config.llm_plan_wait:
-            answer = llm_plan(*ask)
-            plan, errors, source = answer.plan, answer.errors, answer.source
-            report.update(answered_step=d.timestep, call_s=round(answer.seconds, 3), source=answer.source,
-                          adopted_step=None if answer.used_fallback else d.timestep)
-        else:
-            plan = make_plan(s.goal, True, lessons)
-            update["plan_request"] = submit_llm_plan(*ask)
-        update["llm_plan"] = report
-    else:
-        plan = make_plan(s.goal, s.config.use_plan, lessons)
-    return {**update, "plan": plan, "current_task_index": 0, "plan_source": source, "plan_errors": errors,
+    update: dict[str, Any] = {}
+    if s.experience_store is not None:
+        update["retrieval"] = note_retrieval(d.retrieval, "" if replan.llm_backend(state) else "flat",
+                                             {"strategic_plan_memory": len(retrieved)})
+    plan = make_plan(s.goal, s.config.use_plan, lessons)
+    if replan.llm_backend(state):  # the geometric plan is flown until the model's is adopted (at once when waiting)
+        update.update(replan.ask_for_plan(state, ["start", *replan.due(state)], lessons,
+                                          update.get("retrieval", d.retrieval)))
+    return {**update, "plan": plan, "current_task_index": 0, "plan_source": "geometric", "plan_errors": [],
             "retrieved": retrieved, "subtask_context": {"goal": plan.sub_goals[0].goal, "CoT_summary": plan.reason, "movement": None}}
 
 
@@ -201,14 +205,24 @@ def adopt_llm_plan(state: AgentState) -> dict[str, Any]:
     d, s = state.dynamic, state.static
     answer: LLMPlan = d.plan_request.result()
     report = {**d.llm_plan, "answered_step": d.timestep, "call_s": round(answer.seconds, 3), "source": answer.source}
-    update: dict[str, Any] = {"plan_request": None, "llm_plan": report, "plan_source": answer.source,
-                              "plan_errors": list(answer.errors)}
-    if answer.used_fallback:  # the fallback is the geometric plan being flown: nothing to switch
+    update: dict[str, Any] = {"plan_request": None, "llm_plan": report, "llm_calls": d.llm_calls[:-1] + [report],
+                              "plan_source": answer.source, "plan_errors": list(answer.errors)}
+    if answer.used_fallback:  # the fallback is the plan being flown (geometric or the last adopted): nothing to switch
+        if d.plan_version > 0:
+            update["plan_source"] = d.plan_source
         return update
     index = continue_index(d.plan, d.current_task_index, answer.plan)
     sub = answer.plan.sub_goals[index]
-    report["adopted_step"] = d.timestep
-    update.update(plan=answer.plan, current_task_index=index,
+    report.update(adopted_step=d.timestep, version=d.plan_version + 1)
+    if answer.intent is not None:
+        intent = answer.intent
+        report["intent"] = {"goal_flag": intent.goal_flag, "angle": intent.angle, "bearing": round(intent.bearing, 1),
+                            "goal_scene_type": intent.goal_scene_type}
+        if s.anchors is not None:  # the planner's discovered context goes into the FIFO (002 §5.1.4)
+            s.anchors.record_discovered_context(answer.intent.goal_flag, answer.intent.goal_scene_type,
+                                                answer.intent.why[:120])
+    update.update(plan=answer.plan, current_task_index=index, plan_version=d.plan_version + 1,
+                  place_intent=answer.intent, subgoal_at=(d.plan_version + 1, index),  # hand-overs count from here
                   subtask_context={"goal": sub.goal, "CoT_summary": answer.plan.reason, "movement": None})
     if sub.strategy == "search" and d.plan.sub_goals[d.current_task_index].strategy != "search":
         target = s.memory.target()  # the search starts here, as when navigate hands over
@@ -251,8 +265,13 @@ def finalize_step(state: AgentState) -> dict[str, Any]:
                      (float(d.position[0]), float(d.position[1]), 0.0, float(yaw)),
                      None if dist is None else round(dist, 1), d.last_effect,
                      {n: [round(float(v), 1) for v in p] for n, p in s.memory.landmark_map().items()},
-                     {n: m.why for n, m in s.memory.map_dropped.items() if m.step == d.timestep})
+                     {n: m.why for n, m in s.memory.map_dropped.items() if m.step == d.timestep},
+                     d.plan_version, dict(d.retrieval), dict(d.prompt_items), list(d.step_triggers))
     update["trajectory_history"] = d.trajectory_history + [frame]
+    moved_on = replan.subgoal_trigger(state)
+    if moved_on:
+        update["replan_triggers"] = d.replan_triggers + moved_on
+    update["subgoal_at"] = (d.plan_version, d.current_task_index)
     return update
 
 
@@ -289,7 +308,7 @@ def should_generate_plan(state: AgentState) -> str:
         return "generate_plan_with_rag"
     if d.plan_request is not None and d.plan_request.done():
         return "adopt_llm_plan"
-    return "execute_subtask_router"
+    return replan.should_replan(state)
 
 
 def should_perceive(state: AgentState) -> str:
@@ -337,6 +356,7 @@ def fallback_navigate(state: AgentState) -> dict[str, Any]:
 NODES: dict[str, Callable[[AgentState], dict[str, Any]]] = {
     "update_odometry": update_odometry, "perceive_and_model": perceive_and_model,
     "generate_plan_with_rag": generate_plan_with_rag, "adopt_llm_plan": adopt_llm_plan,
+    "request_replan": replan.request_replan,
     "execute_subtask_router": execute_subtask_router,
     **EXPERTS, "handoff": handoff, "fallback_navigate": fallback_navigate, "finalize_step": finalize_step,
     "check_mission_success": check_mission_success, "reflect_on_mission": reflect_on_mission,
@@ -344,8 +364,9 @@ NODES: dict[str, Callable[[AgentState], dict[str, Any]]] = {
 ROUTERS: dict[str, Callable[[AgentState], str]] = {
     "update_odometry": should_perceive,
     "perceive_and_model": should_generate_plan,
-    "generate_plan_with_rag": lambda s: "execute_subtask_router",
-    "adopt_llm_plan": lambda s: "execute_subtask_router",
+    "generate_plan_with_rag": replan.after_request,
+    "request_replan": replan.after_request,
+    "adopt_llm_plan": replan.should_replan,
     "execute_subtask_router": route_subtask,
     **{name: after_expert for name in EXPERTS},
     "handoff": route_handoff,
@@ -358,7 +379,8 @@ ROUTERS: dict[str, Callable[[AgentState], str]] = {
 
 def run_step(state: AgentState, observation: AgentObservation) -> tuple[AgentAction, list[str]]:
     """Walk the graph for one observation; returns this step's action and the nodes visited."""
-    apply_update(state, {"observation": observation, "action": None})
+    apply_update(state, {"observation": observation, "action": None, "retrieval": {}, "prompt_items": {},
+                         "step_triggers": []})
     node, path = "update_odometry", []
     while node not in (END_STEP, END_MISSION):
         path.append(node)

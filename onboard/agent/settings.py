@@ -22,6 +22,25 @@ class AgentConfig:
     # Deadline of the model's plan call when no step waits for it (llm_plan_wait false), seconds; the
     # vehicle flies the geometric plan meanwhile, so it may exceed inference.call_deadline_s (the larger is used).
     llm_plan_deadline_s: float = 20.0
+    # llm backend: every prompt carries the seeds' context (last reflections, retrieved experiences, what is
+    # known so far, the Navigation Context, recent moves; onboard/agent/prompt_context.py). false: task,
+    # geo-instruction, retrieved plan notes and reflections only (the prompt before).
+    use_prompt_context: bool = True
+    # The prompt's experiences come from adaptive retrieval (skip / single / hierarchical by the task's
+    # complexity, memory.simple_task_max_words / medium_task_max_words). false: flat search of past plans.
+    use_adaptive_retrieval: bool = True
+    # Re-plan on the triggers (a sub-goal ended, a reflection fired, a described landmark fixed, a trigger
+    # another node appended, every retrieval_interval steps); one model call in flight at a time. false: one plan.
+    use_replan: bool = True
+    # The model answers the Place-Anchor planner's contract (goal_flag, angle, discovered context); its intent
+    # biases exploring and names the navigate sub-goal (onboard/agent/llm_planner.py). false: it writes sub-goals.
+    use_place_anchor_plan: bool = True
+    # Re-plan (and retrieve again) at least every this many steps since the last plan request (0: never by count).
+    retrieval_interval: int = 20
+    # Token budget of the plan prompt (system, task and context; the model's window is inference.n_ctx):
+    # the context is cut from its lowest priority up (oldest moves first) to fit. Prompt decoding dominates the
+    # call: on the ordinary dev tasks 640 gave the same flights as 1024 at 5.5 s a call, not 8.8 s (none past the deadline).
+    llm_prompt_tokens: int = 640
     # Instruction reader: "parser" (deterministic only) or "combined" (the parser first; where it cannot
     # settle the relations, the planner model in `inference` reads them under a schema built from the text,
     # validated against it; the parser's reading is kept where the model's fails). The model is loaded

@@ -4,7 +4,7 @@ The supervisor publishes these while flying and the learning benchmark feeds
 the same payloads to the ground station's post-flight analyser, so both paths
 produce exactly what the dashboard and the reflection read: ``current_state``,
 ``decision`` (action + reason), ``pose``, ``distance_estimate_m``, ``goal``,
-``strategy``, ``plan_source`` (which plan the step flew), ``effect``, ``target_estimate``, ``goal_fix`` (where the goal's name
+``strategy``, ``plan_source`` and ``plan_version`` (which plan the step flew), ``retrieval_mode``, ``effect``, ``target_estimate``, ``goal_fix`` (where the goal's name
 was read, once it was: the post-flight lesson of where the goal is), the
 fused ``landmarks`` and the ``anchor_graph``. The ``plan`` payload carries, with
 the llm backend, ``llm``: the model's plan call (``requested_step``,
@@ -74,7 +74,8 @@ def step_payload(state: AgentState, frame: FrameLog, *, with_anchor_graph: bool 
                      task_instruction=s.task_instruction, strategy=frame.strategy, plan_source=d.plan_source,
                      movement=move, effect=frame.effect, target_estimate=_xy(s.memory.target()),
                      goal_fix=_xy(s.memory.goal_fix), landmarks=landmarks,
-                     anchor_graph=anchor_graph_payload(state) if with_anchor_graph else None)
+                     anchor_graph=anchor_graph_payload(state) if with_anchor_graph else None,
+                     plan_version=frame.plan_version, retrieval_mode=str(frame.retrieval.get("mode", "")))
 
 
 def plan_payload(state: AgentState) -> Plan | None:

@@ -69,6 +69,14 @@ class BenchAgent:
     def reset(self, description: str, seed: int) -> None:
         self.agent.reset(description, seed, map_knowledge=self._map_knowledge)
 
+    def record_extra(self) -> dict:
+        """The episode's plan-model use, for its benchmark record: calls, their seconds, the plan version flown."""
+        summary = self.agent.summary()
+        reader = summary["instruction_reader"] or {}
+        return {"model_calls": summary["model_calls"], "model_s": summary["model_s"],
+                "plan_version": summary["plan_version"], "reader_model_s": reader.get("model_s", 0.0),
+                "llm_calls": summary["llm_calls"]}
+
     def act(self, observation: Observation) -> Action:
         a = self.agent.act(to_agent_observation(observation))
         if self._maps is not None:

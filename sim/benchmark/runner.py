@@ -76,6 +76,8 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
             with mover_factory(rt) as mover:
                 rec = run_episode(world, rt, agent, preset, seed=s_ * 100_003 + i, preset_name=preset,
                                   renderer=views.oblique, mover=mover)
+        if hasattr(agent, "record_extra"):  # an agent's own per-episode figures (Aerie's: model calls and seconds)
+            rec.update(agent.record_extra())
         if task_map is not None:
             rec["map"] = {**task_map.record(tuple(rt.task.extra.get("landmarks") or ())),
                           "used_by_agent": hasattr(agent, "use_map")}

@@ -2,7 +2,9 @@
 
 Waiting for the plan in the step (`llm_plan_wait`, as the benchmark does) and
 the default, where the steps fly the geometric plan until the model's answer
-arrives and the next step adopts it.
+arrives and the next step adopts it. The model writes sub-goals here
+(`use_place_anchor_plan` false) and plans once (`use_replan` false); the
+Place–Anchor answer and re-planning are in test_llm_replan.py.
 """
 
 import json
@@ -43,6 +45,10 @@ def _answer(kind):
     return generate
 
 
+def _cfg(**kw):
+    return replace(AgentConfig(), planner="llm", use_place_anchor_plan=False, use_replan=False, **kw)
+
+
 def _model(kind):
     worker = ThreadWorker(f"fake-{kind}", deadline_s=0.2)
     fn = _answer(kind)
@@ -56,7 +62,7 @@ def _model(kind):
 def test_llm_plan_or_fallback_and_the_mission_continues(kind, source):
     model = _model(kind)
     try:
-        agent = GraphAgent(replace(AgentConfig(), planner="llm", llm_plan_wait=True), ["Tower"], plan_model=model)
+        agent = GraphAgent(_cfg(llm_plan_wait=True), ["Tower"], plan_model=model)
         agent.reset(DESCRIPTION)
         arrived, _, _ = ToyCity().fly(agent, start=0)
         d = agent.state.dynamic
@@ -74,7 +80,7 @@ def test_llm_plan_or_fallback_and_the_mission_continues(kind, source):
 
 
 def test_llm_backend_without_a_model_plans_geometrically():
-    agent = GraphAgent(replace(AgentConfig(), planner="llm"), ["Tower"])
+    agent = GraphAgent(_cfg(), ["Tower"])
     agent.reset(DESCRIPTION)
     assert ToyCity().fly(agent, start=0)[0]
     assert agent.state.dynamic.plan_source == "geometric"
@@ -118,7 +124,7 @@ def _fly_steps(agent, city, node, first, n, limit=60):
 def test_a_late_plan_is_adopted_at_a_step_boundary_and_no_step_waited():
     model, city = GatedPlanModel("good"), ToyCity()
     try:
-        agent = GraphAgent(replace(AgentConfig(), planner="llm"), ["Tower"], plan_model=model)
+        agent = GraphAgent(_cfg(), ["Tower"], plan_model=model)
         agent.reset(DESCRIPTION)
         node, times, arrived = _fly_steps(agent, city, 0, 0, 3)
         d = agent.state.dynamic
@@ -147,7 +153,7 @@ def test_a_late_plan_is_adopted_at_a_step_boundary_and_no_step_waited():
 def test_a_plan_that_fails_late_leaves_the_geometric_plan(kind):
     model, city = GatedPlanModel(kind), ToyCity()
     try:
-        agent = GraphAgent(replace(AgentConfig(), planner="llm"), ["Tower"], plan_model=model)
+        agent = GraphAgent(_cfg(), ["Tower"], plan_model=model)
         agent.reset(DESCRIPTION)
         node, _, _ = _fly_steps(agent, city, 0, 0, 2)
         d = agent.state.dynamic
@@ -166,7 +172,7 @@ def test_a_plan_that_fails_late_leaves_the_geometric_plan(kind):
 def test_a_plan_still_pending_at_the_end_is_reported_so():
     model, city = GatedPlanModel("good"), ToyCity()
     try:
-        agent = GraphAgent(replace(AgentConfig(), planner="llm"), ["Tower"], plan_model=model)
+        agent = GraphAgent(_cfg(), ["Tower"], plan_model=model)
         agent.reset(DESCRIPTION)
         assert city.fly_on(agent, 0, first=0)
         summary = agent.summary()

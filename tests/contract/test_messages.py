@@ -26,7 +26,7 @@ SAMPLES: list[Payload] = [
               movement=Movement("move", 7, 90.0), effect="SUCCESS", target_estimate=(100.0, 20.0),
               goal_fix=(98.5, 21.0), landmarks={"church": (50.0, 60.0)},
               anchor_graph=AnchorGraph((Anchor(1, 0.0, 0.0, 1, (2,)), Anchor(2, 10.0, 0.0, None, (1,))),
-                                       (Place(1, "square", (1,)),))),
+                                       (Place(1, "square", (1,)),)), plan_version=2, retrieval_mode="single"),
     AgentStep(step=0, current_state="", action="arrive", reason="", pose=Pose(0.0, 0.0), distance_estimate_m=None),
     Detections((Detection("kiosk", 0.91, 45.0, 12.0, 8.5, 8.5), Detection("car", 0.4, -10.0)), step=4,
                timings_ms={"detect": 12.5}),

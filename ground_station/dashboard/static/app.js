@@ -239,6 +239,8 @@ function renderAgent(d) {
   const goal = s.goal !== undefined ? s.goal : (d.plan ? d.plan.goal : undefined);
   const rows = [["step", s.step], ["goal", goal], ["state", s.current_state], ["decision", dec.action],
                 ["reason", dec.reason, "reason"], ["distance est. m", s.distance_estimate_m]];
+  if (s.plan_version !== undefined && s.plan_version !== null) rows.push(["plan version", s.plan_version]);
+  if (s.retrieval_mode) rows.push(["retrieval", s.retrieval_mode]);
   if (s.reflect_reason) rows.push(["reflection", s.reflect_reason, "reason"]);
   if (s.refined_action) rows.push(["refined action", s.refined_action]);
   if (d.plan && Array.isArray(d.plan.steps)) rows.push(["plan", d.plan.steps.map(fmt).join(" → "), "reason"]);
