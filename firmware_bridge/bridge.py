@@ -1,7 +1,7 @@
 """The flight bridge: one object that owns the MAVSDK link to one vehicle.
 
 It composes the pieces — connection, telemetry hub, commands, setpoint
-streamer, safety envelope, failsafe monitor — and is the only way the rest of
+streamer, safety envelope, fleet separation, failsafe monitor — and is the only way the rest of
 Aerie reaches the autopilot. Use it as an async context manager::
 
     async with await FlightBridge.connect(cfg.bridge) as bridge:
@@ -22,6 +22,7 @@ import asyncio
 import logging
 import math
 from dataclasses import replace
+from collections.abc import Iterable
 from typing import Any
 
 from contract.geodesy import GeoPoint
@@ -30,6 +31,8 @@ from firmware_bridge.connection import HealthTimeout, Link, open_link
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.events import EventFanout, FlightStateEvents
 from firmware_bridge.failsafe_monitor import FailsafeMonitor
+from firmware_bridge.fleet_guard import FleetGuard
+from firmware_bridge.fleet_picture import TrafficReport
 from firmware_bridge.intents import Intent
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation, Verdict
 from firmware_bridge.settings import BridgeConfig, GeofenceConfig
@@ -99,11 +102,14 @@ class FlightBridge:
             on_failsafe=self._enter_failsafe,
         )
         self._action = ActionAsync(link.system)
+        # Separation from the other vehicles of a fleet (inactive unless cfg.fleet.enabled).
+        self.fleet = FleetGuard(cfg.fleet, cfg.safety, lambda: self.hub.state, self.envelope, self.events.emit)
         self.commands = Commands(
             _LinkGuardedAction(self._action, self.monitor.link_ok),
             envelope_of=self.envelope,
             timeout_s=cfg.link.command_timeout_s,
             on_event=self.events.emit,
+            separation_check=self.fleet.check_goto,
         )
         self.flight_events = FlightStateEvents(self.hub, self.events)
         self.streamer = SetpointStreamer(
@@ -112,6 +118,7 @@ class FlightBridge:
             envelope_of=self.envelope,
             state_of=lambda: self.hub.state,
             on_event=self.events.emit,
+            separation=self.fleet.apply,
         )
 
     # -- construction ---------------------------------------------------------------
@@ -197,6 +204,14 @@ class FlightBridge:
         if not self.monitor.link_ok.is_set():
             raise SafetyViolation("autopilot link lost: intents are refused", intent)
         return self.streamer.submit(intent)
+
+    def update_traffic(self, reports: Iterable[TrafficReport]) -> tuple[str, ...]:
+        """The fleet channel's latest reports of the other vehicles; returns why any was rejected.
+
+        Every call counts as the channel speaking (an empty batch too); without calls for
+        ``fleet.channel_timeout_s`` the vehicle takes its own altitude layer.
+        """
+        return self.fleet.update_traffic(reports)
 
     def _enter_failsafe(self, reason: str) -> None:
         self.failsafe_reason = reason

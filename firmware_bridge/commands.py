@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from contract.geodesy import geo_from_ned
+from contract.geodesy import geo_from_ned, ned_from_geo
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.intents import GlobalTarget, PositionNed
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation
@@ -67,13 +67,16 @@ class Commands:
     """The command half of the bridge; every target passes the safety envelope first."""
 
     def __init__(self, action: Any, envelope_of: Any, timeout_s: float,
-                 on_event: Callable[[str, dict], Any] | None = None) -> None:
+                 on_event: Callable[[str, dict], Any] | None = None,
+                 separation_check: Callable[[PositionNed, SafetyEnvelope], str | None] | None = None) -> None:
         # ``envelope_of`` is a callable so that a re-homed envelope is always the one used.
         self._action = action
         self._envelope_of = envelope_of
         self._timeout_s = timeout_s
         # A command the autopilot refused is an event (``command_refused``), not only a log line.
         self._on_event = on_event or (lambda kind, detail: None)
+        # In a fleet, a goto's path is checked against the others once (PX4 flies it without asking again).
+        self._separation_check = separation_check
 
     async def _call(self, name: str, coro: Any) -> None:
         try:
@@ -118,6 +121,11 @@ class Commands:
         except SafetyViolation as exc:
             raise CommandError("goto", CommandResult.REFUSED_BY_ENVELOPE, exc.reason) from exc
         sent = verdict.intent
+        if self._separation_check is not None:
+            north, east = ned_from_geo(envelope.home, sent.lat, sent.lon)
+            why = self._separation_check(PositionNed(north, east, -sent.rel_alt_m), envelope)
+            if why is not None:
+                raise CommandError("goto", CommandResult.REFUSED_BY_ENVELOPE, f"separation: {why}")
         if speed_m_s is not None:
             await self._call("set_current_speed", self._action.set_current_speed(envelope.clamp_speed(speed_m_s)))
         amsl = envelope.home.alt_amsl + sent.rel_alt_m

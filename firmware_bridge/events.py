@@ -21,7 +21,9 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class BridgeEvent:
     # link_lost, link_restored, intent_stale, battery_warn, battery_return, battery_land, refused, clamped,
-    # command_refused; from FlightStateEvents: armed, disarmed, takeoff, landed, mode_change, failsafe
+    # command_refused; from FleetGuard: separation_{clear,layer,climb,hold,fallback,fallback_climb,refused},
+    # fleet_channel_silent, fleet_channel_restored, traffic_rejected;
+    # from FlightStateEvents: armed, disarmed, takeoff, landed, mode_change, failsafe
     kind: str
     detail: dict[str, Any] = field(default_factory=dict)
     t: float = field(default_factory=time.time)

@@ -58,6 +58,7 @@ class SetpointStreamer:
         state_of: Callable[[], VehicleState],
         on_event: Callable[[str, dict], None] | None = None,
         offboard_factory: Callable[[Any], Any] | None = None,
+        separation: Callable[[Intent, SafetyEnvelope], Any] | None = None,
     ) -> None:
         from mavsdk.plugins.offboard import Offboard
 
@@ -67,6 +68,8 @@ class SetpointStreamer:
         self._state_of = state_of
         self._on_event = on_event or (lambda kind, detail: None)
         self._make_offboard = offboard_factory or Offboard
+        # The fleet's separation rule (FleetGuard.apply): judges what the envelope let through.
+        self._separation = separation
         self._latest: _Stamped | None = None
         self._lock = threading.Lock()  # guards the plugin's lifetime against close()
         self._plugin: Any = None
@@ -147,6 +150,17 @@ class SetpointStreamer:
         envelope = self._envelope_of()
         if envelope is None:
             raise SafetyViolation("home position unknown: no envelope yet", intent)
+        verdict = self._envelope_check(envelope, intent)
+        if self._separation is None:
+            return verdict
+        decision = self._separation(verdict.intent, envelope)
+        if not decision.changed:
+            return verdict
+        # What separation substitutes (a hold, a layer) passes the envelope like any intent.
+        again = self._envelope_check(envelope, decision.intent)
+        return Verdict(again.intent, True, verdict.reasons + (decision.reason,) + again.reasons)
+
+    def _envelope_check(self, envelope: SafetyEnvelope, intent: Intent) -> Verdict:
         if isinstance(intent, PositionNed):
             return envelope.check_position(intent)
         return envelope.check_velocity(intent, self._here(envelope))

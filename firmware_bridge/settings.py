@@ -104,7 +104,52 @@ class SafetyConfig:
 
 
 @dataclass(frozen=True)
+class FleetConfig:
+    # Keep separation from the other vehicles of a fleet (their positions come through the
+    # bridge's update_traffic). Off for a vehicle flying alone.
+    enabled: bool = False
+    # This vehicle's number in the fleet (give it its MAVLink system id): it picks the altitude
+    # layer, and the lower number keeps its path where two paths conflict.
+    member_id: int = ranged(1, 1, 255)
+    # Two vehicles in one altitude band must stay at least this far apart horizontally, metres.
+    min_separation_m: float = ranged(10.0, 1.0, 1000.0)
+    # Vehicles closer than this vertically share an altitude band, metres.
+    altitude_band_m: float = ranged(5.0, 0.5, 500.0)
+    # Paths (own intent, others' velocities) are projected this far ahead, seconds. It must
+    # cover a climb of one band and the closing distance meanwhile.
+    lookahead_s: float = ranged(4.0, 0.5, 60.0)
+    # Altitude layers above home: layer_base_m + member_id * layer_spacing_m. The yielding
+    # vehicle of a conflict flies its layer; all do when the fleet channel is silent.
+    layer_base_m: float = ranged(12.0, 0.0, 10_000.0)
+    layer_spacing_m: float = ranged(6.0, 0.5, 1000.0)
+    # No traffic heard for this many seconds: the fleet picture is stale, the vehicle takes its
+    # own altitude layer; one vehicle's report older than this is dropped from the picture.
+    channel_timeout_s: float = ranged(3.0, 0.1, 600.0)
+
+    def __post_init__(self) -> None:
+        if not self.layer_spacing_m >= self.altitude_band_m:
+            raise ValueError("fleet.layer_spacing_m must be at least fleet.altitude_band_m "
+                             "(else two neighbouring layers share one band)")
+        if not all(0 < v < math.inf for v in (self.min_separation_m, self.altitude_band_m, self.lookahead_s,
+                                              self.channel_timeout_s)):
+            raise ValueError("fleet distances and times must be positive finite numbers")
+
+    @property
+    def layer_alt_m(self) -> float:
+        """This vehicle's own altitude layer, metres above home."""
+        return self.layer_base_m + self.member_id * self.layer_spacing_m
+
+
+@dataclass(frozen=True)
 class BridgeConfig:
     link: LinkConfig = field(default_factory=LinkConfig)
     streamer: StreamerConfig = field(default_factory=StreamerConfig)
     safety: SafetyConfig = field(default_factory=SafetyConfig)
+    fleet: FleetConfig = field(default_factory=FleetConfig)
+
+    def __post_init__(self) -> None:
+        layer = self.fleet.layer_alt_m
+        if self.fleet.enabled and not self.safety.altitude_floor_m <= layer <= self.safety.altitude_ceiling_m:
+            raise ValueError(f"fleet layer of member {self.fleet.member_id} at {layer:.1f} m lies outside "
+                             f"safety's altitude floor..ceiling ({self.safety.altitude_floor_m:.1f}.."
+                             f"{self.safety.altitude_ceiling_m:.1f} m)")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from firmware_bridge.settings import BridgeConfig, LinkConfig, SafetyConfig, StreamerConfig
+from firmware_bridge.settings import BridgeConfig, FleetConfig, LinkConfig, SafetyConfig, StreamerConfig
 from onboard.agent.settings import AgentConfig
 from onboard.inference.settings import InferenceConfig
 from contract.log_setup import LoggingConfig
@@ -35,6 +35,7 @@ class AerieConfig:
     link: LinkConfig = field(default_factory=LinkConfig)
     streamer: StreamerConfig = field(default_factory=StreamerConfig)
     safety: SafetyConfig = field(default_factory=SafetyConfig)
+    fleet: FleetConfig = field(default_factory=FleetConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     map: MapConfig = field(default_factory=MapConfig)
@@ -43,9 +44,12 @@ class AerieConfig:
     inference: InferenceConfig = field(default_factory=InferenceConfig)
     supervisor: SupervisorConfig = field(default_factory=SupervisorConfig)
 
+    def __post_init__(self) -> None:
+        self.bridge  # noqa: B018 -- the bridge's cross-section checks (fleet layer within the ceiling)
+
     @property
     def bridge(self) -> BridgeConfig:
-        return BridgeConfig(link=self.link, streamer=self.streamer, safety=self.safety)
+        return BridgeConfig(link=self.link, streamer=self.streamer, safety=self.safety, fleet=self.fleet)
 
 
 def load_config(path: str | Path | None = None) -> AerieConfig:

@@ -1,0 +1,127 @@
+"""Ties the separation rule to one live vehicle: its telemetry, its fleet picture, its events.
+
+The rule (``separation.py``) is arithmetic on positions in one frame; this
+glue puts the vehicle's own telemetry and the others' geodetic reports into
+its home frame, calls the rule from whichever thread asks (the event loop on
+submit, the setpoint thread on every tick) and announces every change of
+what the rule does, so a person can see why a vehicle stopped or climbed:
+``separation_hold`` / ``_layer`` / ``_climb`` / ``_clear``,
+``fleet_channel_silent`` / ``fleet_channel_restored``,
+``separation_refused`` (a goto) and ``traffic_rejected`` (a bad report).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from contract.geodesy import ned_from_geo
+from firmware_bridge.fleet_picture import FleetPicture, TrafficReport
+from firmware_bridge.intents import Intent, PositionNed
+from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation
+from firmware_bridge.separation import Decision, Kinematics, Other, SeparationRule, conflict, other_path
+from firmware_bridge.settings import FleetConfig, SafetyConfig
+from firmware_bridge.vehicle_state import VehicleState
+
+log = logging.getLogger(__name__)
+
+
+class FleetGuard:
+    """One vehicle's separation: ``update_traffic`` in, ``apply`` on every setpoint, ``check_goto`` on gotos."""
+
+    def __init__(self, cfg: FleetConfig, safety: SafetyConfig, state_of: Callable[[], VehicleState],
+                 envelope_of: Callable[[], SafetyEnvelope | None],
+                 on_event: Callable[[str, dict], Any] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.cfg = cfg
+        self.picture = FleetPicture(cfg.member_id, cfg.channel_timeout_s, clock)
+        self.rule = SeparationRule(cfg, safety.max_horizontal_speed_m_s, safety.max_vertical_speed_m_s)
+        self._state_of = state_of
+        self._envelope_of = envelope_of
+        self._on_event = on_event or (lambda kind, detail: None)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last_action = "clear"
+        self._silent = False
+        self.last: Decision | None = None
+
+    # -- input ---------------------------------------------------------------------------
+    def update_traffic(self, reports: Iterable[TrafficReport]) -> tuple[str, ...]:
+        rejected = self.picture.update(reports)
+        for why in rejected:
+            log.warning("traffic report rejected: %s", why,
+                        extra={"fields": {"event": "traffic_rejected", "reason": why}})
+            self._on_event("traffic_rejected", {"reason": why})
+        return rejected
+
+    # -- frames --------------------------------------------------------------------------
+    def _here(self, envelope: SafetyEnvelope) -> Kinematics:
+        s = self._state_of()
+        north, east = ned_from_geo(envelope.home, s.lat, s.lon) if math.isfinite(s.lat + s.lon) else (math.nan,) * 2
+        return Kinematics(north, east, s.rel_alt_m, s.vn_m_s, s.ve_m_s, s.vd_m_s)
+
+    def _others(self, envelope: SafetyEnvelope, now: float) -> list[Other]:
+        out = []
+        for e in self.picture.fresh(now):
+            r = e.report
+            north, east = ned_from_geo(envelope.home, r.lat, r.lon)
+            alt = r.alt_amsl_m - envelope.home.alt_amsl
+            out.append(Other(r.member_id, Kinematics(north, east, alt, r.vn_m_s, r.ve_m_s, r.vd_m_s), e.age_s(now)))
+        return out
+
+    # -- the rule ------------------------------------------------------------------------
+    def apply(self, intent: Intent, envelope: SafetyEnvelope) -> Decision:
+        """The intent as it may be flown; raises :class:`SafetyViolation` when the own position is unknown."""
+        if not self.cfg.enabled:
+            return Decision(intent, "clear")
+        with self._lock:
+            now = self._clock()
+            here = self._here(envelope)
+            if not here.finite():
+                raise SafetyViolation("own position or velocity unknown: separation cannot be judged", intent)
+            silent = self.picture.stale(now)
+            decision = self.rule.judge(here, intent, self._others(envelope, now), silent)
+            self._announce(decision, silent, now)
+            self.last = decision
+            return decision
+
+    def check_goto(self, target: PositionNed, envelope: SafetyEnvelope) -> str | None:
+        """Why a goto to ``target`` is refused (it conflicts now, or the channel is silent), or None."""
+        if not self.cfg.enabled:
+            return None
+        with self._lock:
+            now = self._clock()
+            here = self._here(envelope)
+            why = None
+            if not here.finite():
+                why = "own position unknown: separation cannot be judged"
+            elif self.picture.stale(now):
+                why = f"fleet channel silent for {self.picture.silent_s(now):.1f} s"
+            else:
+                paths = self.rule.paths(here, target)
+                hits = [o.member_id for o in self._others(envelope, now)
+                        if any(conflict(q, other_path(o), self.cfg.lookahead_s, self.cfg) for q in paths)]
+                if hits:
+                    why = f"path conflicts with fleet members {sorted(hits)}"
+        if why is not None:
+            log.warning("goto refused: %s", why, extra={"fields": {"event": "separation_refused", "reason": why}})
+            self._on_event("separation_refused", {"reason": why})
+        return why
+
+    def _announce(self, d: Decision, silent: bool, now: float) -> None:
+        if silent != self._silent:
+            self._silent = silent
+            kind = "fleet_channel_silent" if silent else "fleet_channel_restored"
+            detail = {"silent_s": round(self.picture.silent_s(now), 3), "layer_alt_m": self.cfg.layer_alt_m}
+            log.warning("%s", kind, extra={"fields": {"event": kind, **detail}})
+            self._on_event(kind, detail)
+        if d.action != self._last_action:
+            self._last_action = d.action
+            kind = "separation_" + d.action
+            detail = {"reason": d.reason, "with": list(d.conflicts), "layer_alt_m": self.cfg.layer_alt_m}
+            log.warning("%s: %s", kind, d.reason, extra={"fields": {"event": kind, **detail}})
+            self._on_event(kind, detail)

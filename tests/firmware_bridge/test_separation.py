@@ -1,0 +1,243 @@
+"""The separation rule, the fleet picture and their glue, on synthetic clocks (no vehicle, no sleeping)."""
+
+import math
+
+import pytest
+
+from contract.geodesy import GeoPoint, geo_from_ned
+from contract.typed_config import ConfigError
+from firmware_bridge.fleet_guard import FleetGuard
+from firmware_bridge.fleet_picture import FleetPicture, TrafficReport
+from firmware_bridge.intents import PositionNed, VelocityNed
+from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation
+from firmware_bridge.separation import Kinematics, Other, SeparationRule, conflict, other_path, own_path
+from firmware_bridge.settings import BridgeConfig, FleetConfig, SafetyConfig
+from firmware_bridge.vehicle_state import VehicleState
+
+HOME = GeoPoint(47.397743, 8.5455941, 489.3)
+CFG1 = FleetConfig(enabled=True, member_id=1)
+CFG2 = FleetConfig(enabled=True, member_id=2)
+
+
+class Clock:
+    def __init__(self, t: float = 100.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def report(member: int, north: float, east: float, alt: float = 10.0, vn=0.0, ve=0.0, vd=0.0, age=0.0):
+    lat, lon = geo_from_ned(HOME, north, east)
+    return TrafficReport(member, lat, lon, HOME.alt_amsl + alt, vn, ve, vd, age)
+
+
+# -- the rule ------------------------------------------------------------------------------
+def test_crossing_yielder_takes_its_layer_and_priority_keeps_its_path():
+    """Two vehicles 23 m from a crossing at 4 m/s: the higher id flies its layer, the lower flies on."""
+    yielder, keeper = SeparationRule(CFG2, 8.0, 2.0), SeparationRule(CFG1, 8.0, 2.0)
+    b = Kinematics(0.0, -23.0, 10.0, 0.0, 4.0, 0.0)  # eastbound
+    a = Kinematics(-23.0, 0.0, 10.0, 4.0, 0.0, 0.0)  # northbound
+    d = yielder.judge(b, PositionNed(0.0, -19.0, -10.0), [Other(1, a)], silent=False)
+    assert d.action == "layer" and d.conflicts == (1,)
+    assert d.intent == PositionNed(0.0, -19.0, -CFG2.layer_alt_m)  # same carrot, own layer
+    # The keeper sees the yielder climbing (vd < 0): no conflict within its half horizon.
+    climbing = Kinematics(0.0, -23.0, 10.0, 0.0, 4.0, -2.0)
+    assert keeper.judge(a, PositionNed(-19.0, 0.0, -10.0), [Other(2, climbing)], False).action == "clear"
+
+
+def test_far_apart_or_in_other_bands_is_clear():
+    rule = SeparationRule(CFG2, 8.0, 2.0)
+    here = Kinematics(0.0, -60.0, 10.0, 0.0, 4.0, 0.0)
+    far = Other(1, Kinematics(-60.0, 0.0, 10.0, 4.0, 0.0, 0.0))
+    assert rule.judge(here, PositionNed(0.0, -56.0, -10.0), [far], False).action == "clear"
+    above = Other(1, Kinematics(-20.0, 0.0, 16.0, 4.0, 0.0, 0.0))  # 6 m up: another band
+    near = Kinematics(0.0, -20.0, 10.0, 0.0, 4.0, 0.0)
+    assert rule.judge(near, PositionNed(0.0, -16.0, -10.0), [above], False).action == "clear"
+
+
+def test_head_on_yielder_that_cannot_climb_in_time_climbs_where_it_stands():
+    rule = SeparationRule(CFG2, 8.0, 2.0)
+    here = Kinematics(0.0, 0.0, 10.0, -4.0, 0.0, 0.0)  # southbound
+    oncoming = Other(1, Kinematics(-16.0, 0.0, 10.0, 4.0, 0.0, 0.0))
+    d = rule.judge(here, PositionNed(-4.0, 0.0, -10.0), [oncoming], False)
+    assert d.action == "climb"
+    assert d.intent == PositionNed(0.0, 0.0, -CFG2.layer_alt_m)
+    # It keeps the point it stopped at while it climbs (it drifts on while braking).
+    drifted = Kinematics(-1.5, 0.0, 12.0, -1.0, 0.0, -2.0)
+    again = rule.judge(drifted, PositionNed(-6.0, 0.0, -10.0), [oncoming], False)
+    assert again.action == "climb" and (again.intent.north_m, again.intent.east_m) == (0.0, 0.0)
+
+
+def test_yielder_holds_when_its_layer_is_where_the_other_flies():
+    rule = SeparationRule(CFG2, 8.0, 2.0)
+    here = Kinematics(0.0, 0.0, 20.0, -4.0, 0.0, 0.0)
+    near_my_layer = Other(1, Kinematics(-16.0, 0.0, CFG2.layer_alt_m - 3.0, 4.0, 0.0, 0.0))  # 21 m, layer 24 m
+    d = rule.judge(here, PositionNed(-4.0, 0.0, -20.0), [near_my_layer], False)
+    assert d.action == "hold"
+    assert d.intent == PositionNed(0.0, 0.0, -20.0)
+
+
+def test_priority_vehicle_holds_only_when_the_conflict_is_imminent():
+    keeper = SeparationRule(CFG1, 8.0, 2.0)
+    here = Kinematics(0.0, 0.0, 10.0, 4.0, 0.0, 0.0)
+    # The yielder stands 20 m ahead in the band: a conflict within 4 s, not within 2 s.
+    ahead_far = Other(2, Kinematics(20.0, 0.0, 10.0))
+    assert keeper.judge(here, PositionNed(4.0, 0.0, -10.0), [ahead_far], False).action == "clear"
+    ahead_near = Other(2, Kinematics(14.0, 0.0, 10.0))
+    d = keeper.judge(here, PositionNed(4.0, 0.0, -10.0), [ahead_near], False)
+    assert d.action == "hold" and d.conflicts == (2,)
+
+
+def test_moving_apart_from_a_breach_is_allowed_getting_nearer_is_not():
+    rule = SeparationRule(CFG1, 8.0, 2.0)
+    here = Kinematics(0.0, 0.0, 10.0)
+    other = Other(2, Kinematics(6.0, 0.0, 10.0))
+    assert rule.judge(here, VelocityNed(-2.0, 0.0, 0.0), [other], False).action == "clear"
+    d = rule.judge(here, VelocityNed(2.0, 0.0, 0.0), [other], False)
+    assert d.action == "hold" and d.intent == VelocityNed(0.0, 0.0, 0.0)
+
+
+def test_descending_onto_a_vehicle_below_is_a_conflict():
+    """Vertically separated now, the path into its band within the limit: not 'moving apart'."""
+    rule = SeparationRule(CFG2, 8.0, 2.0)
+    on_layer = Kinematics(0.0, 0.0, 14.0)
+    below = Other(1, Kinematics(3.0, 0.0, 8.0))  # standing still, 3 m off
+    d = rule.judge(on_layer, PositionNed(0.0, 0.0, -8.0), [below], False)
+    assert d.action != "clear"
+    assert -d.intent.down_m >= 14.0 - 1e-9  # never lower
+
+
+def test_silent_channel_takes_own_layer_in_place_then_flies_on_it():
+    rule = SeparationRule(CFG2, 8.0, 2.0)
+    here = Kinematics(5.0, 5.0, 10.0, 3.0, 0.0, 0.0)
+    d = rule.judge(here, PositionNed(9.0, 5.0, -10.0), [], silent=True)
+    assert d.action == "fallback_climb" and d.intent == PositionNed(5.0, 5.0, -CFG2.layer_alt_m)
+    at_layer = Kinematics(6.0, 5.0, CFG2.layer_alt_m - 1.0)
+    d = rule.judge(at_layer, PositionNed(10.0, 5.0, -10.0), [], silent=True)
+    assert d.action == "fallback" and d.intent == PositionNed(10.0, 5.0, -CFG2.layer_alt_m)
+    v = rule.judge(at_layer, VelocityNed(1.0, 0.0, 0.0), [], silent=True).intent
+    assert (v.north_m_s, v.east_m_s) == (1.0, 0.0) and v.down_m_s < 0  # climbing the last metre
+
+
+def test_paths_project_intent_momentum_and_report_age():
+    here = Kinematics(0.0, 0.0, 10.0, 0.0, 4.0, 0.0)
+    carrot = own_path(here, PositionNed(0.0, 2.0, -10.0), 8.0, 2.0, 4.0)
+    assert carrot(4.0)[:2] == (0.0, 2.0)  # never beyond the target
+    o = other_path(Other(1, Kinematics(0.0, 0.0, 10.0, 1.0, 0.0, -1.0), age_s=2.0))
+    assert o(1.0) == pytest.approx((3.0, 0.0, 13.0))
+    assert not conflict(carrot, o, 4.0, CFG1)  # 3 m off now and moving apart: not nearer
+
+
+# -- the picture ----------------------------------------------------------------------------
+def test_picture_rejects_nan_and_out_of_range_reports_by_name():
+    clock = Clock()
+    pic = FleetPicture(own_id=1, timeout_s=3.0, clock=clock)
+    bad = [TrafficReport(2, math.nan, 8.5, 500.0),
+           TrafficReport(3, 47.0, 8.5, math.inf), TrafficReport(4, 47.0, 8.5, 500.0, vn_m_s=math.nan),
+           TrafficReport(5, 47.0, 8.5, 500.0, age_s=-1.0), TrafficReport(0, 47.0, 8.5, 500.0),
+           TrafficReport(6, 47.0, 181.0, 500.0)]
+    why = pic.update(bad)
+    assert len(why) == 6
+    assert "lat" in why[0] and "alt_amsl_m" in why[1] and "vn_m_s" in why[2] and "age_s" in why[3]
+    assert "member_id" in why[4] and "lon" in why[5]
+    assert pic.fresh() == [] and pic.stale()  # garbage is not the channel speaking
+
+
+def test_picture_ages_out_stale_entries_and_keeps_the_newest():
+    clock = Clock()
+    pic = FleetPicture(own_id=1, timeout_s=3.0, clock=clock)
+    assert pic.stale()  # never heard
+    pic.update([report(2, 10, 0, age=0.5), report(3, 20, 0), report(1, 0, 0)])  # own id ignored
+    assert sorted(e.report.member_id for e in pic.fresh()) == [2, 3]
+    pic.update([report(2, 99, 0, age=1.0)])  # older than the one held: ignored
+    assert next(e for e in pic.fresh() if e.report.member_id == 2).report.age_s == 0.5
+    clock.t += 2.6
+    pic.update([report(3, 21, 0)])
+    assert [e.report.member_id for e in pic.fresh()] == [3]  # 2's position is 3.1 s old now
+    assert not pic.stale()
+    clock.t += 3.01
+    assert pic.stale() and pic.fresh() == []
+    pic.update([])  # an empty batch is the channel speaking
+    assert not pic.stale()
+
+
+# -- the glue ----------------------------------------------------------------------------
+class Vehicle:
+    """A VehicleState holder standing in for the telemetry hub."""
+
+    def __init__(self, north: float, east: float, alt: float, vn=0.0, ve=0.0, vd=0.0) -> None:
+        lat, lon = geo_from_ned(HOME, north, east)
+        self.state = VehicleState(lat=lat, lon=lon, alt_amsl_m=HOME.alt_amsl + alt, rel_alt_m=alt,
+                                  vn_m_s=vn, ve_m_s=ve, vd_m_s=vd, home_lat=HOME.lat, home_lon=HOME.lon,
+                                  home_alt_amsl_m=HOME.alt_amsl)
+
+
+def guard_for(cfg: FleetConfig, vehicle: Vehicle, clock: Clock, events: list):
+    envelope = SafetyEnvelope(SafetyConfig(), HOME)
+    guard = FleetGuard(cfg, SafetyConfig(), lambda: vehicle.state, lambda: envelope,
+                       lambda kind, detail: events.append((kind, detail)), clock=clock)
+    return guard, envelope
+
+
+def test_guard_events_for_layer_silence_and_restoration():
+    clock, events = Clock(), []
+    me = Vehicle(0.0, -23.0, 10.0, ve=4.0)
+    guard, env = guard_for(CFG2, me, clock, events)
+    guard.update_traffic([report(1, -23.0, 0.0, vn=4.0)])
+    d = guard.apply(PositionNed(0.0, -19.0, -10.0), env)
+    assert d.action == "layer"
+    assert [k for k, _ in events] == ["separation_layer"]
+    assert events[0][1]["with"] == [1] and events[0][1]["layer_alt_m"] == CFG2.layer_alt_m
+    guard.apply(PositionNed(0.0, -19.0, -10.0), env)  # the same again: no second event
+    assert len(events) == 1
+    clock.t += CFG2.channel_timeout_s + 0.1
+    assert guard.apply(PositionNed(0.0, -19.0, -10.0), env).action == "fallback_climb"
+    assert [k for k, _ in events][1:] == ["fleet_channel_silent", "separation_fallback_climb"]
+    assert events[1][1]["silent_s"] >= CFG2.channel_timeout_s
+    guard.update_traffic([report(1, -60.0, 0.0)])
+    assert guard.apply(PositionNed(0.0, -19.0, -10.0), env).action == "clear"
+    assert [k for k, _ in events][3:] == ["fleet_channel_restored", "separation_clear"]
+
+
+def test_guard_refuses_conflicting_goto_and_rejected_traffic_is_an_event():
+    clock, events = Clock(), []
+    guard, env = guard_for(CFG2, Vehicle(0.0, -30.0, 10.0), clock, events)
+    assert guard.update_traffic([TrafficReport(1, math.nan, 0.0, 500.0)])
+    assert events[-1][0] == "traffic_rejected"
+    assert "fleet channel silent" in guard.check_goto(PositionNed(0.0, 30.0, -10.0), env)
+    guard.update_traffic([report(1, 0.0, 0.0)])  # standing on the straight line
+    why = guard.check_goto(PositionNed(0.0, 30.0, -10.0), env)
+    assert why is not None and "[1]" in why and events[-1][0] == "separation_refused"
+    assert guard.check_goto(PositionNed(-30.0, -30.0, -10.0), env) is None
+
+
+def test_guard_refuses_without_own_position_and_is_inert_when_disabled():
+    clock, events = Clock(), []
+    blind = Vehicle(0.0, 0.0, 10.0)
+    blind.state = VehicleState(home_lat=HOME.lat, home_lon=HOME.lon, home_alt_amsl_m=HOME.alt_amsl)
+    guard, env = guard_for(CFG2, blind, clock, events)
+    guard.update_traffic([])
+    with pytest.raises(SafetyViolation):
+        guard.apply(PositionNed(0.0, 0.0, -10.0), env)
+    off, env = guard_for(FleetConfig(), blind, clock, events)
+    assert off.apply(PositionNed(0.0, 0.0, -10.0), env).action == "clear"  # a lone vehicle: no fleet rule
+
+
+# -- config ------------------------------------------------------------------------------
+def test_fleet_config_layers_must_fit_and_be_a_band_apart(tmp_path):
+    with pytest.raises(ValueError, match="layer_spacing_m"):
+        FleetConfig(altitude_band_m=8.0, layer_spacing_m=6.0)
+    with pytest.raises(ValueError, match="ceiling"):
+        BridgeConfig(fleet=FleetConfig(enabled=True, member_id=30))  # 12 + 30 * 6 = 192 m > 120 m
+    from onboard.config import load_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text("fleet:\n  enabled: true\n  member_id: 3\n")
+    assert load_config(path).bridge.fleet.layer_alt_m == 30.0
+    path.write_text("fleet:\n  min_separation: 10\n")
+    with pytest.raises(ConfigError, match="min_separation"):
+        load_config(path)
+    path.write_text("fleet:\n  min_separation_m: .nan\n")
+    with pytest.raises(ConfigError, match="min_separation_m"):
+        load_config(path)
