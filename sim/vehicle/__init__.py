@@ -34,6 +34,9 @@ The setpoint log is JSON lines ``{"t": unix_s, "mono": monotonic_s, "msg": name,
 "type_mask"|"command": ..., "mode": "OFFBOARD"}`` per received SET_POSITION_TARGET_*,
 SET_ATTITUDE_TARGET, COMMAND_LONG and COMMAND_INT.
 
+Several vehicles (system ids 1..N, own ports and homes): ``with SimFleet([home1, home2], params={...}) as f:
+f[0].mavsdk_url, f.truths()``; ``aerie sim vehicle --instance N`` takes PX4 SITL's ``px4 -i N`` ports and id.
+
 In-process use (no subprocess): ``with SimVehicleThread(seed=1, params={...}) as v: ...``
 (same ``mavsdk_url``/``truth()``; shares the GIL, so measure timings with the subprocess).
 
@@ -45,7 +48,9 @@ Control channel (JSON over UDP to ``control_port``, one reply per request):
 ``{"cmd": "statustext", "severity": 4, "text": "..."}``.
 """
 
+from .fleet import SimFleet
 from .process import SimVehicleProcess, SimVehicleThread, free_udp_port
 from .vehicle import DEFAULT_HOME, Vehicle, VehicleConfig
 
-__all__ = ["SimVehicleProcess", "SimVehicleThread", "Vehicle", "VehicleConfig", "free_udp_port", "DEFAULT_HOME"]
+__all__ = ["SimFleet", "SimVehicleProcess", "SimVehicleThread", "Vehicle", "VehicleConfig", "free_udp_port",
+           "DEFAULT_HOME"]

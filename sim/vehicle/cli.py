@@ -2,7 +2,10 @@
 
 Prints exactly one JSON line on stdout when the link is bound and the loop is
 running, so a parent process (or a person) knows the ports:
-``{"event": "ready", "port": 14580, "gcs_port": 14540, "control_port": ..., "pid": ...}``
+``{"event": "ready", "port": 14580, "gcs_port": 14540, "sysid": 1, "control_port": ..., "pid": ...}``
+
+Several vehicles side by side: ``--instance N`` (``-i N``) shifts the ports and the
+MAVLink system id the way PX4 SITL's ``px4 -i N`` does (see README.md).
 """
 
 from __future__ import annotations
@@ -42,11 +45,16 @@ def _wind(text: str) -> tuple[float, float, float]:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="aerie sim vehicle", description=__doc__.splitlines()[0])
     ap.add_argument("--home", type=_home, default=DEFAULT_HOME, help="LAT,LON[,ALT_AMSL] of the take-off point")
-    ap.add_argument("--gcs-port", type=int, default=14540, help="UDP port telemetry is sent to (MAVSDK udpin)")
-    ap.add_argument("--port", type=int, default=14580, help="UDP port the vehicle binds (0 = any free port)")
+    ap.add_argument("--instance", "-i", type=int, default=0,
+                    help="instance number N, as PX4 SITL's `px4 -i N`: ports 14580+N / 14540+N and system id N+1 "
+                         "unless given explicitly")
+    ap.add_argument("--gcs-port", type=int, default=None,
+                    help="UDP port telemetry is sent to (MAVSDK udpin; default 14540 + instance, at most 14549 as PX4)")
+    ap.add_argument("--port", type=int, default=None,
+                    help="UDP port the vehicle binds (0 = any free port; default 14580 + instance)")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--seed", type=int, default=0, help="seed for wind gusts and sensor noise")
-    ap.add_argument("--sysid", type=int, default=1, help="MAVLink system id (PX4 MAV_SYS_ID)")
+    ap.add_argument("--sysid", type=int, default=None, help="MAVLink system id (PX4 MAV_SYS_ID; default instance + 1)")
     ap.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
                     help="override a PX4 parameter at start (repeatable)")
     ap.add_argument("--prearm-delay", type=float, default=4.0, help="seconds until pre-arm checks pass (PX4 ~4)")
@@ -62,8 +70,21 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def resolve_instance(args: argparse.Namespace) -> argparse.Namespace:
+    """Fill ports and system id from the instance number where not given, as PX4 SITL does for `-i N`."""
+    if not 0 <= args.instance <= 254:
+        raise SystemExit("aerie sim vehicle: --instance must be within 0..254")
+    if args.port is None:
+        args.port = 14580 + args.instance
+    if args.gcs_port is None:  # PX4: 14540..14549, instances from the tenth on all send to 14549
+        args.gcs_port = 14540 + min(args.instance, 9)
+    if args.sysid is None:
+        args.sysid = args.instance + 1
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = resolve_instance(build_parser().parse_args(argv))
     cfg = VehicleConfig(
         home=args.home, port=args.port, gcs_port=args.gcs_port, host=args.host, seed=args.seed, sysid=args.sysid,
         params=dict(args.param), prearm_delay_s=args.prearm_delay,
@@ -83,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    print(json.dumps({"event": "ready", "port": vehicle.port, "gcs_port": cfg.gcs_port,
+    print(json.dumps({"event": "ready", "port": vehicle.port, "gcs_port": cfg.gcs_port, "sysid": cfg.sysid,
                       "control_port": vehicle.control_port, "pid": os.getpid(), "home": list(cfg.home),
                       "speed_factor": cfg.speed_factor}), flush=True)
     vehicle.run(lambda: stop["flag"])

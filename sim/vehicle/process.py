@@ -45,6 +45,7 @@ class SimVehicleProcess:
         extra_args: list[str] | None = None,
         python: str = sys.executable,
         ready_timeout_s: float = 20.0,
+        sysid: int = 1,
     ):
         self.home = tuple(home)
         self.gcs_port = gcs_port if gcs_port is not None else free_udp_port()
@@ -56,6 +57,7 @@ class SimVehicleProcess:
         self.extra_args = list(extra_args or [])
         self.python = python
         self.ready_timeout_s = ready_timeout_s
+        self.sysid = sysid  # MAVLink system id (PX4's MAV_SYS_ID): distinct for every vehicle of a fleet
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self.control_port: int | None = None
@@ -75,7 +77,7 @@ class SimVehicleProcess:
     def argv(self) -> list[str]:
         a = [self.python, "-m", "sim.vehicle.cli", "--home", ",".join(str(x) for x in self.home),
              "--gcs-port", str(self.gcs_port), "--port", str(self.requested_port), "--seed", str(self.seed),
-             "--prearm-delay", str(self.prearm_delay_s)]
+             "--prearm-delay", str(self.prearm_delay_s), "--sysid", str(self.sysid)]
         for k, v in self.params.items():
             a += ["--param", f"{k}={v}"]
         if self.setpoint_log:
