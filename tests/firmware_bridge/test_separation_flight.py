@@ -18,6 +18,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import pytest
+
 from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.fleet_picture import TrafficReport
@@ -39,10 +41,10 @@ def home_at(north: float, east: float) -> tuple[float, float, float]:
     return (*geo_from_ned(ORIGIN, north, east), ORIGIN.alt_amsl)
 
 
-def bridge_config(url: str, member: int) -> BridgeConfig:
+def bridge_config(url: str, member: int, enabled: bool = True) -> BridgeConfig:
     return BridgeConfig(link=LinkConfig(url=url, connect_timeout_s=10, health_timeout_s=20),
                         streamer=StreamerConfig(rate_hz=20.0, intent_timeout_s=1.0), safety=SafetyConfig(),
-                        fleet=FleetConfig(enabled=True, member_id=member))
+                        fleet=FleetConfig(enabled=enabled, member_id=member))
 
 
 def report_of(bridge: FlightBridge, member: int) -> TrafficReport:
@@ -117,10 +119,10 @@ class TruthSampler:
 
 
 @contextlib.asynccontextmanager
-async def two_in_the_air(fleet: SimFleet):
+async def two_in_the_air(fleet: SimFleet, enabled: bool = True):
     """Both bridges connected, the channel running, both at cruise in offboard; yields (a, b, pa, pb, cut)."""
-    async with await FlightBridge.connect(bridge_config(fleet[0].mavsdk_url, 1)) as a, \
-            await FlightBridge.connect(bridge_config(fleet[1].mavsdk_url, 2)) as b:
+    async with await FlightBridge.connect(bridge_config(fleet[0].mavsdk_url, 1, enabled)) as a, \
+            await FlightBridge.connect(bridge_config(fleet[1].mavsdk_url, 2, enabled)) as b:
         cut = asyncio.Event()
         feed = asyncio.get_running_loop().create_task(feed_traffic(a, b, cut))
         pa, pb = OffboardPilot(a), OffboardPilot(b)
@@ -143,13 +145,14 @@ def local_goal(bridge: FlightBridge, north: float, east: float, alt: float = CRU
 
 
 def kinds(bridge: FlightBridge) -> list[str]:
-    return [e.kind for e in bridge.events.history]
+    """The bridge's fleet events, in order."""
+    return [e.kind for e in bridge.events.history if e.kind.startswith(("separation_", "fleet_", "traffic_"))]
 
 
-async def fly_meeting_routes(homes, goals) -> tuple[TruthSampler, list[str], list[str], tuple[bool, bool]]:
+async def fly_meeting_routes(homes, goals, enabled: bool = True):
     """Vehicle i takes off at homes[i] and flies to goals[i] (shared frame), both starting together."""
     with SimFleet(homes, params=FAST, prearm_delay_s=0.5) as fleet:
-        async with two_in_the_air(fleet) as (a, b, pa, pb, cut):
+        async with two_in_the_air(fleet, enabled) as (a, b, pa, pb, cut):
             sampler = TruthSampler(fleet).start()
             try:
                 reached = await asyncio.gather(
@@ -160,17 +163,20 @@ async def fly_meeting_routes(homes, goals) -> tuple[TruthSampler, list[str], lis
             return sampler, kinds(a), kinds(b), tuple(reached)
 
 
-def say(name: str, sampler: TruthSampler) -> None:
+def say(name: str, sampler: TruthSampler, ev1: list[str] = (), ev2: list[str] = ()) -> None:
+    closest = min(sampler.samples, key=lambda s: s.horizontal_m)
     print(f"{name}: min horizontal separation in one band {sampler.min_in_band_m():.1f} m, "
-          f"min horizontal {sampler.min_horizontal_m():.1f} m, samples {len(sampler.samples)}, "
-          f"limit {FLEET.min_separation_m:.1f} m / band {FLEET.altitude_band_m:.1f} m")
+          f"closest pass {closest.horizontal_m:.1f} m at {closest.alt[0]:.1f} / {closest.alt[1]:.1f} m "
+          f"(vertical {closest.vertical_m:.1f} m), samples {len(sampler.samples)}, breaches {len(sampler.breaches())}, "
+          f"limit {FLEET.min_separation_m:.1f} m / band {FLEET.altitude_band_m:.1f} m; "
+          f"events 1: {ev1}, 2: {ev2}")
 
 
 async def test_crossing_routes_keep_separation():
     """Vehicle 1 flies north through the origin, vehicle 2 east through it, both due there together."""
     sampler, ev1, ev2, reached = await fly_meeting_routes(
         homes=[home_at(-40.0, 0.0), home_at(0.0, -40.0)], goals=[(40.0, 0.0), (0.0, 40.0)])
-    say("crossing", sampler)
+    say("crossing", sampler, ev1, ev2)
     assert reached == (True, True), "both routes flown to their ends"
     assert sampler.min_horizontal_m() < FLEET.min_separation_m, "the routes did meet (else this proves nothing)"
     assert sampler.breaches() == []
@@ -181,7 +187,7 @@ async def test_crossing_routes_keep_separation():
 async def test_head_on_routes_keep_separation():
     sampler, ev1, ev2, reached = await fly_meeting_routes(
         homes=[home_at(-40.0, 0.0), home_at(40.0, 0.0)], goals=[(40.0, 0.0), (-40.0, 0.0)])
-    say("head-on", sampler)
+    say("head-on", sampler, ev1, ev2)
     assert reached == (True, True)
     assert sampler.min_horizontal_m() < FLEET.min_separation_m, "the routes did meet"
     assert sampler.breaches() == []
@@ -218,6 +224,7 @@ async def test_fleet_channel_cut_mid_flight_each_takes_its_layer():
                     m.cancel()
                 await asyncio.gather(*moves, return_exceptions=True)
             silent = [next(e for e in br.events.history if e.kind == "fleet_channel_silent") for br in (a, b)]
+            ev1, ev2 = kinds(a), kinds(b)
     # Each heard the silence no sooner than the timeout after the last report, by its own clock.
     for e in silent:
         assert e.detail["silent_s"] >= FLEET.channel_timeout_s
@@ -231,7 +238,10 @@ async def test_fleet_channel_cut_mid_flight_each_takes_its_layer():
           f"(timeout {FLEET.channel_timeout_s:.1f} s; climbs {layers[0] - CRUISE_M:.0f} / {layers[1] - CRUISE_M:.0f} m), "
           f"closest pass {crossing.horizontal_m:.1f} m apart at {crossing.alt[0]:.1f} / {crossing.alt[1]:.1f} m; "
           f"wall time since cut {time.monotonic() - cut_mono:.0f} s")
-    say("cut", sampler)
+    say("cut", sampler, ev1, ev2)
+    for ev in (ev1, ev2):  # silence, then the climb where it stood, then its layer flown
+        after = ev[ev.index("fleet_channel_silent"):]
+        assert after[1:3] == ["separation_fallback_climb", "separation_fallback"], ev
     assert sampler.min_horizontal_m() < FLEET.min_separation_m, "the routes did meet"
     assert sampler.breaches() == []
     # At the closest pass both flew their own layers.
@@ -243,3 +253,14 @@ async def _until(predicate, period_s: float = 0.1) -> None:
     while not predicate():
         await asyncio.sleep(period_s)
 
+
+
+@pytest.mark.slow
+async def test_without_the_rule_the_crossing_routes_breach():
+    """The control: the same crossing with fleet.enabled false. The routes really do meet."""
+    sampler, ev1, ev2, reached = await fly_meeting_routes(
+        homes=[home_at(-40.0, 0.0), home_at(0.0, -40.0)], goals=[(40.0, 0.0), (0.0, 40.0)], enabled=False)
+    say("crossing without the rule", sampler, ev1, ev2)
+    assert reached == (True, True)
+    assert sampler.breaches(), "two vehicles on crossing routes at one altitude come within the limit"
+    assert ev1 == ev2 == []
