@@ -104,6 +104,9 @@ class FlightBridge:
         self._action = ActionAsync(link.system)
         # Separation from the other vehicles of a fleet (inactive unless cfg.fleet.enabled).
         self.fleet = FleetGuard(cfg.fleet, cfg.safety, lambda: self.hub.state, self.envelope, self.events.emit)
+        if cfg.fleet.enabled and cfg.fleet.member_id != link.sysid:
+            log.warning("fleet.member_id %d differs from the autopilot's system id %d: make sure no other "
+                        "member has either", cfg.fleet.member_id, link.sysid)
         self.commands = Commands(
             _LinkGuardedAction(self._action, self.monitor.link_ok),
             envelope_of=self.envelope,
