@@ -8,9 +8,10 @@ arithmetic that cannot hang.
 The rule. Own paths, both judged: from where the vehicle is towards the intent (a
 position target covered at the current speed, or faster where the target is
 further than that reaches within the horizon, up to the envelope's speed
-limit, and never beyond the target; a velocity flown as asked), and its
-current horizontal velocity carried on with the intent's climb (a pilot's
-position target is a carrot that keeps moving ahead). Each other
+limit, and never beyond the target; a velocity flown as asked), and for a
+position target also its current horizontal velocity carried on with the
+intent's climb (a pilot's position target is a carrot that keeps moving
+ahead). Each other
 vehicle: its last report carried forward by its velocity. A conflict is a
 moment within the horizon where the two are in one altitude band
 (``altitude_band_m``) and horizontally nearer than ``min_separation_m``; where
@@ -179,9 +180,12 @@ class SeparationRule:
         self._hold_ne: tuple[float, float] | None = None
         self._hold_alt: float | None = None
 
-    def paths(self, here: Kinematics, intent: Intent) -> tuple[Path, Path]:
-        return (own_path(here, intent, self.max_h, self.max_v, self.cfg.lookahead_s),
-                momentum_path(here, intent, self.max_v))
+    def paths(self, here: Kinematics, intent: Intent) -> tuple[Path, ...]:
+        """The own paths judged: the intent's, and for a position target also the momentum's."""
+        path = own_path(here, intent, self.max_h, self.max_v, self.cfg.lookahead_s)
+        if isinstance(intent, VelocityNed):  # flown as commanded: the velocity is the prediction
+            return (path,)
+        return path, momentum_path(here, intent, self.max_v)
 
     def _hold_point(self, here: Kinematics) -> tuple[float, float]:
         if self._hold_ne is None:

@@ -241,3 +241,21 @@ def test_fleet_config_layers_must_fit_and_be_a_band_apart(tmp_path):
     path.write_text("fleet:\n  min_separation_m: .nan\n")
     with pytest.raises(ConfigError, match="min_separation_m"):
         load_config(path)
+
+
+def test_streamer_applies_separation_after_the_envelope_and_the_envelope_again():
+    """What the streamer would send: the envelope's clamp first, then separation's hold, re-checked."""
+    from firmware_bridge.setpoint_streamer import SetpointStreamer
+    from firmware_bridge.settings import StreamerConfig
+
+    clock, events = Clock(), []
+    me = Vehicle(0.0, 0.0, 10.0, vn=4.0)
+    guard, env = guard_for(CFG1, me, clock, events)
+    streamer = SetpointStreamer(None, StreamerConfig(), lambda: env, lambda: me.state, separation=guard.apply)
+    guard.update_traffic([report(2, 12.0, 0.0)])  # standing 12 m ahead in the band: imminent
+    verdict = streamer.submit(VelocityNed(20.0, 0.0, 0.0))  # also above the 8 m/s clamp
+    assert verdict.clamped and verdict.intent == VelocityNed(0.0, 0.0, 0.0)
+    assert any("clamped to 8.0" in r for r in verdict.reasons) and any("holding" in r for r in verdict.reasons)
+    assert [k for k, _ in events] == ["separation_hold"]
+    away = streamer.submit(VelocityNed(-3.0, 0.0, 0.0))  # away from it: flown as asked
+    assert away.intent == VelocityNed(-3.0, 0.0, 0.0) and not away.clamped
