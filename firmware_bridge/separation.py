@@ -5,18 +5,17 @@ decide, so the rule sits where every setpoint already passes (on submit and
 on every tick of the setpoint streamer), below every model, and is plain
 arithmetic that cannot hang.
 
-The rule. Own paths, both judged: from where the vehicle is towards the intent (a
+The rule. Own paths: from where the vehicle is towards the intent (a
 position target covered at the current speed, or faster where the target is
 further than that reaches within the horizon, up to the envelope's speed
 limit, and never beyond the target; a velocity flown as asked), and for a
 position target also its current horizontal velocity carried on with the
 intent's climb (a pilot's position target is a carrot that keeps moving
-ahead). Each other
-vehicle: its last report carried forward by its velocity. A conflict is a
-moment within the horizon where the two are in one altitude band
-(``altitude_band_m``) and horizontally nearer than ``min_separation_m``; where
-they already are that near in one band, only getting nearer is a conflict, so
-moving apart is always allowed.
+ahead); every path is judged. Each other vehicle: its last report carried
+forward by its velocity. A conflict is a moment within the horizon where the
+two are in one altitude band (``altitude_band_m``) and horizontally nearer
+than ``min_separation_m``; where they already are that near in one band, only
+getting nearer is a conflict, so moving apart is always allowed.
 
 The resolution is by member id, so both vehicles reach the same answer
 without talking: towards a lower id this vehicle yields over the full

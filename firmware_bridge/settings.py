@@ -119,9 +119,10 @@ class FleetConfig:
     # cover a climb of one band and the closing distance meanwhile.
     lookahead_s: float = ranged(4.0, 0.5, 60.0)
     # Altitude layers above home: layer_base_m + member_id * layer_spacing_m. The yielding
-    # vehicle of a conflict flies its layer; all do when the fleet channel is silent.
+    # vehicle of a conflict flies its layer; all do when the fleet channel is silent. The spacing
+    # is at least a band, plus a margin for how closely the autopilot holds an altitude.
     layer_base_m: float = ranged(12.0, 0.0, 10_000.0)
-    layer_spacing_m: float = ranged(6.0, 0.5, 1000.0)
+    layer_spacing_m: float = ranged(8.0, 0.5, 1000.0)
     # No traffic heard for this many seconds: the fleet picture is stale, the vehicle takes its
     # own altitude layer; one vehicle's report older than this is dropped from the picture.
     channel_timeout_s: float = ranged(3.0, 0.1, 600.0)

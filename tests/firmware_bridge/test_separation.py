@@ -71,11 +71,12 @@ def test_head_on_yielder_that_cannot_climb_in_time_climbs_where_it_stands():
 
 def test_yielder_holds_when_its_layer_is_where_the_other_flies():
     rule = SeparationRule(CFG2, 8.0, 2.0)
-    here = Kinematics(0.0, 0.0, 20.0, -4.0, 0.0, 0.0)
-    near_my_layer = Other(1, Kinematics(-16.0, 0.0, CFG2.layer_alt_m - 3.0, 4.0, 0.0, 0.0))  # 21 m, layer 24 m
-    d = rule.judge(here, PositionNed(-4.0, 0.0, -20.0), [near_my_layer], False)
+    alt = CFG2.layer_alt_m - 6.0
+    here = Kinematics(0.0, 0.0, alt, -4.0, 0.0, 0.0)
+    near_my_layer = Other(1, Kinematics(-16.0, 0.0, CFG2.layer_alt_m - 3.0, 4.0, 0.0, 0.0))  # 3 m below my layer
+    d = rule.judge(here, PositionNed(-4.0, 0.0, -alt), [near_my_layer], False)
     assert d.action == "hold"
-    assert d.intent == PositionNed(0.0, 0.0, -20.0)
+    assert d.intent == PositionNed(0.0, 0.0, -alt)
 
 
 def test_priority_vehicle_holds_only_when_the_conflict_is_imminent():
@@ -227,14 +228,14 @@ def test_guard_refuses_without_own_position_and_is_inert_when_disabled():
 # -- config ------------------------------------------------------------------------------
 def test_fleet_config_layers_must_fit_and_be_a_band_apart(tmp_path):
     with pytest.raises(ValueError, match="layer_spacing_m"):
-        FleetConfig(altitude_band_m=8.0, layer_spacing_m=6.0)
+        FleetConfig(altitude_band_m=9.0, layer_spacing_m=8.0)
     with pytest.raises(ValueError, match="ceiling"):
-        BridgeConfig(fleet=FleetConfig(enabled=True, member_id=30))  # 12 + 30 * 6 = 192 m > 120 m
+        BridgeConfig(fleet=FleetConfig(enabled=True, member_id=14))  # 12 + 14 * 8 = 124 m > 120 m
     from onboard.config import load_config
 
     path = tmp_path / "c.yaml"
     path.write_text("fleet:\n  enabled: true\n  member_id: 3\n")
-    assert load_config(path).bridge.fleet.layer_alt_m == 30.0
+    assert load_config(path).bridge.fleet.layer_alt_m == 36.0
     path.write_text("fleet:\n  min_separation: 10\n")
     with pytest.raises(ConfigError, match="min_separation"):
         load_config(path)
