@@ -242,11 +242,12 @@ async def test_fleet_channel_cut_mid_flight_each_takes_its_layer():
     for ev in (ev1, ev2):  # silence, then the climb where it stood, then its layer flown
         after = ev[ev.index("fleet_channel_silent"):]
         assert after[1:3] == ["separation_fallback_climb", "separation_fallback"], ev
-    assert sampler.min_horizontal_m() < FLEET.min_separation_m, "the routes did meet"
     assert sampler.breaches() == []
-    # At the closest pass both flew their own layers.
-    assert abs(crossing.alt[0] - layers[0]) < FLEET.altitude_band_m / 2
-    assert abs(crossing.alt[1] - layers[1]) < FLEET.altitude_band_m / 2
+    # Each flew over the crossing point on its own layer (when is its own: neither knows the other now).
+    for i, layer in enumerate(layers):
+        over = [s for s in sampler.samples if math.hypot(s.north[i], s.east[i]) < 3.0]
+        assert over, f"vehicle {i + 1} never flew over the crossing"
+        assert all(abs(s.alt[i] - layer) < FLEET.altitude_band_m / 2 for s in over), (i, [s.alt[i] for s in over])
 
 
 async def _until(predicate, period_s: float = 0.1) -> None:
