@@ -41,10 +41,10 @@ def home_at(north: float, east: float) -> tuple[float, float, float]:
     return (*geo_from_ned(ORIGIN, north, east), ORIGIN.alt_amsl)
 
 
-def bridge_config(url: str, member: int, enabled: bool = True) -> BridgeConfig:
+def bridge_config(url: str, member: int, enabled: bool = True, lookahead_s: float = FLEET.lookahead_s) -> BridgeConfig:
     return BridgeConfig(link=LinkConfig(url=url, connect_timeout_s=10, health_timeout_s=20),
                         streamer=StreamerConfig(rate_hz=20.0, intent_timeout_s=1.0), safety=SafetyConfig(),
-                        fleet=FleetConfig(enabled=enabled, member_id=member))
+                        fleet=FleetConfig(enabled=enabled, member_id=member, lookahead_s=lookahead_s))
 
 
 def report_of(bridge: FlightBridge, member: int) -> TrafficReport:
@@ -119,10 +119,10 @@ class TruthSampler:
 
 
 @contextlib.asynccontextmanager
-async def two_in_the_air(fleet: SimFleet, enabled: bool = True):
+async def two_in_the_air(fleet: SimFleet, enabled: bool = True, lookahead_s: float = FLEET.lookahead_s):
     """Both bridges connected, the channel running, both at cruise in offboard; yields (a, b, pa, pb, cut)."""
-    async with await FlightBridge.connect(bridge_config(fleet[0].mavsdk_url, 1, enabled)) as a, \
-            await FlightBridge.connect(bridge_config(fleet[1].mavsdk_url, 2, enabled)) as b:
+    async with await FlightBridge.connect(bridge_config(fleet[0].mavsdk_url, 1, enabled, lookahead_s)) as a, \
+            await FlightBridge.connect(bridge_config(fleet[1].mavsdk_url, 2, enabled, lookahead_s)) as b:
         cut = asyncio.Event()
         feed = asyncio.get_running_loop().create_task(feed_traffic(a, b, cut))
         pa, pb = OffboardPilot(a), OffboardPilot(b)
@@ -149,10 +149,10 @@ def kinds(bridge: FlightBridge) -> list[str]:
     return [e.kind for e in bridge.events.history if e.kind.startswith(("separation_", "fleet_", "traffic_"))]
 
 
-async def fly_meeting_routes(homes, goals, enabled: bool = True):
+async def fly_meeting_routes(homes, goals, enabled: bool = True, lookahead_s: float = FLEET.lookahead_s):
     """Vehicle i takes off at homes[i] and flies to goals[i] (shared frame), both starting together."""
     with SimFleet(homes, params=FAST, prearm_delay_s=0.5) as fleet:
-        async with two_in_the_air(fleet, enabled) as (a, b, pa, pb, cut):
+        async with two_in_the_air(fleet, enabled, lookahead_s) as (a, b, pa, pb, cut):
             sampler = TruthSampler(fleet).start()
             try:
                 reached = await asyncio.gather(
@@ -265,3 +265,15 @@ async def test_without_the_rule_the_crossing_routes_breach():
     assert reached == (True, True)
     assert sampler.breaches(), "two vehicles on crossing routes at one altitude come within the limit"
     assert ev1 == ev2 == []
+
+
+@pytest.mark.slow
+async def test_head_on_with_a_short_horizon_the_yielder_climbs_where_it_stands():
+    """Seen too late to climb on the move (lookahead 1.5 s), the higher id stops and climbs first."""
+    sampler, ev1, ev2, reached = await fly_meeting_routes(
+        homes=[home_at(-40.0, 0.0), home_at(40.0, 0.0)], goals=[(40.0, 0.0), (-40.0, 0.0)], lookahead_s=1.5)
+    say("head-on, lookahead 1.5 s", sampler, ev1, ev2)
+    assert reached == (True, True)
+    assert sampler.min_horizontal_m() < FLEET.min_separation_m, "the routes did meet"
+    assert sampler.breaches() == []
+    assert "separation_climb" in ev2, ev2
