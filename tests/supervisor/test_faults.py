@@ -125,9 +125,12 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         assert outcome.landed == "landed"
         msgs = journal_messages(cfg)
         plans = [m["payload"] for m in msgs if m["type"] == "plan"]
-        # A deadline is not retried: the worker is still wedged. After landing the mission analysis may
-        # ask the recovered worker once more; it hangs too, and the rule-based analysis stands.
-        assert calls in (["hang"], ["hang", "analysis"]), calls
+        # A deadline is not retried within the call: the worker is still wedged. A re-plan trigger (the look-up's
+        # new landmarks) may ask again once the worker is free, and that call fails the same way; after landing
+        # the mission analysis may ask the recovered worker once more; it hangs too, and the rule-based one stands.
+        plan_calls = [c for c in calls if c == "hang"]
+        assert calls[0] == "hang" and 1 <= len(plan_calls) <= outcome.steps, calls
+        assert calls.count("analysis") <= 1 and ("analysis" not in calls or calls[-1] == "analysis"), calls
         analysis = [m["payload"]["detail"] for m in msgs if m["type"] == "event"
                     and m["payload"].get("kind") == "mission_analysis"]
         assert len(analysis) == 1 and analysis[0]["source"] in ("rule", "fallback"), analysis
@@ -135,7 +138,10 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         assert plans[-1]["source"] == "llm-fallback", plans  # published again when the answer failed
         assert plans[-1]["steps"] == plans[0]["steps"]  # the fallback is the geometric plan already flown
         assert "deadline" in " ".join(plans[-1]["errors"]).lower(), plans[-1]["errors"]
-        assert plans[-1]["llm"]["answered_step"] >= 1 and plans[-1]["llm"]["adopted_step"] is None
+        llm = plans[-1]["llm"]
+        assert llm["adopted_step"] is None, llm
+        # The failed answer's step, or, where a re-plan trigger already asked the freed worker again, that request.
+        assert (llm["answered_step"] or 0) >= 1 or (llm["source"] == "pending" and llm["requested_step"] >= 1), llm
         assert max(outcome.step_ms) < 500.0, outcome.step_ms  # a step that waited would take the 0.5 s deadline
         steps = {m["payload"]["step"]: m["payload"] for m in msgs if m["type"] == "agent_step"}
         assert sorted(steps) == [0, 1, 2, 3]  # the mission went on after the fallback
