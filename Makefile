@@ -32,8 +32,12 @@ $(STAMP): pyproject.toml
 models: setup
 	$(PY) -m aerie models prepare
 
+# Most tests wait on simulated flights in real time, so a few workers per core overlap them; tests of
+# one file stay on one worker (their module fixtures, e.g. one simulated vehicle, are built once).
+TEST_WORKERS ?= 3
+
 test: setup models
-	$(PY) -m pytest -q --durations=15
+	$(PY) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile
 
 test-all: setup models
 	$(PY) -m pytest -q -m "not gpu and not jetson and not sitl"
