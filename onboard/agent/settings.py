@@ -37,6 +37,42 @@ class AgentConfig:
     use_place_anchor_plan: bool = True
     # Re-plan (and retrieve again) at least every this many steps since the last plan request (0: never by count).
     retrieval_interval: int = 20
+    # The navigate and search experts retrieve their own collection (navigate_experience_memory,
+    # search_and_locate_memory) with the step's current_state every retrieval_interval steps and on a sub-goal
+    # change; the move chooser follows a SUCCESS hit's move and keeps away from a FAILURE hit's
+    # (onboard/agent/expert_memory.py). false: the experts retrieve nothing (only past plans are read).
+    use_expert_retrieval: bool = True
+    # A retrieved atomic experience steers a move only when its current_state is at least this similar (cosine)
+    # to this step's: the state names the landmarks in view with their distances and bearings, so a match says
+    # "this place". Not tuned on the benchmark (it runs without a memory file): above the 0.5 floor of
+    # memory.similarity_threshold, which matches any state of the same template.
+    expert_retrieval_similarity: float = 0.8
+    # Atomic experiences the experts keep in force at once (the seeds' max_key_experiences): the best this
+    # many of one retrieval.
+    max_key_experiences: int = 3
+    # Cost (metres) taken off a move along a SUCCESS experience's move, and added to one along a FAILURE
+    # experience's avoided move (or ending where it failed), while the drone is within search_radius_m of the
+    # place the experience was retrieved at.
+    expert_move_bonus_m: float = 120.0
+    # Threshold controller branch failover (001 §3.3.2): past this many controller reflections (max_errors
+    # consecutive non-successes, or a loop) in one branch (a sub-goal and its aim) the branch FAILS and the next
+    # is tried: the next alternative estimate (one relation alone, then a described landmark), and with none
+    # left the next sub-goal (navigate -> search; search -> navigate). false: a reflection only adds
+    # avoid_penalty_m to the failed run's waypoints (onboard/agent/branches.py).
+    use_failover: bool = True
+    # Reflections in one branch that fail it.
+    failover_reflections: int = 2
+    # A search (navigate) sub-goal that has gone on this many steps without locating the goal (reaching the
+    # search radius) ends: the plan moves on to the next alternative estimate, or to the next sub-goal
+    # (0: never). Chosen on the ordinary dev split (geometric, perfect perception); see config.yaml.
+    use_search_timeout: bool = True
+    search_timeout: int = 40
+    navigate_timeout: int = 60
+    # Scene graph for locate (000 §3.2, §4.3): every goal-named sign read becomes a candidate node, related to
+    # the described landmarks by direction and distance; locate takes the candidate the instruction's
+    # relations fit best, and asks the planner model (llm backend only) where the graph cannot tell.
+    # false: the goal is the sign read last (the longest name, nearest).
+    use_scene_graph: bool = True
     # Token budget of the plan prompt (system, task and context; the model's window is inference.n_ctx):
     # the context is cut from its lowest priority up (oldest moves first) to fit. Prompt decoding dominates the
     # call: on the ordinary dev tasks 640 gave the same flights as 1024 at 5.5 s a call, not 8.8 s (none past the deadline).

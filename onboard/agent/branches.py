@@ -1,0 +1,143 @@
+"""Branches of the plan: the threshold controller's failover and the sub-goal timeouts.
+
+A branch is one sub-goal of the plan flown towards one aim. The seeds' strategy
+tree (001 §3.3.2) tries a branch, and when it FAILS (past `max_errors` failed
+moves or `max_loops` loops) tries the next one; 000 ends a search after
+`search_timeout` steps without locating. Here:
+
+* the aims, in order: the working memory's target (every relation fused), then
+  each relation alone (the landmark plus that relation's offset or ray), then the
+  described landmarks themselves ("navigate towards the next landmark"); aims
+  within `search_radius_m` of an earlier one are the same branch;
+* a branch fails after `failover_reflections` controller reflections in it
+  (`use_failover`) or after `search_timeout` / `navigate_timeout` steps in its
+  sub-goal (`use_search_timeout`); its aim is remembered as failed and the next
+  aim not near a failed one is flown (navigate if it lies outside the search
+  radius, search around it otherwise);
+* with every aim failed, the plan moves on to the next sub-goal instead:
+  navigate -> search around the current aim, search -> navigate with the failed
+  aims forgotten (a new round from the best estimate).
+
+Once the goal's name is read there is nothing to fail over to: locate is geometry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from onboard.agent.agent_state import AgentState
+from onboard.agent.geometry import norm
+
+
+def _index_of(state: AgentState, strategy: str) -> int | None:
+    plan = state.dynamic.plan
+    return next((i for i, g in enumerate(plan.sub_goals) if g.strategy == strategy), None) if plan else None
+
+
+def alternatives(state: AgentState) -> list[np.ndarray]:
+    """The branch aims in order of preference (see the module docstring), one per place."""
+    s = state.static
+    mem, goal = s.memory, s.goal
+    out: list[np.ndarray] = []
+    target = mem.target()
+    if target is not None:
+        out.append(target)
+    for r in goal.relations:
+        known = [lp[0] for n in r.landmarks if (lp := mem.landmark(n)) is not None]
+        if len(known) != len(r.landmarks):
+            continue
+        if r.kind == "between":
+            out.append((known[0] + known[1]) / 2.0)
+        elif r.kind == "offset":
+            out.append(known[0] + r.offset())
+        else:
+            out.append(known[0] + r.unit() * s.config.ray_default_m)
+    for n in goal.landmarks:
+        lp = mem.landmark(n)
+        if lp is not None:
+            out.append(lp[0])
+    kept: list[np.ndarray] = []
+    for p in out:
+        if all(norm(p - q) > s.config.search_radius_m for q in kept):
+            kept.append(np.asarray(p, dtype=float))
+    return kept
+
+
+def _untried(state: AgentState, failed: list[np.ndarray]) -> np.ndarray | None:
+    radius = state.static.config.search_radius_m
+    return next((a for a in alternatives(state) if all(norm(a - f) > radius for f in failed)), None)
+
+
+def aim(state: AgentState) -> np.ndarray | None:
+    """Where the navigate and search experts head: the target, or the first branch aim not failed yet."""
+    d, s = state.dynamic, state.static
+    target = s.memory.target()
+    if s.memory.goal_fix is not None or not d.failed_aims:
+        return target
+    nxt = _untried(state, d.failed_aims)
+    return target if nxt is None else nxt
+
+
+def _due(state: AgentState, strategy: str) -> str:
+    """Why the current branch fails now ("" if it does not)."""
+    d, c = state.dynamic, state.static.config
+    if c.use_failover and c.failover_reflections > 0 and d.branch_errors >= c.failover_reflections:
+        return "failover"
+    since = d.timestep - d.branch_since
+    if c.use_search_timeout:
+        if strategy == "search" and c.search_timeout > 0 and since >= c.search_timeout:
+            return "search_timeout"
+        if strategy == "navigate" and c.navigate_timeout > 0 and since >= c.navigate_timeout:
+            return "navigate_timeout"
+    return ""
+
+
+def check(state: AgentState) -> dict[str, Any]:
+    """At the subtask router: start counting a new branch, or fail the current one and pick the next.
+
+    Returns the update (possibly empty). Called on every dispatch of a step; a
+    failed branch restarts the count, so a second dispatch in the same step does
+    not fail it again.
+    """
+    d, s = state.dynamic, state.static
+    key = (d.plan_version, d.current_task_index)
+    if d.branch_key != key:
+        return {"branch_key": key, "branch_since": d.timestep, "branch_errors": 0}
+    if s.memory.goal_fix is not None or d.plan is None:
+        return {}
+    strategy = d.plan.sub_goals[d.current_task_index].strategy
+    if strategy == "locate":
+        return {}
+    why = _due(state, strategy)
+    if not why:
+        return {}
+    current = aim(state)
+    update: dict[str, Any] = {"branch_since": d.timestep, "branch_errors": 0,
+                              "replan_triggers": d.replan_triggers + [why]}
+    event: dict[str, Any] = {"step": d.timestep, "why": why, "from": strategy}
+    if current is None:  # exploring: no aim to give up, only the count restarts
+        update["branch_events"] = d.branch_events + [{**event, "to": strategy, "aim": None}]
+        return update
+    failed = d.failed_aims + [current]
+    nxt = _untried(state, failed)
+    if nxt is not None:
+        near = norm(nxt - d.position) <= s.config.search_radius_m
+        to = "search" if near and _index_of(state, "search") is not None else "navigate"
+        update["failed_aims"] = failed
+    elif strategy == "navigate" and _index_of(state, "search") is not None:
+        to, nxt = "search", current  # every aim tried: search around this one
+        update["failed_aims"] = failed
+    else:
+        to, nxt = "navigate", s.memory.target()  # a new round from the best estimate
+        update["failed_aims"] = []
+    index = _index_of(state, to)
+    if index is None:
+        index = d.current_task_index
+        to = strategy
+    update.update(current_task_index=index, branch_key=(d.plan_version, index),
+                  search_anchor=None if nxt is None or to != "search" else np.asarray(nxt, dtype=float).copy())
+    update["branch_events"] = d.branch_events + [{**event, "to": to, "aim": None if nxt is None else
+                                                  [round(float(v), 1) for v in nxt]}]
+    return update
