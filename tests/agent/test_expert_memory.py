@@ -80,7 +80,7 @@ def test_a_dissimilar_experience_or_another_collection_steers_nothing(store):
 
 
 def test_experts_retrieve_every_retrieval_interval_steps_and_on_a_sub_goal_change(store):
-    city, agent = ToyCity(), _agent(store, retrieval_interval=3)
+    city, agent = ToyCity(pois={}), _agent(store, retrieval_interval=3)  # no café: the search goes on
     agent.reset(DESCRIPTION)
     city.fly(agent, start=0, limit=30)
     frames = agent.state.dynamic.trajectory_history
