@@ -96,6 +96,8 @@ class DynamicState:
     branch_key: tuple[int, int] | None = None
     branch_since: int = 0
     branch_errors: int = 0
+    branch_best_m: float = float("inf")  # the branch's closest approach to its aim so far
+    branch_best_at: int = 0  # ... and the step of it
     branch_events: list[dict[str, Any]] = field(default_factory=list)
     # Expert retrieval (onboard/agent/expert_memory.py): the atomic experiences in force, the step and the
     # (plan_version, sub-goal index) of the last retrieval.

@@ -10,8 +10,9 @@ moves or `max_loops` loops) tries the next one; 000 ends a search after
   described landmarks themselves ("navigate towards the next landmark"); aims
   within `search_radius_m` of an earlier one are the same branch;
 * a branch fails after `failover_reflections` controller reflections in it
-  (`use_failover`) or after `search_timeout` / `navigate_timeout` steps in its
-  sub-goal (`use_search_timeout`); its aim is remembered as failed and the next
+  (`use_failover`), after `search_timeout` steps of search, or after
+  `navigate_timeout` steps of navigate without getting closer to its aim than
+  before (`use_search_timeout`: a long way is no failure, a stalled one is); its aim is remembered as failed and the next
   aim not near a failed one is flown (navigate if it lies outside the search
   radius, search around it otherwise);
 * with every aim failed, the plan moves on to the next sub-goal instead:
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from onboard.agent.agent_state import AgentState
+from onboard.agent.agent_state import AgentState, apply_update
 from onboard.agent.geometry import norm
 
 
@@ -85,13 +86,24 @@ def _due(state: AgentState, strategy: str) -> str:
     d, c = state.dynamic, state.static.config
     if c.use_failover and c.failover_reflections > 0 and d.branch_errors >= c.failover_reflections:
         return "failover"
-    since = d.timestep - d.branch_since
     if c.use_search_timeout:
-        if strategy == "search" and c.search_timeout > 0 and since >= c.search_timeout:
+        if strategy == "search" and c.search_timeout > 0 and d.timestep - d.branch_since >= c.search_timeout:
             return "search_timeout"
-        if strategy == "navigate" and c.navigate_timeout > 0 and since >= c.navigate_timeout:
+        if strategy == "navigate" and c.navigate_timeout > 0 and d.timestep - d.branch_best_at >= c.navigate_timeout:
             return "navigate_timeout"
     return ""
+
+
+def _progress(state: AgentState) -> dict[str, Any]:
+    """The branch's closest approach to its aim so far: navigate's timeout counts the steps since it improved."""
+    d, s = state.dynamic, state.static
+    target = aim(state)
+    if target is None:
+        return {"branch_best_at": d.timestep}  # exploring: nothing to time out against
+    dist = norm(target - d.position)
+    if dist < d.branch_best_m - s.config.min_progress_m:
+        return {"branch_best_m": dist, "branch_best_at": d.timestep}
+    return {}
 
 
 def check(state: AgentState) -> dict[str, Any]:
@@ -104,17 +116,22 @@ def check(state: AgentState) -> dict[str, Any]:
     d, s = state.dynamic, state.static
     key = (d.plan_version, d.current_task_index)
     if d.branch_key != key:
-        return {"branch_key": key, "branch_since": d.timestep, "branch_errors": 0}
+        return {"branch_key": key, "branch_since": d.timestep, "branch_errors": 0, "branch_best_at": d.timestep,
+                "branch_best_m": float("inf")}
     if s.memory.goal_fix is not None or d.plan is None:
         return {}
     strategy = d.plan.sub_goals[d.current_task_index].strategy
     if strategy == "locate":
         return {}
+    progress = _progress(state)
+    if progress:
+        apply_update(state, progress)
     why = _due(state, strategy)
     if not why:
-        return {}
+        return progress
     current = aim(state)
-    update: dict[str, Any] = {"branch_since": d.timestep, "branch_errors": 0,
+    update: dict[str, Any] = {"branch_since": d.timestep, "branch_errors": 0, "branch_best_at": d.timestep,
+                              "branch_best_m": float("inf"),
                               "replan_triggers": d.replan_triggers + [why]}
     event: dict[str, Any] = {"step": d.timestep, "why": why, "from": strategy}
     if current is None:  # exploring: no aim to give up, only the count restarts

@@ -88,10 +88,19 @@ def test_search_times_out_to_the_next_sub_goal():
     assert off.summary()["branch_events"] == []
 
 
-def test_navigate_timeout_ends_a_navigate_branch():
+def test_navigate_times_out_when_it_stalls_not_while_it_gets_closer():
     city = ToyCity(pois={})
-    agent = _agent(navigate_timeout=2, use_failover=False, search_timeout=0)
-    agent.reset(DESCRIPTION)
-    _steps(agent, city, 0, 0, 3)
-    ev = agent.state.dynamic.branch_events
-    assert ev and ev[0]["why"] == "navigate_timeout" and ev[0]["from"] == "navigate"
+    moving = _agent(navigate_timeout=3, use_failover=False, search_timeout=0)
+    moving.reset(DESCRIPTION)
+    _steps(moving, city, 0, 0, 6)
+    assert moving.state.dynamic.branch_events == []  # each move brings the aim closer
+    stalled = _agent(navigate_timeout=3, use_failover=False, search_timeout=0)
+    stalled.reset(DESCRIPTION)
+    d = stalled.state.dynamic
+    for step in range(8):  # every commanded move is refused: the drone stays at the take-off waypoint
+        stalled.act(city.observe(0, step, 60 - step))
+        if d.branch_events:
+            break
+    assert d.branch_events and d.branch_events[0]["why"] == "navigate_timeout", d.branch_events
+    assert d.branch_events[0]["step"] >= 4  # never before three steps without getting closer
+    assert np.linalg.norm(branches.aim(stalled.state) - d.failed_aims[0]) > stalled.config.search_radius_m
