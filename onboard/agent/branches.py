@@ -6,18 +6,22 @@ moves or `max_loops` loops) tries the next one; 000 ends a search after
 `search_timeout` steps without locating. Here:
 
 * the aims, in order: the working memory's target (every relation fused), then
-  each relation alone (the landmark plus that relation's offset or ray), then the
-  described landmarks themselves ("navigate towards the next landmark"); aims
-  within `search_radius_m` of an earlier one are the same branch;
+  each relation alone (the landmark plus that relation's offset or ray): where
+  one of the description's relations puts the goal when another one is off; aims
+  within `search_radius_m` of an earlier one are the same branch. The described
+  landmarks themselves are no aims: the goal is where the relation's offset
+  says, and the landmark is hundreds of metres from it (failing over to the
+  landmark lost three single-relation flights of the ordinary test split);
 * a branch fails after `failover_reflections` controller reflections in it
   (`use_failover`), after `search_timeout` steps of search, or after
   `navigate_timeout` steps of navigate without getting closer to its aim than
   before (`use_search_timeout`: a long way is no failure, a stalled one is); its aim is remembered as failed and the next
   aim not near a failed one is flown (navigate if it lies outside the search
   radius, search around it otherwise);
-* with every aim failed, the plan moves on to the next sub-goal instead:
-  navigate -> search around the current aim, search -> navigate with the failed
-  aims forgotten (a new round from the best estimate).
+* with every aim failed (a one-relation description has one) the failed aims are
+  forgotten and the count restarts: a new round from the best estimate, in the
+  same sub-goal. (Handing a far navigate over to search instead lost flights that
+  only took a detour: the controller's own avoid list is the remedy there.)
 
 Once the goal's name is read there is nothing to fail over to: locate is geometry.
 """
@@ -55,10 +59,6 @@ def alternatives(state: AgentState) -> list[np.ndarray]:
             out.append(known[0] + r.offset())
         else:
             out.append(known[0] + r.unit() * s.config.ray_default_m)
-    for n in goal.landmarks:
-        lp = mem.landmark(n)
-        if lp is not None:
-            out.append(lp[0])
     kept: list[np.ndarray] = []
     for p in out:
         if all(norm(p - q) > s.config.search_radius_m for q in kept):
@@ -143,11 +143,8 @@ def check(state: AgentState) -> dict[str, Any]:
         near = norm(nxt - d.position) <= s.config.search_radius_m
         to = "search" if near and _index_of(state, "search") is not None else "navigate"
         update["failed_aims"] = failed
-    elif strategy == "navigate" and _index_of(state, "search") is not None:
-        to, nxt = "search", current  # every aim tried: search around this one
-        update["failed_aims"] = failed
-    else:
-        to, nxt = "navigate", s.memory.target()  # a new round from the best estimate
+    else:  # every aim tried: a new round from the best estimate, in the sub-goal it is in
+        to, nxt = strategy, s.memory.target()
         update["failed_aims"] = []
     index = _index_of(state, to)
     if index is None:

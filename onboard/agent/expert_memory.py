@@ -101,7 +101,8 @@ def refresh(state: AgentState, strategy: str) -> dict[str, Any]:
     hints = [hint_from(h, d.position) for h in hits]
     return {"expert_hints": hints, "expert_asked_at": d.timestep,
             "expert_key": (d.plan_version, d.current_task_index),
-            "retrieval": note_retrieval(d.retrieval, "expert", {collection: len(hints)})}
+            # no mode of its own: the FrameLog's mode names the plan prompt's retrieval; the hits say this one
+            "retrieval": note_retrieval(d.retrieval, "", {collection: len(hints)})}
 
 
 def bias(state: AgentState, hints: list[ExpertHint]) -> Callable[[NeighbourMove], float] | None:

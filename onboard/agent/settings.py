@@ -56,8 +56,8 @@ class AgentConfig:
     expert_move_bonus_m: float = 120.0
     # Threshold controller branch failover (001 §3.3.2): past failover_reflections controller reflections
     # (max_errors consecutive non-successes, or a loop) in one branch (a sub-goal and its aim) the branch FAILS and
-    # the next is tried: the next alternative estimate (one relation alone, then a described landmark), with none
-    # left the next sub-goal (navigate -> search; search -> navigate). false: a reflection only adds
+    # the next is tried: the next alternative estimate (one relation of the description alone; navigate or search
+    # by its distance), with none left a new round from the best estimate. false: a reflection only adds
     # avoid_penalty_m to the failed run's waypoints (onboard/agent/branches.py).
     use_failover: bool = True
     # Controller reflections in one branch that fail it. Ordinary dev split (geometric, perfect perception):
