@@ -129,3 +129,26 @@ def test_navigate_times_out_when_it_stalls_not_while_it_gets_closer():
     assert d.branch_events and d.branch_events[0]["why"] == "navigate_timeout", d.branch_events
     assert d.branch_events[0]["step"] >= 4  # never before three steps without getting closer
     assert np.linalg.norm(branches.aim(stalled.state) - d.failed_aims[0]) > stalled.config.search_radius_m
+
+
+def test_under_the_llm_backend_a_failover_asks_for_a_new_plan_and_the_aim_stays_switched():
+    import json
+
+    from tests.agent.test_llm_replan import PLACE, _model
+
+    model, city = _model([json.dumps(PLACE)]), _city(pois={})
+    try:
+        cfg = replace(AgentConfig(), reader="parser", planner="llm", llm_plan_wait=True, retrieval_interval=0)
+        agent = GraphAgent(cfg, ["Tower", "Kiosk"], plan_model=model)
+        agent.reset(DESCRIPTION)
+        node = _steps(agent, city, 0, 0, 2)
+        d = agent.state.dynamic
+        version = d.plan_version
+        d.branch_errors = 2
+        node = agent.act(city.observe(node, 2, 58)).node  # the failover, in this step's subtask router
+        assert d.branch_events[-1]["why"] == "failover" and "failover" in d.replan_triggers
+        agent.act(city.observe(node, 3, 57))  # the next step asks the model again on that trigger
+        assert d.trajectory_history[-1].replan_triggers == ["failover"] and d.plan_version == version + 1
+        assert np.linalg.norm(branches.aim(agent.state) - KIOSK_ALONE) < 5  # the new plan keeps the branch
+    finally:
+        model.close()
