@@ -18,6 +18,7 @@ from onboard.agent.mission_analysis import MissionAnalysis, await_analysis
 from onboard.agent.mission_lessons import store_analysis
 from onboard.agent.observation import AgentAction, AgentObservation
 from onboard.agent.place_memory import waypoint_anchor_config
+from onboard.agent.scene_graph import SceneGraph
 from onboard.agent.settings import AgentConfig
 from onboard.agent.strategy_control import ErrorThresholdController
 from onboard.agent.street_map import StreetMap
@@ -102,7 +103,8 @@ class GraphAgent:
                 store=self.experience_store if c.use_persistent_reflections else None),
             controller=ErrorThresholdController(c.max_consecutive_failures, c.reflection_ttl_steps),
             experience_store=self.experience_store, plan_model=self.plan_model,
-            reflection_window=self.memory_config.reflection_window)
+            reflection_window=self.memory_config.reflection_window,
+            scene=SceneGraph() if c.use_scene_graph else None)
         self.state = AgentState(static)
 
     def act(self, observation: AgentObservation) -> AgentAction:
@@ -145,7 +147,7 @@ class GraphAgent:
             "plan": asdict(d.plan) if d.plan else None, "plan_source": d.plan_source, "plan_errors": d.plan_errors,
             "llm_plan": dict(d.llm_plan) or None, "plan_version": d.plan_version, "llm_calls": list(d.llm_calls),
             "model_calls": len(d.llm_calls), "model_s": round(sum(c["call_s"] or 0.0 for c in d.llm_calls), 3),
-            "retrieved_lessons": d.retrieved,
+            "retrieved_lessons": d.retrieved, "branch_events": list(d.branch_events),
             "target_estimate": None if est is None else [round(float(v), 1) for v in est.xy],
             "goal_prior": None if st.static.memory.prior is None
             else [round(float(v), 1) for v in st.static.memory.prior],

@@ -17,6 +17,7 @@ from onboard.agent.corridor_map import CorridorMap
 from onboard.agent.frame_log import FrameLog
 from onboard.agent.goal_description import GoalDescription
 from onboard.agent.observation import AgentAction, AgentObservation
+from onboard.agent.scene_graph import SceneGraph
 from onboard.agent.settings import AgentConfig
 from onboard.agent.strategy_control import ErrorThresholdController, Reflection
 from onboard.agent.street_map import StreetMap
@@ -41,6 +42,7 @@ class StaticState:
     plan_model: Any = None  # onboard.inference.planner_model.PlannerModel, for the "llm" backend
     reflection_window: int = 3  # reflections that steer choices (memory.reflection_window)
     corridors: CorridorMap | None = None  # the onboard map's corridors (None: no map, or one without corridors)
+    scene: SceneGraph | None = None  # goal candidates and what is around them, for locate (use_scene_graph)
 
 
 @dataclass
@@ -88,6 +90,20 @@ class DynamicState:
     llm_calls: list[dict[str, Any]] = field(default_factory=list)  # every plan call's report; llm_plan is the last
     place_intent: Any = None  # llm_planner.PlaceIntent behind the plan flown (use_place_anchor_plan), else None
     subgoal_at: tuple[int, int] | None = None  # (plan_version, current_task_index) at the end of the last step
+    # Branches (onboard/agent/branches.py): aims given up, the branch counted (plan_version, sub-goal index),
+    # the step it started, the controller reflections in it, and every failover / timeout (for the summary).
+    failed_aims: list[np.ndarray] = field(default_factory=list)
+    branch_key: tuple[int, int] | None = None
+    branch_since: int = 0
+    branch_errors: int = 0
+    branch_best_m: float = float("inf")  # the branch's closest approach to its aim so far
+    branch_best_at: int = 0  # ... and the step of it
+    branch_events: list[dict[str, Any]] = field(default_factory=list)
+    # Expert retrieval (onboard/agent/expert_memory.py): the atomic experiences in force, the step and the
+    # (plan_version, sub-goal index) of the last retrieval.
+    expert_hints: list[Any] = field(default_factory=list)
+    expert_asked_at: int = -1
+    expert_key: tuple[int, int] | None = None
     # This step's, reset when it starts (FrameLog): {"mode": skip|single|hierarchical|flat|none,
     # "hits": {collection: n}}, which any node that retrieves may update (frame_log.note_retrieval) ...
     retrieval: dict[str, Any] = field(default_factory=dict)

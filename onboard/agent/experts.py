@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from onboard.agent import branches, expert_memory, replan
 from onboard.agent.agent_state import AgentState
 from onboard.agent.geometric_planner import choose_move, lookouts
 from onboard.agent.geometry import norm, offset
@@ -163,12 +164,14 @@ def map_destinations(state: AgentState, target: np.ndarray, searching: bool) -> 
 
 def move_towards(state: AgentState, target: np.ndarray, closeness: float = 1.0,
                  worth_seeing: frozenset[int] | None = None,
-                 map_dests: tuple[list[int] | None, float] | None = None) -> tuple[AgentAction, str]:
+                 map_dests: tuple[list[int] | None, float] | None = None,
+                 hints: list | None = None) -> tuple[AgentAction, str]:
     """The move the planner chooses towards `target`; with an onboard map, along its corridors.
 
     `map_dests` (destinations and weight, see `map_destinations`; default: navigate's)
     is used only with a map; without one `worth_seeing` restricts the frontier
-    waypoints a search may end at.
+    waypoints a search may end at. `hints`: the expert's retrieved experiences in
+    force (`expert_memory`), default the state's.
     """
     d, s = state.dynamic, state.static
     visits = visit_counts(s.anchors) if s.anchors is not None else None
@@ -179,7 +182,7 @@ def move_towards(state: AgentState, target: np.ndarray, closeness: float = 1.0,
         to_go = partial(s.corridors.rest_of_route, s.corridors.cost_to_go(target, weight, dests))
     choice = choose_move(d.here, d.observation.moves, target, s.street_map, s.config, visits=visits,
                          avoid=_avoid(state), previous=previous, closeness=closeness, worth_seeing=worth_seeing,
-                         to_go=to_go)
+                         to_go=to_go, bias=expert_memory.bias(state, d.expert_hints if hints is None else hints))
     return AgentAction.move(choice.move.node, choice.reason), choice.reason
 
 
@@ -218,7 +221,7 @@ def navigate(state: AgentState) -> dict[str, Any]:
         reach, dist = _goal_in_reach(state)
         if reach:
             return {"action": AgentAction.arrive(f"goal name read {dist:.0f} m away"), "strategy": "navigate"}
-    target = s.memory.target()
+    target = branches.aim(state)
     if target is not None and s.memory.goal_fix is None and norm(target - d.position) <= s.config.search_radius_m:
         search_i = _index_of(state, "search")
         if search_i is not None:
@@ -230,14 +233,16 @@ def navigate(state: AgentState) -> dict[str, Any]:
         return {"action": AgentAction.look_up(alt, f"{unseen} not seen yet: looking over the roofs from {alt:.0f} m"),
                 "strategy": "navigate", "look_ups": d.look_ups + 1, "looked_up_at_step": d.timestep,
                 "looked_up_from": d.looked_up_from + [d.position.copy()]}
+    recalled = expert_memory.refresh(state, "navigate")
+    hints = recalled.get("expert_hints", d.expert_hints)
     if target is None:
         target, why = explore_target(state)
-        action, reason = move_towards(state, target)
+        action, reason = move_towards(state, target, hints=hints)
         reason = f"{why}; {reason}"
     else:
-        action, reason = move_towards(state, target)
+        action, reason = move_towards(state, target, hints=hints)
     decision = NavigationDecisionOutput("forward", reason[:120], "continue_navigate", 1.0)
-    return {"action": AgentAction.move(action.node, reason), "strategy": "navigate",
+    return {**recalled, "action": AgentAction.move(action.node, reason), "strategy": "navigate",
             "subtask_context": {"goal": d.plan.sub_goals[d.current_task_index].goal, "CoT_summary": decision.reason,
                                 "movement": action.node}}
 
@@ -248,7 +253,7 @@ def search(state: AgentState) -> dict[str, Any]:
         locate_i = _index_of(state, "locate")
         return {"current_task_index": locate_i if locate_i is not None else d.current_task_index + 1,
                 "action": None, "strategy": "search"}
-    target = s.memory.target()
+    target = branches.aim(state)
     if target is None:  # nothing to search around (a false landmark was rejected): navigate again
         return {"current_task_index": _index_of(state, "navigate") or 0, "action": None, "strategy": "search"}
     anchor = d.search_anchor if d.search_anchor is not None else target
@@ -265,18 +270,39 @@ def search(state: AgentState) -> dict[str, Any]:
         if unseen is not None:
             worth = lookouts(s.street_map, unseen, s.memory.read_range(floor)) or None
         sweeping = worth is not None
+    recalled = expert_memory.refresh(state, "search")
     action, reason = move_towards(state, target, closeness=s.config.search_closeness_weight, worth_seeing=worth,
-                                  map_dests=map_dests)
+                                  map_dests=map_dests, hints=recalled.get("expert_hints", d.expert_hints))
     how = "sweeping the unseen part of the described area" if sweeping else "searching around the estimate"
     why = f"{how}: {reason}"
     out = SearchOutput("forward", why[:120], "continue_search", 1.0)
-    return {"action": AgentAction.move(action.node, out.reason), "strategy": "search",
+    return {**recalled, "action": AgentAction.move(action.node, out.reason), "strategy": "search",
             "subtask_context": {"goal": d.plan.sub_goals[d.current_task_index].goal, "CoT_summary": out.reason,
                                 "movement": action.node}}
 
 
+def locate_goal(state: AgentState) -> str:
+    """Which of the goal-named signs read is the goal: the scene graph's choice (`use_scene_graph`).
+
+    Sets the working memory's goal position to the chosen candidate; returns how it
+    was chosen ("graph", "model", "nearest"; "" without the graph or a candidate).
+    """
+    d, s = state.dynamic, state.static
+    if not s.config.use_scene_graph or s.scene is None:
+        return ""
+    landmarks = {n: lp[0] for n in s.goal.landmarks if (lp := s.memory.landmark(n)) is not None}
+    model = s.plan_model if replan.llm_backend(state) else None
+    node, how = s.scene.choose(s.goal, landmarks, d.position, model=model)
+    if node is not None:
+        s.memory.goal_fix = node.xy.copy()
+    elif how == "contradicted":  # every sign read is on the wrong side of a landmark: not found yet
+        s.memory.goal_fix = None
+    return how
+
+
 def locate(state: AgentState) -> dict[str, Any]:
     d, s = state.dynamic, state.static
+    chosen = locate_goal(state)
     reach, dist = _goal_in_reach(state)
     if dist is None:
         out = LocateOutput.fallback()  # SEARCHING_VICINITY: the name was never read
@@ -286,7 +312,9 @@ def locate(state: AgentState) -> dict[str, Any]:
     fix = s.memory.goal_fix
     if reach:
         out = LocateOutput("TARGET_LOCKED", [float(fix[0]), float(fix[1])])
-        return {"action": AgentAction.arrive(f"{out.status}: goal name read {dist:.0f} m away"), "strategy": "locate",
+        how = f" ({chosen} choice of the signs read)" if chosen and len(s.scene.candidates()) > 1 else ""
+        return {"action": AgentAction.arrive(f"{out.status}: goal name read {dist:.0f} m away{how}"),
+                "strategy": "locate",
                 "subtask_context": {**d.subtask_context, "locate": out.status}}
     action, reason = move_towards(state, fix)
     return {"action": AgentAction.move(action.node, f"goal read {dist:.0f} m away; {reason}"), "strategy": "locate",

@@ -36,11 +36,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from onboard.agent import place_memory, replan
+from onboard.agent import branches, place_memory, replan
 from onboard.agent.agent_state import AgentState, apply_update
 from onboard.agent.current_state import build_current_state, compass, geoinstruct, scene_description
 from onboard.agent.experience_prior import frames_from, lesson_from
-from onboard.agent.experts import EXPERTS, explore_target, move_towards
+from onboard.agent.experts import EXPERTS, explore_target, locate_goal, move_towards
 from onboard.agent.frame_log import FrameLog, note_retrieval
 from onboard.agent.geometric_planner import make_plan
 from onboard.agent.geometry import norm, offset
@@ -103,6 +103,8 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
         effect = classify_effect(moved, before, after, s.config.min_progress_m)
         update["last_effect"] = effect.value
         reflection = s.controller.record(effect, d.timestep, trail)
+        if reflection is not None and s.config.use_failover:  # past max_errors / a loop: the branch errs
+            update["branch_errors"] = d.branch_errors + 1
         if reflection is not None and s.config.use_reflection:
             s.reflections.add(reflection.text)
             update["lessons"] = (d.lessons + [reflection])[-s.reflection_window:]
@@ -135,7 +137,13 @@ def perceive_and_model(state: AgentState) -> dict[str, Any]:
         if obs.landmarks:
             update["seen_at_cruise"] = d.seen_at_cruise | {x.name for x in obs.landmarks}
     goal_pois = [p for p in obs.pois if s.goal.names_goal(p.name)]
-    if goal_pois:
+    if s.scene is not None and not d.from_above:  # every sign read is a node of locate's scene graph
+        for p in obs.pois:
+            s.scene.add(p.name, d.position, p.bearing, p.distance, p in goal_pois)
+    if s.scene is not None and s.config.use_scene_graph:
+        if s.scene.candidates():
+            locate_goal(state)  # the candidate the relations fit (none while they contradict every one)
+    elif goal_pois:
         p = max(goal_pois, key=lambda p: (len(p.name), -p.distance))
         s.memory.see_goal(d.position, p.bearing, p.distance)
     s.memory.reached_prior_in_vain(d.position, s.config.arrive_within_m)
@@ -231,11 +239,14 @@ def adopt_llm_plan(state: AgentState) -> dict[str, Any]:
 
 
 def execute_subtask_router(state: AgentState) -> dict[str, Any]:
-    """Build the `current_state` string for this step and name the strategy to dispatch to."""
+    """Fail the branch over or time it out if due (`branches.check`), build the `current_state` string for
+    this step and name the strategy to dispatch to."""
+    update = branches.check(state)
+    apply_update(state, update)
     d, s = state.dynamic, state.static
     sub = d.plan.sub_goals[d.current_task_index]
     obs = d.current_observation
-    return {"strategy": sub.strategy,
+    return {**update, "strategy": sub.strategy,
             "current_state": build_current_state(obs.get("scene_description", ""), obs.get("geoinstruct", ""),
                                                  s.task_instruction, sub.goal, sub.strategy)}
 
@@ -244,7 +255,7 @@ def finalize_step(state: AgentState) -> dict[str, Any]:
     """Commit the action: FrameLog, episodic sentence, waypoint trail, timestep + 1."""
     d, s = state.dynamic, state.static
     action = d.action
-    aim = s.memory.target()
+    aim = branches.aim(state)
     if aim is None and action.kind == "move":
         aim = explore_target(state)[0]
     dist = norm(s.memory.target() - d.position) if s.memory.target() is not None else None

@@ -37,6 +37,50 @@ class AgentConfig:
     use_place_anchor_plan: bool = True
     # Re-plan (and retrieve again) at least every this many steps since the last plan request (0: never by count).
     retrieval_interval: int = 20
+    # The navigate and search experts retrieve their own collection (navigate_experience_memory,
+    # search_and_locate_memory) with the step's current_state every retrieval_interval steps and on a sub-goal
+    # change; the move chooser follows a SUCCESS hit's move and keeps away from a FAILURE hit's
+    # (onboard/agent/expert_memory.py). false: the experts retrieve nothing (only past plans are read).
+    use_expert_retrieval: bool = True
+    # A retrieved atomic experience steers a move only when its current_state is at least this similar (cosine)
+    # to this step's (the state names the landmarks in view with distances and bearings: a match says "here").
+    # Chosen on dev learning runs (first 30 ordinary dev tasks, perfect; fly, ground lessons, fly again), SR/SPL
+    # of repeated tasks | held-out tasks: off 0.77/0.673 | 0.67/0.484; 0.8 0.77/0.654 | 0.60/0.451;
+    # 0.9 0.77/0.664 | 0.67/0.484; 0.95 as off. The one that costs nothing: it earns nothing there either.
+    expert_retrieval_similarity: float = 0.95
+    # Atomic experiences the experts keep in force at once (the seeds' max_key_experiences): the best this
+    # many of one retrieval.
+    max_key_experiences: int = 3
+    # Cost (metres) taken off a move along a SUCCESS experience's move, and added to one along a FAILURE
+    # experience's avoided move (or ending where it failed), while the drone is within search_radius_m of the
+    # place the experience was retrieved at.
+    expert_move_bonus_m: float = 120.0
+    # Threshold controller branch failover (001 §3.3.2): past failover_reflections controller reflections
+    # (max_errors consecutive non-successes, or a loop) in one branch (a sub-goal and its aim) the branch FAILS and
+    # the next is tried: the next alternative estimate (one relation of the description alone; navigate or search
+    # by its distance), with none left a new round from the best estimate. false: a reflection only adds
+    # avoid_penalty_m to the failed run's waypoints (onboard/agent/branches.py).
+    use_failover: bool = True
+    # Controller reflections in one branch that fail it. Ordinary dev split (geometric, perfect perception):
+    # 1 -> SR 0.70 SPL 0.540, 2 and 3 -> SR 0.70 SPL 0.543 (as with no failover): 2.
+    failover_reflections: int = 2
+    # Sub-goal timeouts (search_timeout, navigate_timeout): false: a sub-goal lasts until it is done.
+    use_search_timeout: bool = True
+    # The seeds' search_timeout: a search that has gone on this many steps without locating the goal ends and the
+    # plan moves on to the next alternative estimate, or back to navigate (0: never). Ordinary dev split
+    # (geometric, perfect perception): 10 -> SR 0.69 SPL 0.535, 15 -> 0.70 / 0.542, 20, 30, 40 -> 0.70 / 0.543
+    # (as with none): the shortest that costs nothing there.
+    search_timeout: int = 20
+    # The seeds' navigate timeout (Maps_timeout): navigate that has gone this many steps without getting closer to
+    # its aim than before fails its branch (0: never). Counted from the last progress, not from the sub-goal's
+    # start: 20 steps from the start cost 14 SR points on dev (long ways are no failure). Stalls on dev: 5 -> SR
+    # 0.70 SPL 0.542, 10 and 15 -> 0.70 / 0.543 (as with none): the shortest that costs nothing there.
+    navigate_timeout: int = 10
+    # Scene graph for locate (000 §3.2, §4.3): every goal-named sign read becomes a candidate node, related to
+    # the described landmarks by direction and distance; locate takes the candidate the instruction's
+    # relations fit best, and asks the planner model (llm backend only) where the graph cannot tell.
+    # false: the goal is the sign read last (the longest name, nearest).
+    use_scene_graph: bool = True
     # Token budget of the plan prompt (system, task and context; the model's window is inference.n_ctx):
     # the context is cut from its lowest priority up (oldest moves first) to fit. Prompt decoding dominates the
     # call: on the ordinary dev tasks 640 gave the same flights as 1024 at 5.5 s a call, not 8.8 s (none past the deadline).

@@ -21,6 +21,7 @@ class ToyCity:
     view_range: float = 500.0
     poi_range: float = 60.0
     blocked: set[tuple[int, int]] = field(default_factory=set)  # grid cells with no waypoint
+    more_pois: tuple[tuple[str, tuple[float, float]], ...] = ()  # signs whose name is already in `pois` (chains)
 
     def node(self, i: int, j: int) -> int:
         return i * self.size + j
@@ -46,7 +47,8 @@ class ToyCity:
                     for n, (px, py) in self.landmarks.items()
                     if see_landmarks and math.hypot(px - x, py - y) <= self.view_range)
         pois = tuple(PoiSighting(n, _bearing(px - x, py - y), math.hypot(px - x, py - y))
-                     for n, (px, py) in self.pois.items() if math.hypot(px - x, py - y) <= self.poi_range)
+                     for n, (px, py) in (*self.pois.items(), *self.more_pois)
+                     if math.hypot(px - x, py - y) <= self.poi_range)
         return AgentObservation(step, steps_left, self.moves(node), lms, pois)
 
     def fly(self, agent, start: int, limit: int = 60, see_landmarks=lambda step: True, first: int = 0):
