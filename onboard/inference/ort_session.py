@@ -73,6 +73,12 @@ def provider_chain(
                 if value:
                     opts[f"trt_profile_{key}_shapes"] = value
             chain.append((name, opts))
+        elif name == CUDA:
+            # The default exhaustive search times every convolution algorithm for each new input shape, and text
+            # lines come in many widths: on an H100 a new recogniser shape cost 775 ms that way, 67-75 ms with the
+            # heuristic choice (steady state 4-5 ms either way). TF32 matmuls read one name fewer in 46 than the CPU
+            # on the reading bench; full FP32 reads what the CPU reads (bench/results/2026-11-26/gpu/).
+            chain.append((name, {"cudnn_conv_algo_search": "HEURISTIC", "use_tf32": 0}))
         else:
             chain.append(name)
     if CPU not in [c if isinstance(c, str) else c[0] for c in chain]:

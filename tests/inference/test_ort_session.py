@@ -22,6 +22,7 @@ def test_chain_orders_trt_cuda_cpu_and_keys_the_engine_cache(tmp_path):
     opts = chain[0][1]
     assert opts["trt_engine_cache_enable"] is True and opts["trt_engine_cache_path"].endswith("/abc123")
     assert opts["trt_fp16_enable"] is True and opts["trt_int8_enable"] is True
+    assert chain[1][1] == {"cudnn_conv_algo_search": "HEURISTIC", "use_tf32": 0}  # text lines come in many widths
 
 
 def test_chain_skips_missing_providers_and_always_ends_on_cpu():
