@@ -80,21 +80,24 @@ LINE_PER_CAP = 1.35
 
 
 def goal_names(instruction: str, gazetteer: list[str], names_goal: Callable[[str], bool] | None = None) -> list[str]:
-    """The names the instruction gives the goal: the longest runs of words it names the goal by.
+    """The names the instruction gives the goal: the shortest runs of words it names the goal by.
 
     The drone knows the goal only from words; a sign matches the goal when it spells one of these
-    (the same rule the agent applies to a POI name: `GoalDescription.names_goal`).
+    (the rule the agent applies to a POI name: `GoalDescription.names_goal`, which refuses a part
+    of a longer name). A run starting with a sentence word ("Find", "It") is not a name.
     """
+    from onboard.agent.landmark_names import STARTERS
+
     if names_goal is None:
         from onboard.agent.goal_description import parse_goal_description
 
         names_goal = parse_goal_description(instruction, gazetteer).names_goal
     words = instruction.split()
     found: list[str] = []
-    for n in range(6, 0, -1):
+    for n in range(1, 7):
         for i in range(len(words) - n + 1):
             cand = clean(" ".join(words[i:i + n]))
-            if not cand or not cand[0].isupper() or any(cand in f for f in found):
+            if not cand or not cand[0].isupper() or cand.split()[0] in STARTERS or any(f in cand for f in found):
                 continue
             if names_goal(cand):
                 found.append(cand)
