@@ -68,7 +68,10 @@ def fly_one(task_id: str, planner: str, camera: str, noise: str, workdir: Path, 
         config_file.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
         mission = workdir / f"{task_id}.mission.yaml"
         m = rig.mission()
-        mission.write_text(yaml.safe_dump({"instruction": m.instruction, "name": m.name, "step_limit": m.step_limit}))
+        spec = {"instruction": m.instruction, "name": m.name, "step_limit": m.step_limit}
+        if sightings == "camera":  # the goal's name as the operator would spell it, for the signs
+            spec["goal_name"] = rig.task.task.goal_name
+        mission.write_text(yaml.safe_dump(spec, allow_unicode=True))
         out = workdir / f"{task_id}.outcome.json"
         t0 = time.monotonic()
         proc = subprocess.run([sys.executable, "-m", "aerie", "fly", "--config", str(config_file), "--mission",

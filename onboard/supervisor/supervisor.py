@@ -438,7 +438,8 @@ class Supervisor:
         from onboard.supervisor.look_around import LookAround
 
         goal = parse_goal_description(self.mission.instruction, gazetteer)
-        names = goal_names(self.mission.instruction, gazetteer, goal.names_goal)
+        names = ([self.mission.goal_name] if self.mission.goal_name.strip()
+                 else goal_names(self.mission.instruction, gazetteer, goal.names_goal))
         settings = self.sup.camera_reading.fusion()
         intr = CameraIntrinsics.from_hfov(self.sup.camera_width, self.sup.camera_height, self.sup.camera_hfov_deg)
         ranger = None

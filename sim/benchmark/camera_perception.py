@@ -79,12 +79,13 @@ class CameraBench:
         self.memo = ViewMemo()
         self.settings = cfg.camera_reading.fusion()
 
-    def episode(self, description: str) -> "CameraEpisode":
-        """A fresh fusion for one task: its goal's names read from the description, as the agent reads them."""
+    def episode(self, description: str, goal_name: str = "") -> "CameraEpisode":
+        """A fresh fusion for one task: signs are matched against the task's goal name (the name its words
+        give; without one, the runs of words the description names the goal by) and the gazetteer."""
         from onboard.agent.goal_description import parse_goal_description
 
         goal = parse_goal_description(description, self.gazetteer)
-        names = goal_names(description, self.gazetteer, goal.names_goal)
+        names = [goal_name] if goal_name else goal_names(description, self.gazetteer, goal.names_goal)
         reader = CameraReader(self.reader, self.intr, self.gazetteer, names, self.ranger, self.settings)
         return CameraEpisode(self, reader, SightingFusion(self.gazetteer, names, self.settings, goal.names_goal), names)
 

@@ -1,7 +1,7 @@
 """Camera sightings on frames the world's renderer draws, read by PP-OCRv5 on the real model files.
 
-The frame is chosen by a rule fixed in advance (the first shop sign of the city,
-in sign order, that a waypoint 20-45 m in front of it sees whole with lettering
+The frame is chosen by a rule fixed in advance (the first shop sign of the city
+not named like a landmark, in sign order, that a waypoint 20-45 m in front of it sees whole with lettering
 at least 16 px tall and a name long enough to bear a typo), never by whether it
 reads well. The renderer's truth gives where the sign is; the reader never sees it.
 """
@@ -31,8 +31,9 @@ def _scene():
     world = helsinki()
     rnd = ViewRenderer(world)
     g = world.graph
+    landmarks = {lm.name for lm in world.landmarks}
     for sign in rnd.signs:
-        if sign.kind != "poi" or sum(ch.isalpha() for ch in sign.name) < 8 or not sign.name.isascii():
+        if sign.kind != "poi" or sign.name in landmarks or sum(ch.isalpha() for ch in sign.name) < 8 or not sign.name.isascii():
             continue
         d = np.hypot(*(g.xy - sign.centre[:2]).T)
         for node in np.argsort(d)[:4]:
@@ -41,7 +42,7 @@ def _scene():
                 continue
             heading = bearing_deg(float(v[0]), float(v[1]))
             img, truths = rnd.render_view(int(node), heading)
-            t = next((t for t in truths if t.name == sign.name), None)
+            t = next((t for t in truths if t.name == sign.name and t.kind == "poi"), None)
             if t is not None and t.visible_fraction >= 0.95 and t.letter_px >= 16.0:
                 return world, rnd, int(node), heading, img, t
     pytest.skip("no shop sign in this world fits the rule")
