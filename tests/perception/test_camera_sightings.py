@@ -1,8 +1,8 @@
 """Camera sightings on frames the world's renderer draws, read by PP-OCRv5 on the real model files.
 
 The frame is chosen by a rule fixed in advance (the first shop sign of the city
-not named like a landmark, in sign order, that a waypoint 20-45 m in front of it sees whole with lettering
-at least 16 px tall and a name long enough to bear a typo), never by whether it
+not named like a landmark, in sign order, that the nearest waypoint 30-60 m in front of it sees 90 % unhidden with lettering
+at least 10 px tall, the reading benchmark's resolvable size, and a name long enough to bear a typo), never by whether it
 reads well. The renderer's truth gives where the sign is; the reader never sees it.
 """
 
@@ -18,7 +18,7 @@ import pytest
 from onboard.map.compass import bearing_deg
 from onboard.perception.camera_model import CameraIntrinsics
 from onboard.perception.camera_sightings import (CameraReader, CameraView, FusionSettings, PerceptionUnavailable,
-                                                 SightingFusion, goal_names, open_reader)
+                                                 SightingFusion, open_reader)
 
 GAZETTEER_SAMPLE = 50
 
@@ -36,15 +36,19 @@ def _scene():
         if sign.kind != "poi" or sign.name in landmarks or sum(ch.isalpha() for ch in sign.name) < 8 or not sign.name.isascii():
             continue
         d = np.hypot(*(g.xy - sign.centre[:2]).T)
-        for node in np.argsort(d)[:4]:
-            v = sign.centre[:2] - g.xy[node]
-            if not 20.0 <= d[node] <= 45.0 or float(np.dot(-v, sign.normal)) < 0.5 * d[node]:
-                continue
-            heading = bearing_deg(float(v[0]), float(v[1]))
-            img, truths = rnd.render_view(int(node), heading)
-            t = next((t for t in truths if t.name == sign.name and t.kind == "poi"), None)
-            if t is not None and t.visible_fraction >= 0.95 and t.letter_px >= 16.0:
-                return world, rnd, int(node), heading, img, t
+        # the nearest waypoint 30-60 m in front of the facade, if any: one frame per sign (nearer, a sign
+        # at street level is below the frame of a camera 25 m up pitched 15 degrees down)
+        front = [n for n in np.argsort(d)[:8] if 30.0 <= d[n] <= 60.0
+                 and float(np.dot(g.xy[n] - sign.centre[:2], sign.normal)) >= 0.5 * d[n]]
+        if not front:
+            continue
+        node = int(front[0])
+        v = sign.centre[:2] - g.xy[node]
+        heading = bearing_deg(float(v[0]), float(v[1]))
+        img, truths = rnd.render_view(node, heading)
+        t = next((t for t in truths if t.name == sign.name and t.kind == "poi"), None)
+        if t is not None and t.visible_fraction >= 0.9 and t.letter_px >= 10.0:
+            return world, rnd, node, heading, img, t
     pytest.skip("no shop sign in this world fits the rule")
 
 
@@ -67,7 +71,6 @@ def _angle(a, b):
 def test_a_frame_with_the_goal_gives_a_goal_sighting_at_its_bearing(text_reader):
     world, _rnd, node, heading, img, truth = _scene()
     goal = truth.name
-    assert goal_names(f"Find {goal}. It is about 200 m north of Kiasma.", ["Kiasma"]) == [goal]
     reader, fusion = _reader_for(text_reader, world, goal)
     read = reader.read_view(_view(world, node, heading, img))
     fusion.add(0, _view(world, node, heading, img), read)
