@@ -9,7 +9,7 @@ nearest its heading. For each it asks the world feed for a frame only
 *reports*, no sightings with it), reads it (`CameraReader`) and adds the reads
 to the flight's `SightingFusion`, placed from the reported position. Each frame
 is kept as ``rgb_images/rgb_timestep_SSSS_viewK.png`` and the step's reads as
-``reading_timestep_SSSS.json``.
+``reading_timestep_SSSS.json`` (``..._up...`` for a look-around from a look-up's altitude).
 
 A frame that does not decode or has the wrong size is a ``bad_frame`` event and
 an empty view, never a crash: the look-around goes on with the other views.
@@ -76,8 +76,12 @@ class LookAround:
     def intr(self) -> CameraIntrinsics:
         return self.reader.intr
 
-    async def run(self, step: int) -> tuple[tuple[LandmarkSighting, ...], tuple[PoiSighting, ...]]:
-        """Turn through the views here, read them, and return the step's fused sightings."""
+    async def run(self, step: int, tag: str = "") -> tuple[tuple[LandmarkSighting, ...], tuple[PoiSighting, ...]]:
+        """Turn through the views here, read them, and return the step's fused sightings.
+
+        `tag` marks the files of a look-around that is not the step's cruise one ("_up": from a look-up's
+        altitude), so neither overwrites the other.
+        """
         from firmware_bridge.maneuvers import position_from_home
 
         t0 = time.monotonic()
@@ -91,7 +95,7 @@ class LookAround:
             obs = await asyncio.to_thread(self.world.frame, s.lat, s.lon, yaw, max(1.0, s.rel_alt_m))
             rgb, why = frame_rgb(obs.image_png, self.cfg.camera_width, self.cfg.camera_height)
             if self.cfg.save_images and obs.image_png:
-                path = self.folder / "rgb_images" / f"rgb_timestep_{step:04d}_view{k}.png"
+                path = self.folder / "rgb_images" / f"rgb_timestep_{step:04d}{tag}_view{k}.png"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(obs.image_png)
             if why is not None:
@@ -103,7 +107,7 @@ class LookAround:
                 self.read_ms.append(read.timings_ms.get("total", float("nan")))
             self.fusion.add(step, view, read)
             log.append({"view": k, "heading_deg": round(hd, 1), "reported_yaw_deg": round(yaw, 1), "turned": turned,
-                        "frame": None if why else f"rgb_timestep_{step:04d}_view{k}.png", "bad_frame": why,
+                        "frame": None if why else f"rgb_timestep_{step:04d}{tag}_view{k}.png", "bad_frame": why,
                         "timings_ms": {a: round(b, 1) for a, b in read.timings_ms.items()},
                         "reads": [sighting_json(x) for x in read.sightings]})
         here = position_from_home(self.bridge)
@@ -113,5 +117,5 @@ class LookAround:
                "seconds": round(self.seconds[-1], 2), "views": log,
                "landmarks": [[x.name, x.bearing, x.distance] for x in lms],
                "pois": [[x.name, x.bearing, x.distance] for x in pois], "goal_groups": self.fusion.goal_evidence()}
-        (self.folder / f"reading_timestep_{step:04d}.json").write_text(json.dumps(out, indent=1, ensure_ascii=False))
+        (self.folder / f"reading_timestep_{step:04d}{tag}.json").write_text(json.dumps(out, indent=1, ensure_ascii=False))
         return lms, pois

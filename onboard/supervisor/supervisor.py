@@ -459,9 +459,10 @@ class Supervisor:
         home = np.asarray(self.map.to_local(s.home_lat, s.home_lon), dtype=float)
         return [np.asarray(b.footprint, dtype=float) - home for b in self.map.buildings]
 
-    async def _camera_view(self, step: int, obs: WorldObservation, outcome: FlightOutcome) -> WorldObservation:
+    async def _camera_view(self, step: int, obs: WorldObservation, outcome: FlightOutcome,
+                           tag: str = "") -> WorldObservation:
         """The look-around here: `obs` with the camera's fused sightings in place of anything the feed said."""
-        lms, pois = await self._look.run(step)
+        lms, pois = await self._look.run(step, tag)
         outcome.look_around_s = [round(x, 2) for x in self._look.seconds]
         outcome.read_ms = [round(x, 1) for x in self._look.read_ms]
         outcome.bad_frames = self._look.bad_frames
@@ -753,7 +754,7 @@ class Supervisor:
         if climb.arrived and self._look is not None:  # the camera's look-around from up there: landmarks only
             top = max(top, self.bridge.state.rel_alt_m)
             seen = await self._observe(obs.node, heading, altitude_m)
-            seen = replace(await self._camera_view(step, seen, outcome), pois=())
+            seen = replace(await self._camera_view(step, seen, outcome, "_up"), pois=())
         elif climb.arrived:
             if not await executor.turn_around():
                 log.info("look-up at waypoint %s: no full turn (no heading reported, or a turn timed out)", obs.node)
