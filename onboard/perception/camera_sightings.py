@@ -89,7 +89,7 @@ def goal_names(instruction: str, gazetteer: list[str], names_goal: Callable[[str
     of a longer name). A run starting with a sentence word ("Find", "It") or of fewer than three
     letters ("N", "S.W") is not a name. A guess from words alone: where the operator gives the
     goal's name (`Mission.goal_name`, a task's `goal_name`) that is used instead; on the ordinary
-    dev tasks this finds the name in 73 of 100 descriptions (lower-case ones and names with
+    dev tasks this finds the name in 72 of 100 descriptions (lower-case ones and names with
     "&" or "the" inside are missed).
     """
     from onboard.agent.landmark_names import STARTERS
