@@ -11,6 +11,11 @@ memory of the supervisor process with whatever the configuration loads
 detector), success and SPL against the world's ground truth.
 
     aerie bench fly --tasks t019 --planner llm --camera world --json bench/results/DATE/fly_llm.json
+    aerie bench fly --tasks h001 --task-file bench/tasks/helsinki_ordinary_test.json --sightings camera --keep DIR
+
+`--sightings camera` flies with `supervisor.perception: camera` (`aerie fly --perception camera`): a
+look-around at each waypoint, the frames read, the agent given only what was read; the record adds
+the seconds per look-around, read ms per view and the frames kept in the flight's rgb_images/.
 """
 
 from __future__ import annotations
@@ -37,27 +42,36 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--planner", choices=("geometric", "llm"), default="geometric")
     p.add_argument("--camera", default="", help="'' (none) or 'world' (rendered views -> detector)")
     p.add_argument("--perception", default="prep", help="world feed noise preset (default %(default)s)")
+    p.add_argument("--sightings", choices=("oracle", "camera"), default="oracle",
+                   help="where the agent's sightings come from (supervisor.perception; default %(default)s)")
+    p.add_argument("--task-file", default=None, help="the task file the ids are in (default: the public tasks)")
+    p.add_argument("--keep", default=None, help="keep the flights' folders (frames, reads) here instead of a temp dir")
     p.add_argument("--json", default=None, help="write the results here")
     return p
 
 
-def fly_one(task_id: str, planner: str, camera: str, noise: str, workdir: Path, world) -> dict:
+def fly_one(task_id: str, planner: str, camera: str, noise: str, workdir: Path, world, sightings: str = "oracle",
+            task_file: str | None = None) -> dict:
     import yaml
 
     from onboard.config import AerieConfig
     from contract.typed_config import to_dict
     from sim.flight_rig import start_rig
 
-    with start_rig(task_id, world=world, noise=noise) as rig:
+    with start_rig(task_id, world=world, noise=noise, **({"tasks_path": task_file} if task_file else {})) as rig:
         base = AerieConfig()
         base = replace(base, agent=replace(base.agent, planner=planner),
-                       supervisor=replace(base.supervisor, camera=camera, save_images=False))
+                       supervisor=replace(base.supervisor, camera=camera, save_images=sightings == "camera",
+                                          perception=sightings))
         cfg = rig.config(base, workdir / task_id)
         config_file = workdir / f"{task_id}.yaml"
         config_file.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
         mission = workdir / f"{task_id}.mission.yaml"
         m = rig.mission()
-        mission.write_text(yaml.safe_dump({"instruction": m.instruction, "name": m.name, "step_limit": m.step_limit}))
+        spec = {"instruction": m.instruction, "name": m.name, "step_limit": m.step_limit}
+        if sightings == "camera":  # the goal's name as the operator would spell it, for the signs
+            spec["goal_name"] = rig.task.task.goal_name
+        mission.write_text(yaml.safe_dump(spec, allow_unicode=True))
         out = workdir / f"{task_id}.outcome.json"
         t0 = time.monotonic()
         proc = subprocess.run([sys.executable, "-m", "aerie", "fly", "--config", str(config_file), "--mission",
@@ -70,7 +84,15 @@ def fly_one(task_id: str, planner: str, camera: str, noise: str, workdir: Path, 
         summary_file = Path(outcome["results_dir"]) / SUMMARY_FILE
         llm = json.loads(summary_file.read_text()).get("llm_plan") if summary_file.exists() else None
     steps = outcome["step_ms"]
-    return {"task": task_id, **judged, "exit_code": proc.returncode, "wall_s": round(wall, 1),
+    camera_rec = {}
+    if sightings == "camera":
+        frames = sorted((Path(outcome["results_dir"]) / "rgb_images").glob("rgb_timestep_*_view*.png"))
+        looks = outcome.get("look_around_s") or []
+        camera_rec = {"look_around_s_p50": outcome.get("look_around_s_p50"), "look_arounds": len(looks),
+                      "look_around_s_mean": round(statistics.mean(looks), 2) if looks else None,
+                      "read_ms_per_view_p50": outcome.get("read_ms_per_view_p50"), "bad_frames": outcome.get("bad_frames"),
+                      "frames_kept": len(frames), "results_dir": outcome["results_dir"]}
+    return {"task": task_id, **judged, "sightings": sightings, **camera_rec, "exit_code": proc.returncode, "wall_s": round(wall, 1),
             "agent_steps": len(steps), "step_ms_p50": round(statistics.median(steps), 2) if steps else None,
             "step_ms_p99": round(_p99(steps), 1) if steps else None, "step_ms_max": round(max(steps), 1) if steps else None,
             "first_step_ms": round(steps[0], 1) if steps else None,
@@ -92,14 +114,18 @@ def main(argv: list[str]) -> int:
     world = load_world(None)
     records = []
     with tempfile.TemporaryDirectory(prefix="aerie-fly-bench-") as tmp:
+        work = Path(args.keep) if args.keep else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         for task_id in [t for t in args.tasks.split(",") if t]:
-            rec = fly_one(task_id, args.planner, args.camera, args.perception, Path(tmp), world)
+            rec = fly_one(task_id, args.planner, args.camera, args.perception, work, world, args.sightings,
+                          args.task_file)
             records.append(rec)
             print(json.dumps(rec), flush=True)
     all_steps_p50 = [r["step_ms_p50"] for r in records if r["step_ms_p50"] is not None]
     calls = [r["llm_plan"]["call_s"] for r in records if r["llm_plan"] and r["llm_plan"]["call_s"] is not None]
     result = {
         "planner": args.planner, "camera": args.camera or "none", "perception": args.perception,
+        "sightings": args.sightings,
         "tasks": len(records), "sr": sum(r["success"] for r in records) / max(1, len(records)),
         "spl": round(sum(r["spl"] for r in records) / max(1, len(records)), 3),
         "step_ms_p50": round(statistics.median(all_steps_p50), 2) if all_steps_p50 else None,

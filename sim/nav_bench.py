@@ -35,7 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", default="greedy", help="random | greedy | memory | geometric | geometric-no-reflection | geometric-no-plan | "
                                                       "geometric-no-anchors | geometric-no-look-up | llm | "
                                                       "package.module:factory (factory(world) -> Agent)")
-    p.add_argument("--perception", default="perfect", help="perfect | prep | poor")
+    p.add_argument("--perception", default="perfect",
+                   help="perfect | prep | poor (the oracle's presets) | camera (a look-around of rendered frames at "
+                        "each step, read by the text reader and fused: sim/benchmark/camera_perception.py)")
+    p.add_argument("--config", help="with --perception camera: the config file whose supervisor.camera_* and "
+                                    "inference.text_* keys apply (default: the documented defaults)")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=int, default=1, help="play each task this many times (seeds seed, seed+1, ...)")
@@ -130,9 +134,12 @@ def main(argv: list[str]) -> int:
     from sim.world.cache import load_world
     from sim.world.perception import PRESETS
 
-    if args.perception not in PRESETS:
-        print(f"aerie bench nav: unknown perception preset {args.perception!r}; choose one of {sorted(PRESETS)}",
+    if args.perception not in PRESETS and args.perception != "camera":
+        print(f"aerie bench nav: unknown perception preset {args.perception!r}; choose one of {sorted(PRESETS) + ['camera']}",
               file=sys.stderr)
+        return 2
+    if args.perception == "camera" and (args.suite or args.learn or args.generate or args.fly):
+        print("aerie bench nav: --perception camera works with plain runs only", file=sys.stderr)
         return 2
     if args.map_stale and args.map is None:
         print("aerie bench nav: --map-stale needs --map", file=sys.stderr)
@@ -202,11 +209,24 @@ def main(argv: list[str]) -> int:
 
         mover_factory = partial(_mavsdk_mover, MavsdkMover, world, args.fly_url)
 
+    camera_bench = None
+    if args.perception == "camera":
+        from onboard.config import load_config
+        from onboard.perception.camera_sightings import PerceptionUnavailable, open_reader
+        from sim.benchmark.camera_perception import CameraBench
+
+        cfg = load_config(args.config)
+        try:
+            reader = open_reader(cfg.inference)
+        except PerceptionUnavailable as exc:
+            print(f"aerie bench nav: {exc}", file=sys.stderr)
+            return 2
+        camera_bench = CameraBench(world, reader, cfg.supervisor, use_map=args.map is not None)
     try:
         result = run_tasks(world, resolved, args.agent, args.perception, args.seed, progress=not args.no_progress,
                            repeats=max(1, args.repeats), mover_factory=mover_factory,
                            maps_dir=args.episode_dir if args.episode_dir and not args.no_maps else None,
-                           map_provider=map_provider)
+                           map_provider=map_provider, camera_bench=camera_bench)
     except ValueError as exc:
         print(f"aerie bench nav: {exc}", file=sys.stderr)
         return 2
@@ -226,6 +246,11 @@ def main(argv: list[str]) -> int:
           + (f"  map {args.map}" + (f" stale {args.map_stale:g}" if args.map_stale else "") if args.map else "")
           + (f"  model {result['model']['calls_per_episode']:.1f} calls/ep, {result['model']['s_per_call']:.1f} s/call"
              if "model" in result else ""))
+    if "camera" in result:
+        c = result["camera"]
+        print(f"camera: {c['perception_ms_per_step_mean']} ms perception/step ({c['views_per_step']} views; "
+              f"{c['perception_ms_per_step_unmemoised_mean']} ms without the memo), read {c['read_ms_per_view_p50']} ms/view "
+              f"p50, {c['views_read']} views read, {c['memo_hits']} memo hits")
     if args.episode_dir:
         from sim.benchmark.episode_files import write_episode
 

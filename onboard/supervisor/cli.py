@@ -2,6 +2,7 @@
 
     aerie fly --config config.yaml --instruction "Find the cafe 300 m east of the cathedral"
     aerie fly --config config.yaml --mission mission.yaml [--json outcome.json]
+    aerie fly --instruction "..." --perception camera   # sightings from the camera's frames only
 
 `--vehicle-url`, `--world` and `--data-dir` override the config's
 link.url, supervisor.world_endpoint and data_dir for one run (the demo and the
@@ -48,6 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--map", default=None, metavar="FILE",
                    help="override map.path: fly with this onboard map (the moves on offer come from it, the world "
                         "feed is only a sensor)")
+    p.add_argument("--perception", choices=["oracle", "camera"], default=None,
+                   help="override supervisor.perception: camera = look around at each waypoint, read the frames, "
+                        "decide from what was read only")
     p.add_argument("--data-dir", default=None, help="override data_dir")
     p.add_argument("--json", default=None, help="write the flight outcome here")
     p.add_argument("--quiet", action="store_true", help="no progress line per step")
@@ -76,6 +80,8 @@ def main(argv: list[str]) -> int:
         cfg = replace(cfg, supervisor=replace(cfg.supervisor, world_endpoint=args.world))
     if args.data_dir:
         cfg = replace(cfg, data_dir=args.data_dir)
+    if args.perception:
+        cfg = replace(cfg, supervisor=replace(cfg.supervisor, perception=args.perception))
     if args.map:
         cfg = replace(cfg, map=replace(cfg.map, path=str(Path(args.map).expanduser().resolve())))
     configure_logging(cfg.logging)

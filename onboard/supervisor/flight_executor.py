@@ -193,6 +193,28 @@ class FlightExecutor:
             done &= turned
         return done
 
+    async def turn_to(self, yaw_deg: float, tolerance_deg: float = TURN_TOLERANCE_DEG,
+                      timeout_s: float = TURN_STEP_TIMEOUT_S) -> bool:
+        """Turn in place to `yaw_deg` (clockwise from north), holding position: a camera's look-around step.
+
+        Flown in offboard like every leg (envelope below it, link loss waited out). False when the
+        autopilot reports no heading, the envelope refuses the hold (a ``command_refused`` event), or
+        the heading is not reached within `tolerance_deg` in `timeout_s`.
+        """
+        if not math.isfinite(self.bridge.state.yaw_deg) or not math.isfinite(yaw_deg):
+            return False
+        held = self._held_position()
+        at = PositionNed(held.north_m, held.east_m, held.down_m, yaw_deg % 360.0)
+        turned, _ = await self._leg(
+            lambda left: self.pilot.hold_until(
+                at, lambda s: yaw_error_deg(s.yaw_deg, at.yaw_deg) <= tolerance_deg, left, "turn"),
+            time.monotonic() + timeout_s)
+        if self.pilot.refused is not None:
+            self.on_event("command_refused", {"command": "turn", "yaw_deg": round(at.yaw_deg, 1),
+                                              "reason": self.pilot.refused})
+            return False
+        return turned
+
     def _held_position(self) -> PositionNed:
         """Where the pilot holds the vehicle now (the waypoint it arrived at), else where it is."""
         return self.pilot.holding() or self.pilot.here()

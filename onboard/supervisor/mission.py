@@ -44,6 +44,9 @@ class Mission:
     step_limit: int = 0
     # The flight's geofence (None: the config's safety.geofence).
     geofence: GeofenceConfig | None = None
+    # The goal's name as the operator spells it, for camera perception to match signs against
+    # ("": guessed from the instruction's words, onboard/perception/camera_sightings.py goal_names).
+    goal_name: str = ""
 
     def __post_init__(self) -> None:
         check_name(self.name)

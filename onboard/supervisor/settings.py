@@ -24,6 +24,35 @@ class WorldCameraConfig:
 
 
 @dataclass(frozen=True)
+class CameraReadingConfig:
+    # Views of a look-around at each waypoint (the vehicle turns through them in equal steps from the
+    # heading it flew; 5 x 72 degrees covers the circle with the 81-degree camera).
+    views: int = ranged(5, 1, 36)
+    # Each turn of the look-around is done within this many degrees of its heading.
+    turn_tolerance_deg: float = ranged(5.0, 0.5, 45.0)
+    # Reads of one name this close together (m) are one sign.
+    fusion_radius_m: float = ranged(50.0, 1.0, 500.0)
+    # One exact read at least this sure is a sighting by itself.
+    single_read_confidence: float = ranged(0.8, 0.0, 1.0)
+    # Otherwise reads from at least this many views (here or at other waypoints) ...
+    min_reads: int = ranged(2, 1, 20)
+    # ... whose confidences, combined as independent evidence (1 - prod(1 - c)), reach this.
+    fused_confidence: float = ranged(0.65, 0.0, 1.0)
+    # Cap height (m) of a building's name (1-2 m in a city): its range without a map comes from it.
+    building_letter_m: float = ranged(1.5, 0.1, 10.0)
+    # Names read no farther than this (m) that are neither the goal nor a landmark reach the agent as
+    # names seen close by (the oracle's POI range).
+    poi_range_m: float = ranged(60.0, 1.0, 1000.0)
+
+    def fusion(self):
+        from onboard.perception.camera_sightings import FusionSettings
+
+        return FusionSettings(fusion_radius_m=self.fusion_radius_m, single_read_confidence=self.single_read_confidence,
+                              min_reads=self.min_reads, fused_confidence=self.fused_confidence,
+                              building_letter_m=self.building_letter_m, poi_range_m=self.poi_range_m)
+
+
+@dataclass(frozen=True)
 class SupervisorConfig:
     # ZeroMQ REQ endpoint of the observation server: waypoints on offer, landmarks and readable signs
     # (in simulation `sim/world/observation_server.py`; a real vehicle needs its own corridor map and
@@ -49,6 +78,11 @@ class SupervisorConfig:
     # Camera pitch, degrees (negative looks down): a fixed mount, or a gimbal held there. Detections
     # are placed on the ground along this pitch, so a wrong value puts them at the wrong range.
     camera_pitch_deg: float = ranged(-15.0, -90.0, 90.0)
+    # Where the agent's sightings come from: "oracle" (the world feed's names, bearings and distances)
+    # or "camera" (a look-around of frames at each waypoint, read by the text reader: see camera_reading).
+    perception: Literal["oracle", "camera"] = "oracle"
+    # How camera perception looks around and fuses what it reads (perception: camera).
+    camera_reading: CameraReadingConfig = field(default_factory=CameraReadingConfig)
     # How the simulated world's camera ("world" frames, the benchmark's views) imitates a real one.
     world_camera: WorldCameraConfig = field(default_factory=WorldCameraConfig)
     # Flight altitude above home while flying the mission, metres.

@@ -43,6 +43,7 @@ from typing import Any, Callable
 from contract.messages import Detection, Detections, Event, FlightEnd, FlightStart, MapImage, State
 from contract.results import rgb_image_path, write_episode
 from onboard.config import AerieConfig
+from onboard.perception.camera_sightings import PerceptionUnavailable as _PerceptionUnavailable
 from onboard.supervisor.flight_executor import FlightExecutor, MissionAborted
 from onboard.supervisor.mission import Mission, check_name
 from onboard.supervisor.restarting_worker import RestartingWorker
@@ -82,6 +83,10 @@ class FlightOutcome:
     look_up_at: list[list] = field(default_factory=list)  # [step, waypoint, altitude_m] per look-up flown
     refused_look_ups: int = 0    # look-ups refused (outside the offered altitudes, or by the envelope): not flown
     refused_look_up_at: list[list] = field(default_factory=list)  # [step, waypoint, altitude_m, reason]
+    perception: str = "oracle"   # where the agent's sightings came from (supervisor.perception)
+    look_around_s: list[float] = field(default_factory=list)  # camera perception: seconds per look-around
+    read_ms: list[float] = field(default_factory=list)  # camera perception: reader time per view read
+    bad_frames: int = 0          # camera frames that did not decode or had the wrong size
 
     @property
     def step_ms_p50(self) -> float:
@@ -91,6 +96,8 @@ class FlightOutcome:
         d = asdict(self)
         d["step_ms_p50"] = round(self.step_ms_p50, 2) if self.step_ms else None
         d["map_ms_p50"] = round(statistics.median(self.map_ms), 2) if self.map_ms else None
+        d["look_around_s_p50"] = round(statistics.median(self.look_around_s), 2) if self.look_around_s else None
+        d["read_ms_per_view_p50"] = round(statistics.median(self.read_ms), 1) if self.read_ms else None
         return d
 
 
@@ -117,8 +124,8 @@ def _flight_id() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
 
-class PerceptionUnavailable(RuntimeError):
-    """The configuration asks for perception, and its models cannot load: the supervisor refuses to start."""
+# The configuration asks for perception, and its models cannot load: the supervisor refuses to start.
+PerceptionUnavailable = _PerceptionUnavailable
 
 
 def perception_note(sup: Any) -> str:
@@ -199,6 +206,8 @@ class Supervisor:
         self._state_task: asyncio.Task | None = None
         self._gazetteer: list[str] = []
         self.map: Any = None  # the onboard map (onboard.map.OnboardMap) when map.path is set
+        self.text_reader: Any = None  # supervisor.perception camera: the text reader, loaded at start
+        self._look: Any = None  # this mission's LookAround (camera perception)
         self._map_source = ""
 
     # -- telemetry helpers -----------------------------------------------------------------
@@ -262,6 +271,10 @@ class Supervisor:
         return self._plan_model.generate_json(messages, schema)
 
     def _load_models(self) -> None:
+        if self.sup.perception == "camera" and self.text_reader is None:
+            from onboard.perception.camera_sightings import open_reader
+
+            self.text_reader = open_reader(self.cfg.inference)  # PerceptionUnavailable naming the file
         if self.cfg.agent.planner == "llm" and self._plan_model is None:
             from onboard.inference.planner_model import PlannerModel
 
@@ -415,6 +428,47 @@ class Supervisor:
         except OffTheMap as exc:
             raise MissionAborted(str(exc)) from None
         return replace(seen, node=here.node, lat=here.lat, lon=here.lon, snap_m=here.snap_m, moves=here.moves)
+
+    def _look_around(self, executor: FlightExecutor, gazetteer: list[str], folder: Path) -> Any:
+        """This mission's camera perception: names from its instruction, ranges from the map's footprints if any."""
+        from onboard.agent.goal_description import parse_goal_description
+        from onboard.perception.camera_model import CameraIntrinsics
+        from onboard.perception.camera_sightings import CameraReader, SightingFusion, goal_names
+        from onboard.perception.text_range import FootprintRanger
+        from onboard.supervisor.look_around import LookAround
+
+        goal = parse_goal_description(self.mission.instruction, gazetteer)
+        names = ([self.mission.goal_name] if self.mission.goal_name.strip()
+                 else goal_names(self.mission.instruction, gazetteer, goal.names_goal))
+        settings = self.sup.camera_reading.fusion()
+        intr = CameraIntrinsics.from_hfov(self.sup.camera_width, self.sup.camera_height, self.sup.camera_hfov_deg)
+        ranger = None
+        if self.map is not None and self.map.buildings:
+            ranger = FootprintRanger(self._map_footprints())
+        reader = CameraReader(self.text_reader, intr, gazetteer, names, ranger, settings)
+        self.event("camera_perception", {"goal_names": names, "views": self.sup.camera_reading.views,
+                                         "map_ranges": ranger is not None})
+        return LookAround(executor, self.bridge, self._world, reader,
+                          SightingFusion(gazetteer, names, settings, goal.names_goal), self.sup, folder, self.event)
+
+    def _map_footprints(self) -> list:
+        """The map's building footprints in metres (east, north) of home, the frame of the reported position."""
+        import numpy as np
+
+        s = self.bridge.state
+        home = np.asarray(self.map.to_local(s.home_lat, s.home_lon), dtype=float)
+        return [np.asarray(b.footprint, dtype=float) - home for b in self.map.buildings]
+
+    async def _camera_view(self, step: int, obs: WorldObservation, outcome: FlightOutcome,
+                           tag: str = "") -> WorldObservation:
+        """The look-around here: `obs` with the camera's fused sightings in place of anything the feed said."""
+        lms, pois = await self._look.run(step, tag)
+        outcome.look_around_s = [round(x, 2) for x in self._look.seconds]
+        outcome.read_ms = [round(x, 1) for x in self._look.read_ms]
+        outcome.bad_frames = self._look.bad_frames
+        self.on_progress(f"looked around: {len(lms)} landmark(s), {len(pois)} name(s) read "
+                         f"({self._look.seconds[-1]:.1f} s)")
+        return replace(obs, landmarks=lms, pois=pois)
 
     async def _detect(self, step: int, obs: WorldObservation, heading: float, folder: Path) -> None:
         if self.detector is None or step % self.sup.detect_every_steps:
@@ -587,6 +641,8 @@ class Supervisor:
             except OffTheMap as exc:
                 raise MissionAborted(str(exc)) from None
         await asyncio.to_thread(self.agent.reset, self.mission.instruction, 0, known)
+        self._look = self._look_around(executor, gazetteer, folder) if self.sup.perception == "camera" else None
+        outcome.perception = self.sup.perception
         if self.agent.reading is not None and self.agent.reading.unsettled:
             r = self.agent.reading
             log.info("instruction: parser unsettled (%s); read by the %s%s", r.unsettled, r.reader,
@@ -609,6 +665,8 @@ class Supervisor:
                 outcome.reason = "terminated"
                 return
             await executor.wait_for_link()
+            if self._look is not None and obs.altitude_m is None:  # the step's sightings: the camera's only
+                obs = await self._camera_view(step, obs, outcome)
             await self._detect(step, obs, heading, folder)
             t_step = time.perf_counter()
             action = await asyncio.to_thread(self.agent.act, obs.for_agent(
@@ -693,7 +751,11 @@ class Supervisor:
                                                outcome)
         top = self.bridge.state.rel_alt_m
         seen = None
-        if climb.arrived:
+        if climb.arrived and self._look is not None:  # the camera's look-around from up there: landmarks only
+            top = max(top, self.bridge.state.rel_alt_m)
+            seen = await self._observe(obs.node, heading, altitude_m)
+            seen = replace(await self._camera_view(step, seen, outcome, "_up"), pois=())
+        elif climb.arrived:
             if not await executor.turn_around():
                 log.info("look-up at waypoint %s: no full turn (no heading reported, or a turn timed out)", obs.node)
             top = max(top, self.bridge.state.rel_alt_m)  # settled up there by now (the climb ends within 1 m)

@@ -131,6 +131,23 @@ class WorldLink:
         request = {"op": "observe", "lat": lat, "lon": lon, "heading": heading, "node": node, "image": image}
         if altitude_m is not None:  # only then: a server older than the field sees the request it always did
             request["altitude"] = float(altitude_m)
+        return self._observed(request, altitude_m)
+
+    def frame(self, lat: float, lon: float, heading: float, camera_alt_m: float) -> WorldObservation:
+        """A camera frame only: rendered from exactly this position, heading and height, no sightings with it.
+
+        What camera perception asks for (`supervisor.perception: camera`): the feed is then a camera and
+        nothing else; the reply's landmarks and POIs are empty, its ``image_png`` the frame.
+        """
+        request = {"op": "observe", "lat": lat, "lon": lon, "heading": heading, "node": None, "image": True,
+                   "sightings": False, "camera_alt": float(camera_alt_m)}
+        obs = self._observed(request, None)
+        if obs.landmarks or obs.pois:
+            raise WorldLinkError(f"observation server {self.endpoint} sent sightings with a frame-only request "
+                                 "(a world feed without the sightings flag?)")
+        return obs
+
+    def _observed(self, request: dict, altitude_m: float | None) -> WorldObservation:
         obs = parse_observation(self._ask(request))
         if altitude_m is not None and (obs.altitude_m is None or not abs(obs.altitude_m - altitude_m) <= 1e-6):
             raise WorldLinkError(f"observation server {self.endpoint} answered a look-up from {altitude_m:.1f} m "

@@ -84,10 +84,12 @@ def is_success(world: World, rt: ResolvedTask, node: int) -> bool:
 
 def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel | str = "perfect",
                 seed: int = 0, mover: Mover | None = None, renderer=None, preset_name: str | None = None,
-                altitude_ceiling_m: float = ALTITUDE_CEILING_M) -> dict:
+                altitude_ceiling_m: float = ALTITUDE_CEILING_M, camera=None) -> dict:
     """Play one episode; returns the JSON-ready record (metrics + trajectory).
 
     `altitude_ceiling_m`: look-ups above it are refused (default: the safety envelope's ceiling).
+    `camera` (`camera_perception.CameraEpisode`): the sightings come from its look-around at each
+    step instead of the oracle (which then only judges success); its look-around time is flight time.
     """
     nz = preset(noise) if isinstance(noise, str) else noise
     perception = OraclePerception(world, nz, seed)
@@ -104,9 +106,13 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
     while True:
         here, hd = node, heading
         image = (lambda: renderer(here, hd)) if renderer else None
+        if camera is not None:
+            seen_lms, seen_pois = camera.observe(steps, node, view_alt)
+        else:
+            seen_lms = perception.landmarks_at(node, view_alt)
+            seen_pois = () if view_alt is not None else perception.pois_at(node)
         obs = Observation(step=steps, steps_left=rt.step_limit - steps, neighbours=tuple(g.neighbours(node)),
-                          landmarks=tuple(perception.landmarks_at(node, view_alt)),
-                          pois=() if view_alt is not None else tuple(perception.pois_at(node)),
+                          landmarks=tuple(seen_lms), pois=tuple(seen_pois),
                           heading=heading, altitude_m=world.cruise_alt if view_alt is None else view_alt,
                           look_up_ceiling_m=altitude_ceiling_m, image=image)
         view_alt = None
@@ -143,6 +149,10 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
         node = action.node
         traj.append(node)
     wall = time.perf_counter() - t0
+    extra = {}
+    if camera is not None:
+        extra = camera.record()
+        flight_s += extra["look_around_s"]
     success = arrived and is_success(world, rt, node)
     gy, gx = ned_from_geo(world.origin, rt.task.goal_lat, rt.task.goal_lon)
     return {
@@ -159,5 +169,5 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
         "final_dist_m": round(float(np.hypot(g.xy[node][0] - gx, g.xy[node][1] - gy)), 1),
         "start_goal_m": round(float(np.hypot(g.xy[rt.start_node][0] - gx, g.xy[rt.start_node][1] - gy)), 1),
         "flight_s": round(flight_s, 1), "wall_s": wall, "wall_ms_per_step": 1000.0 * wall / max(1, steps),
-        "trajectory": traj,
+        "trajectory": traj, **extra,
     }

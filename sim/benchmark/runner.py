@@ -31,7 +31,8 @@ def load_agent(spec: str, world: World):
 
 
 def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, seed: int = 0,
-              progress: bool = True, repeats: int = 1, mover_factory=None, maps_dir=None, map_provider=None) -> dict:
+              progress: bool = True, repeats: int = 1, mover_factory=None, maps_dir=None, map_provider=None,
+              camera_bench=None) -> dict:
     """Episodes for every task (fresh agent each), aggregated; JSON-ready.
 
     `agent_spec` is a name for `load_agent`, or a zero-argument callable that
@@ -47,6 +48,9 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
     `map_provider(task, seed) -> TaskMap` (`sim.benchmark.bench_map.MapProvider`), when given, hands
     each episode's onboard map to agents that take one (`use_map`; the baselines do not) and
     writes what was changed in it into the record's `map`.
+    `camera_bench` (`sim.benchmark.camera_perception.CameraBench`), when given, replaces the oracle's
+    sightings by a camera look-around read at every step (`preset` is then only a label); the run's
+    reading figures go into the result's `camera`.
     """
     from tqdm import tqdm
 
@@ -69,13 +73,15 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
             task_map = map_provider(rt, s_)
             if hasattr(agent, "use_map"):
                 agent.use_map(task_map.knowledge)
+        camera = camera_bench.episode(rt.task.description, rt.task.goal_name) if camera_bench is not None else None
+        noise = "perfect" if camera is not None else preset
         if mover_factory is None:
-            rec = run_episode(world, rt, agent, preset, seed=s_ * 100_003 + i, preset_name=preset,
-                              renderer=views.oblique)
+            rec = run_episode(world, rt, agent, noise, seed=s_ * 100_003 + i, preset_name=preset,
+                              renderer=views.oblique, camera=camera)
         else:
             with mover_factory(rt) as mover:
-                rec = run_episode(world, rt, agent, preset, seed=s_ * 100_003 + i, preset_name=preset,
-                                  renderer=views.oblique, mover=mover)
+                rec = run_episode(world, rt, agent, noise, seed=s_ * 100_003 + i, preset_name=preset,
+                                  renderer=views.oblique, mover=mover, camera=camera)
         if hasattr(agent, "record_extra"):  # an agent's own per-episode figures (Aerie's: model calls and seconds)
             rec.update(agent.record_extra())
         if task_map is not None:
@@ -85,7 +91,15 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
         s = sum(r["success"] for r in records)
         bar.set_postfix(sr=f"{s / len(records):.2f}")
     summary = summarise(records)
-    return {
+    extra = {}
+    if camera_bench is not None:
+        steps = [r["perception_ms_per_step"] for r in records]
+        full = [r["perception_ms_per_step_unmemoised"] for r in records]
+        extra["camera"] = {**camera_bench.memo.to_json(), "views_per_step": camera_bench.cfg.camera_reading.views,
+                           "map_ranges": camera_bench.ranger is not None,
+                           "perception_ms_per_step_mean": round(sum(steps) / len(steps), 1) if steps else None,
+                           "perception_ms_per_step_unmemoised_mean": round(sum(full) / len(full), 1) if full else None}
+    return {**extra,
         "agent": records[0]["agent"] if records else label, "perception": preset, "seed": seed,
         "sr": summary.sr, "spl": summary.spl, "episodes": len(records), "summary": summary.to_json(),
         "elapsed_s": round(time.perf_counter() - t0, 2),

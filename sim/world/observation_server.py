@@ -26,6 +26,12 @@ that asked for an altitude can tell a server that predates the field (no
 ``altitude_m`` in its reply) from one that honoured it. An altitude that is not
 a finite number within `ALTITUDE_RANGE_M` is a malformed request.
 
+``"sightings": false`` asks for a camera frame only (camera perception): no
+landmarks or POIs in the reply, and the frame rendered from the reported
+position itself (not its waypoint) at ``camera_alt`` metres (default the
+cruise altitude) along ``heading``, so the picture is what a camera there would
+take, an off-waypoint drone and all.
+
 ``node`` is the waypoint the supervisor flew to; it is used when the reported
 position is within `SNAP_TOLERANCE_M` of it, otherwise the nearest waypoint
 is, so a drone that did not get where it was sent observes where it is.
@@ -147,7 +153,13 @@ class WorldObservationServer:
         if not (math.isfinite(lat) and math.isfinite(lon)):
             raise ValueError("lat/lon must be finite")
         heading = float(req.get("heading") or 0.0)
+        if not math.isfinite(heading):
+            raise ValueError("heading must be finite")
         altitude = camera_altitude(req.get("altitude"))
+        sightings = req.get("sightings", True)
+        if not isinstance(sightings, bool):
+            raise ValueError("sightings must be true or false")
+        camera_alt = camera_altitude(req.get("camera_alt"))
         g = self.world.graph
         y, x = ned_from_geo(self.world.origin, lat, lon)
         node = req.get("node")
@@ -162,9 +174,10 @@ class WorldObservationServer:
             "moves": [{"node": int(n.node), "bearing": float(n.bearing), "length": float(n.distance),
                        "lat": float(g.latlon[n.node][0]), "lon": float(g.latlon[n.node][1])}
                       for n in (g.neighbours(node) if self.offer_moves else ())],
-            "landmarks": [{"name": s.name, "bearing": float(s.bearing), "distance": float(s.distance)}
-                          for s in self.perception.landmarks_at(node, altitude)],
-            "pois": [] if altitude is not None else [
+            "landmarks": [] if not sightings else [
+                {"name": s.name, "bearing": float(s.bearing), "distance": float(s.distance)}
+                for s in self.perception.landmarks_at(node, altitude)],
+            "pois": [] if altitude is not None or not sightings else [
                 {"name": p.name, "bearing": float(p.bearing), "distance": float(p.distance)}
                 for p in self.perception.pois_at(node)],
             "image_png": None,
@@ -172,18 +185,25 @@ class WorldObservationServer:
         }
         self.counters.moves_offered += len(reply["moves"])
         if req.get("image"):
-            reply["image_png"] = self._render(node, heading)
+            eye = None
+            if not sightings:  # a camera's frame: from where the vehicle says it is
+                eye = np.array([x, y, self.world.cruise_alt if camera_alt is None else camera_alt])
+            reply["image_png"] = self._render(node, heading, eye)
         return reply
 
-    def _render(self, node: int, heading: float) -> bytes:
-        """The oblique view from the cruise altitude (also after a look-up: the vehicle is back down by then)."""
+    def _render(self, node: int, heading: float, eye: np.ndarray | None = None) -> bytes:
+        """The oblique view from the cruise altitude (also after a look-up: the vehicle is back down by then).
+
+        With `eye` (east, north, up m): the frame from exactly there, without any debug overlay.
+        """
         import cv2
 
         if self._renderer_built is not None:
             self._renderer_built.join()
         if self._renderer is None:  # served without start() (handle() called directly), or the build failed
             self._build_renderer()
-        ok, png = cv2.imencode(".png", np.ascontiguousarray(self._renderer.oblique(node, heading)))
+        img = self._renderer.oblique(node, heading) if eye is None else self._renderer.render_at(eye, heading)[0]
+        ok, png = cv2.imencode(".png", np.ascontiguousarray(img))
         if not ok:
             raise RuntimeError("PNG encoding failed")
         self.counters.images += 1

@@ -1,0 +1,121 @@
+"""Camera perception in flight: turn through the views at a waypoint, read each frame, fuse, hand the agent that.
+
+With ``supervisor.perception: camera`` the agent's landmarks and POIs come
+from here only. At each waypoint the vehicle turns in place through
+``camera_reading.views`` equal headings (`FlightExecutor.turn_to`: offboard,
+the envelope below it; the turns are flight time), starting with the one
+nearest its heading. For each it asks the world feed for a frame only
+(`WorldLink.frame`: rendered from the position and heading the autopilot
+*reports*, no sightings with it), reads it (`CameraReader`) and adds the reads
+to the flight's `SightingFusion`, placed from the reported position. Each frame
+is kept as ``rgb_images/rgb_timestep_SSSS_viewK.png`` and the step's reads as
+``reading_timestep_SSSS.json`` (``..._up...`` for a look-around from a look-up's altitude).
+
+A frame that does not decode or has the wrong size is a ``bad_frame`` event and
+an empty view, never a crash: the look-around goes on with the other views.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from onboard.agent.observation import LandmarkSighting, PoiSighting
+from onboard.perception.camera_model import CameraIntrinsics
+from onboard.perception.camera_sightings import (CameraReader, CameraView, SightingFusion, ViewRead,
+                                                 look_around_headings, sighting_json)
+
+
+def ordered_headings(views: int, yaw_deg: float) -> list[float]:
+    """The look-around's headings (equal steps from north), from the one nearest `yaw_deg` on, clockwise."""
+    hs = look_around_headings(0.0, views)
+    if not math.isfinite(yaw_deg):
+        return hs
+    first = min(range(len(hs)), key=lambda k: abs((hs[k] - yaw_deg + 180.0) % 360.0 - 180.0))
+    return hs[first:] + hs[:first]
+
+
+def frame_rgb(png: bytes | None, width: int, height: int) -> tuple[np.ndarray | None, str | None]:
+    """(RGB frame, None) or (None, why it is unusable): undecodable, or not the configured size."""
+    import cv2
+
+    if not png:
+        return None, "no frame"
+    img = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    if img is None or img.ndim != 3:
+        return None, "undecodable frame"
+    if img.shape[:2] != (height, width):
+        return None, f"frame is {img.shape[1]}x{img.shape[0]}, the camera is {width}x{height}"
+    return cv2.cvtColor(img, cv2.COLOR_BGR2RGB), None
+
+
+@dataclass
+class LookAround:
+    """One flight's camera perception: the reader, the fusion, where frames and reads are kept."""
+
+    executor: Any  # FlightExecutor
+    bridge: Any  # FlightBridge
+    world: Any  # WorldLink
+    reader: CameraReader
+    fusion: SightingFusion
+    cfg: Any  # SupervisorConfig
+    folder: Path
+    event: Callable[[str, Any], None]
+    seconds: list[float] = field(default_factory=list)  # per look-around: turning, frames and reading
+    read_ms: list[float] = field(default_factory=list)  # per view read
+    bad_frames: int = 0
+
+    @property
+    def intr(self) -> CameraIntrinsics:
+        return self.reader.intr
+
+    async def run(self, step: int, tag: str = "") -> tuple[tuple[LandmarkSighting, ...], tuple[PoiSighting, ...]]:
+        """Turn through the views here, read them, and return the step's fused sightings.
+
+        `tag` marks the files of a look-around that is not the step's cruise one ("_up": from a look-up's
+        altitude), so neither overwrites the other.
+        """
+        from firmware_bridge.maneuvers import position_from_home
+
+        t0 = time.monotonic()
+        views = self.cfg.camera_reading.views
+        log: list[dict] = []
+        for k, hd in enumerate(ordered_headings(views, self.bridge.state.yaw_deg)):
+            turned = await self.executor.turn_to(hd, self.cfg.camera_reading.turn_tolerance_deg)
+            s = self.bridge.state
+            here = position_from_home(self.bridge)
+            yaw = s.yaw_deg if math.isfinite(s.yaw_deg) else hd  # the reported heading: what the camera saw along
+            obs = await asyncio.to_thread(self.world.frame, s.lat, s.lon, yaw, max(1.0, s.rel_alt_m))
+            rgb, why = frame_rgb(obs.image_png, self.cfg.camera_width, self.cfg.camera_height)
+            if self.cfg.save_images and obs.image_png:
+                path = self.folder / "rgb_images" / f"rgb_timestep_{step:04d}{tag}_view{k}.png"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(obs.image_png)
+            if why is not None:
+                self.bad_frames += 1
+                self.event("bad_frame", {"step": step, "view": k, "reason": why})
+            view = CameraView(rgb, yaw, here.east_m, here.north_m, -here.down_m, self.cfg.camera_pitch_deg, k)
+            read: ViewRead = await asyncio.to_thread(self.reader.read_view, view)
+            if read.ok:
+                self.read_ms.append(read.timings_ms.get("total", float("nan")))
+            self.fusion.add(step, view, read)
+            log.append({"view": k, "heading_deg": round(hd, 1), "reported_yaw_deg": round(yaw, 1), "turned": turned,
+                        "frame": None if why else f"rgb_timestep_{step:04d}{tag}_view{k}.png", "bad_frame": why,
+                        "timings_ms": {a: round(b, 1) for a, b in read.timings_ms.items()},
+                        "reads": [sighting_json(x) for x in read.sightings]})
+        here = position_from_home(self.bridge)
+        lms, pois = self.fusion.sightings(step, here.east_m, here.north_m)
+        self.seconds.append(time.monotonic() - t0)
+        out = {"step": step, "east": round(here.east_m, 1), "north": round(here.north_m, 1),
+               "seconds": round(self.seconds[-1], 2), "views": log,
+               "landmarks": [[x.name, x.bearing, x.distance] for x in lms],
+               "pois": [[x.name, x.bearing, x.distance] for x in pois], "goal_groups": self.fusion.goal_evidence()}
+        (self.folder / f"reading_timestep_{step:04d}{tag}.json").write_text(json.dumps(out, indent=1, ensure_ascii=False))
+        return lms, pois

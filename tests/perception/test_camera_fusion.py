@@ -1,0 +1,103 @@
+"""Sightings from reads: names the goal by the instruction's words, places reads, and fuses them over views and steps.
+
+No model here: the reads are `TextSighting`s as `CameraReader` makes them, so
+each rule of `SightingFusion` is checked on its own (the reader on real frames is
+tests/perception/test_camera_sightings.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+from onboard.perception.camera_sightings import (CameraView, FusionSettings, SightingFusion, ViewRead, goal_names,
+                                                 look_around_headings)
+from onboard.perception.types import TextSighting
+
+GOAL = "Alepa Kallio"
+GAZETTEER = ["Kiasma", "Tavastia"]
+INSTRUCTION = f"Find {GOAL}. It is about 200 m north of Kiasma."
+
+
+def _read(name, bearing, rng, conf, *, slips=0, close_to=None, text=None):
+    return TextSighting(name=name, bearing_deg=bearing, range_m=rng, range_method="ground-plane", confidence=conf,
+                        box=(0, 0, 10, 10), text=text or name, close_to=close_to, slips=slips)
+
+
+def _view(east=0.0, north=0.0, index=0):
+    return CameraView(None, 0.0, east, north, 30.0, -15.0, index)
+
+
+def _near(conf=0.9):  # "Alepa Kalio": one slip, confidence halved as name_matching does
+    return _read("Alepa Kalio", 90.0, 40.0, conf * 0.5, slips=1, close_to=GOAL, text="Alepa Kalio")
+
+
+def _fusion():
+    return SightingFusion(GAZETTEER, [GOAL], FusionSettings())
+
+
+def test_goal_names_are_what_the_instruction_calls_the_goal():
+    assert goal_names(INSTRUCTION, GAZETTEER) == [GOAL]
+    assert goal_names("Kiasma is 300 m south of the goal, Café Engel.", GAZETTEER) == ["Café Engel"]
+
+
+def test_a_confident_exact_read_is_a_goal_sighting_placed_from_where_the_drone_is_now():
+    f = _fusion()
+    f.add(0, _view(), ViewRead(0, 0.0, (_read(GOAL, 90.0, 40.0, 0.95),)))
+    _, pois = f.sightings(0, 0.0, 0.0)
+    assert [(p.name, p.bearing, p.distance) for p in pois] == [(GOAL, 90.0, 40.0)]
+    # from 40 m south-west of there, the same sign is 40 m east + 40 m north: NE, 56.6 m
+    f.add(1, _view(0.0, -40.0), ViewRead(0, 0.0, (_read(GOAL, 45.0, 40.0 * math.sqrt(2), 0.95),)))
+    _, pois = f.sightings(1, 0.0, -40.0)
+    assert pois[0].name == GOAL and abs(pois[0].bearing - 45.0) < 0.5 and abs(pois[0].distance - 56.6) < 0.5
+
+
+def test_one_misread_does_not_lock_the_goal_and_the_same_read_from_a_second_view_does():
+    f = _fusion()
+    f.add(0, _view(), ViewRead(0, 0.0, (_near(),)))
+    assert f.sightings(0, 0.0, 0.0)[1] == ()
+    f.add(1, _view(index=1), ViewRead(1, 72.0, (_near(),)))
+    _, pois = f.sightings(1, 0.0, 0.0)
+    assert [p.name for p in pois] == [GOAL]
+
+
+def test_misreads_far_apart_are_two_signs_and_neither_locks():
+    f = _fusion()
+    f.add(0, _view(), ViewRead(0, 0.0, (_near(),)))
+    f.add(1, _view(0.0, 300.0), ViewRead(0, 0.0, (_near(),)))  # 40 m east of a place 300 m north
+    assert f.sightings(1, 0.0, 300.0)[1] == ()
+    assert len(f.goal_evidence()) == 2 and not any(g["confirmed"] for g in f.goal_evidence())
+
+
+def test_repeats_within_one_view_count_once():
+    f = _fusion()
+    f.add(0, _view(), ViewRead(0, 0.0, (_near(), _near(), _near())))
+    assert f.sightings(0, 0.0, 0.0)[1] == ()
+
+
+def test_a_weak_exact_read_alone_does_not_lock():
+    f = _fusion()
+    f.add(0, _view(), ViewRead(0, 0.0, (_read(GOAL, 90.0, 40.0, 0.6),)))
+    assert f.sightings(0, 0.0, 0.0)[1] == ()
+
+
+def test_landmarks_come_as_landmarks_and_unknown_names_close_by_as_names_read():
+    f = _fusion()
+    f.add(0, _view(), ViewRead(0, 0.0, (_read("Kiasma", 180.0, 150.0, 0.9), _read("Kahvila Sävy", 10.0, 30.0, 0.9),
+                                        _read("Far Away Bar", 10.0, 300.0, 0.9))))
+    lms, pois = f.sightings(0, 0.0, 0.0)
+    assert [(s.name, s.bearing, s.distance) for s in lms] == [("Kiasma", 180.0, 150.0)]
+    assert [p.name for p in pois] == ["Kahvila Sävy"]  # the far one is beyond the names' range
+    # a group is reported at the steps it is read at, not forever after
+    assert f.sightings(1, 0.0, 0.0) == ((), ())
+
+
+def test_a_read_without_a_range_places_nothing():
+    f = _fusion()
+    s = TextSighting(GOAL, 90.0, None, None, 0.95, (0, 0, 10, 10), GOAL)
+    f.add(0, _view(), ViewRead(0, 0.0, (s,)))
+    assert f.sightings(0, 0.0, 0.0) == ((), ())
+
+
+def test_look_around_headings_cover_the_circle():
+    assert look_around_headings(0.0, 5) == [0.0, 72.0, 144.0, 216.0, 288.0]
+    assert look_around_headings(350.0, 4) == [350.0, 80.0, 170.0, 260.0]

@@ -1,0 +1,61 @@
+"""The world feed as a camera only: a frame from the reported position, no sightings with it."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from sim.world.observation_server import WorldObservationServer
+from tests.sim._world_fixture import helsinki
+
+
+@pytest.fixture(scope="module")
+def server():
+    return WorldObservationServer(helsinki(), noise="perfect")
+
+
+def _at(world, node, east_off=0.0):
+    from contract.geodesy import geo_from_ned
+
+    x, y = world.graph.xy[node]
+    return geo_from_ned(world.origin, float(y), float(x + east_off))
+
+
+def _decode(png):
+    img = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    assert img is not None
+    return img
+
+
+def test_a_frame_only_request_carries_no_sightings_and_a_camera_frame(server):
+    w = server.world
+    node = next(n for n in range(w.graph.n_nodes) if w.visible[n])  # a waypoint with landmarks in sight
+    lat, lon = (float(v) for v in w.graph.latlon[node])
+    full = server.handle({"op": "observe", "lat": lat, "lon": lon, "heading": 0.0, "node": node, "image": False})
+    assert full["landmarks"]
+    reply = server.handle({"op": "observe", "lat": lat, "lon": lon, "heading": 90.0, "node": node, "image": True,
+                           "sightings": False, "camera_alt": 30.0})
+    assert reply["landmarks"] == [] and reply["pois"] == []
+    assert _decode(reply["image_png"]).shape == (540, 960, 3)
+
+
+def test_the_frame_is_taken_where_the_vehicle_reports_it_is(server):
+    """Off its waypoint by 15 m the vehicle sees another picture than from the waypoint itself."""
+    w = server.world
+    node = next(n for n in range(w.graph.n_nodes) if w.visible[n])
+    req = {"op": "observe", "heading": 45.0, "node": node, "image": True, "sightings": False, "camera_alt": 30.0}
+    on = server.handle({**req, "lat": float(w.graph.latlon[node][0]), "lon": float(w.graph.latlon[node][1])})
+    lat, lon = _at(w, node, 15.0)
+    off = server.handle({**req, "lat": lat, "lon": lon})
+    assert off["node"] == on["node"] == node  # the same waypoint, snapped
+    diff = np.abs(_decode(on["image_png"]).astype(int) - _decode(off["image_png"]).astype(int)).mean()
+    assert diff > 5.0, diff
+
+
+def test_a_bad_sightings_flag_or_camera_altitude_is_a_malformed_request(server):
+    w = server.world
+    lat, lon = (float(v) for v in w.graph.latlon[0])
+    for bad in ({"sightings": "no"}, {"camera_alt": -3.0}, {"camera_alt": float("nan")}, {"heading": float("inf")}):
+        with pytest.raises(ValueError):
+            server.handle({"op": "observe", "lat": lat, "lon": lon, "heading": 0.0, "image": True, **bad})

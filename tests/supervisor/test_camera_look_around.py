@@ -1,0 +1,94 @@
+"""Camera perception in flight: the look-around turns the simulated vehicle through its views via the bridge.
+
+One short mission (one step) on the simulated PX4 with ``supervisor.perception:
+camera``: at each waypoint the vehicle is turned to every view's heading (the
+vehicle's own reported yaw is checked against it), a frame is asked for from
+where it reports to be, read, kept, and the agent gets the fused reads and
+nothing of the feed's sightings. The frame checks without flying are in
+tests/sim/test_camera_frames.py; reading itself in tests/perception/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from onboard.agent.agent import GraphAgent
+from onboard.config import AerieConfig
+from onboard.supervisor.look_around import frame_rgb, ordered_headings
+from tests.supervisor.flightkit import world
+
+
+class Recording(GraphAgent):
+    """The agent as configured, keeping every observation it was given."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.observations: list = []
+
+    def act(self, observation):
+        self.observations.append(observation)
+        return super().act(observation)
+
+
+def _angle(a: float, b: float) -> float:
+    return abs((a - b + 180.0) % 360.0 - 180.0)
+
+
+def test_the_views_start_nearest_the_heading_and_go_round():
+    assert ordered_headings(5, 80.0) == [72.0, 144.0, 216.0, 288.0, 0.0]
+    assert ordered_headings(5, 350.0) == [0.0, 72.0, 144.0, 216.0, 288.0]
+    assert ordered_headings(4, float("nan")) == [0.0, 90.0, 180.0, 270.0]
+
+
+def test_a_bad_frame_is_named_not_read():
+    import cv2
+    import numpy as np
+
+    assert frame_rgb(None, 960, 540) == (None, "no frame")
+    assert frame_rgb(b"\x89PNG not really", 960, 540) == (None, "undecodable frame")
+    ok, png = cv2.imencode(".png", np.zeros((100, 200, 3), np.uint8))
+    img, why = frame_rgb(png.tobytes(), 960, 540)
+    assert img is None and "200x100" in why
+    ok, png = cv2.imencode(".png", np.full((540, 960, 3), (0, 0, 255), np.uint8))  # BGR red
+    img, why = frame_rgb(png.tobytes(), 960, 540)
+    assert why is None and img.shape == (540, 960, 3) and tuple(img[0, 0]) == (255, 0, 0)  # RGB red
+
+
+@pytest.mark.slow
+def test_a_camera_flight_turns_through_the_views_reads_and_hands_the_agent_only_that(tmp_path):
+    from tests.perception.conftest import _prepared
+    from onboard.supervisor.supervisor import Supervisor
+    from sim.flight_rig import start_rig
+
+    _prepared("ppocrv5-det")
+    _prepared("ppocrv5-rec")
+    rig = start_rig("t019", world=world(), noise="perfect")
+    try:
+        base = replace(AerieConfig(), supervisor=replace(AerieConfig().supervisor, use_memory=False,
+                                                         status_socket=False, perception="camera"))
+        cfg = rig.config(base, tmp_path / "vehicle")
+        views = cfg.supervisor.camera_reading.views
+        tol = cfg.supervisor.camera_reading.turn_tolerance_deg
+        sup = Supervisor(cfg, replace(rig.mission(), step_limit=1), agent_factory=Recording)
+        outcome = asyncio.run(sup.run())
+        assert outcome.landed == "landed" and outcome.perception == "camera", outcome
+        folder = Path(outcome.results_dir)
+        reading = json.loads((folder / "reading_timestep_0000.json").read_text())
+        assert sorted(v["heading_deg"] for v in reading["views"]) == [360.0 * k / views for k in range(views)]
+        for v in reading["views"]:
+            assert v["turned"], v
+            assert _angle(v["reported_yaw_deg"], v["heading_deg"]) <= tol + 1.0, v
+            assert (folder / "rgb_images" / f"rgb_timestep_0000_view{v['view']}.png").exists()
+            assert v["bad_frame"] is None
+        assert len(outcome.look_around_s) >= 1 and outcome.bad_frames == 0
+        assert len(outcome.read_ms) >= views
+        first = sup.agent.observations[0]
+        assert [[s.name, s.bearing, s.distance] for s in first.landmarks] == reading["landmarks"]
+        assert [[p.name, p.bearing, p.distance] for p in first.pois] == reading["pois"]
+    finally:
+        rig.close()
