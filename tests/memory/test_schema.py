@@ -163,12 +163,18 @@ def test_v3_migration_backfills_the_int8_prefilter(tmp_path: Path, embedder, cfg
         assert np.isclose(hit.similarity, float(vecs[1] @ embedder.embed(["a red-roofed church"])[0]), atol=1e-5)
 
 
-def test_threads_sharing_a_store_write_safely(store) -> None:
+def test_threads_sharing_a_store_write_safely(tmp_path, embedder, cfg) -> None:
     from concurrent.futures import ThreadPoolExecutor
+    from dataclasses import replace
 
-    def write(i: int) -> str:
-        return store.add(NavigateExperience(f"g{i}", "success", f"r{i}", "{}", f"thread {i} over the park"))
+    from onboard.memory.experience_store import ExperienceStore
 
-    with ThreadPoolExecutor(4) as pool:
-        uids = list(pool.map(write, range(24)))
-    assert len(set(uids)) == 24 and store.count() == 24 and store.integrity_ok()
+    # Four writers queue on one lock: on a loaded machine a writer can wait longer than the fixtures' 0.5 s
+    # (meant to make a wedged lock fail fast), so this store waits as long as a vehicle's default allows and more.
+    with ExperienceStore.open(tmp_path / "threads.sqlite", embedder, replace(cfg, writer_timeout_s=60.0)) as store:
+        def write(i: int) -> str:
+            return store.add(NavigateExperience(f"g{i}", "success", f"r{i}", "{}", f"thread {i} over the park"))
+
+        with ThreadPoolExecutor(4) as pool:
+            uids = list(pool.map(write, range(24)))
+        assert len(set(uids)) == 24 and store.count() == 24 and store.integrity_ok()

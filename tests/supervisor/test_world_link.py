@@ -14,7 +14,7 @@ from tests.supervisor.flightkit import world
 def test_observe_gazetteer_and_snapping():
     w = world()
     with WorldObservationServer(w, noise="perfect") as server:
-        link = WorldLink(server.endpoint, timeout_s=2.0)
+        link = WorldLink(server.endpoint, timeout_s=30.0)  # a loaded box renders slowly
         try:
             names = link.gazetteer()
             assert set(names) == {lm.name for lm in w.landmarks}
@@ -42,11 +42,11 @@ def test_observe_gazetteer_and_snapping():
         req.connect(server.endpoint)
         for body in (b"\xc1garbage", msgpack.packb({"op": "observe", "lat": "x"}), msgpack.packb([1, 2])):
             req.send(body)
-            assert req.poll(2000)
+            assert req.poll(30000)
             assert msgpack.unpackb(req.recv(), raw=False)["ok"] is False
         req.close(0)
         assert server.counters.rejected == 3
-        assert WorldLink(server.endpoint).observe(lat, lon, 0.0).node == node
+        assert WorldLink(server.endpoint, timeout_s=30.0).observe(lat, lon, 0.0).node == node
 
 
 def test_silent_server_is_a_clear_error_and_bad_replies_too():
