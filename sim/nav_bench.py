@@ -165,15 +165,21 @@ def _ablation(args: argparse.Namespace, world, resolved: list, argv: list[str]) 
             return 2
         map_provider = MapProvider(bench_map, world, args.map_stale)
     only = [m.strip() for m in args.mechanisms.split(",") if m.strip()] if args.mechanisms else None
+    def framed(res: dict) -> dict:
+        return {"tasks": str(args.tasks), "split": _split(args.tasks), **res,
+                "command": "aerie bench nav " + " ".join(argv)}
+
+    def partial(res: dict) -> None:
+        if args.json:
+            write_json(args.json, framed(res))
+
     try:
-        result = run_ablation(world, resolved, args.agent, args.perception, seed=args.seed, only=only,
-                              map_provider=map_provider, learn=args.learn, learn_dir=args.learn_dir,
-                              progress=not args.no_progress)
+        result = framed(run_ablation(world, resolved, args.agent, args.perception, seed=args.seed, only=only,
+                                     map_provider=map_provider, learn=args.learn, learn_dir=args.learn_dir,
+                                     progress=not args.no_progress, on_result=partial))
     except ValueError as exc:
         print(f"aerie bench nav: {exc}", file=sys.stderr)
         return 2
-    result = {"tasks": str(args.tasks), "split": _split(args.tasks), **result,
-              "command": "aerie bench nav " + " ".join(argv)}
     print(format_table(result))
     if args.json:
         write_json(args.json, result)

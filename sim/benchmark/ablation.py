@@ -116,12 +116,12 @@ def ablation_configs(base: AgentConfig, mechs: list[Mechanism]) -> list[tuple[Me
 
 
 def _model_figures(records: list[dict[str, Any]]) -> dict[str, float]:
+    """Plan-model calls per mission and seconds per call; nothing for a run that made none (geometric)."""
     calls = [r["model_calls"] for r in records if "model_calls" in r]
-    if not calls:
+    if not sum(calls):
         return {}
     secs = sum(r.get("model_s", 0.0) for r in records)
-    return {"model_calls_per_mission": round(sum(calls) / len(calls), 2),
-            "s_per_call": round(secs / sum(calls), 2) if sum(calls) else None}
+    return {"model_calls_per_mission": round(sum(calls) / len(calls), 2), "s_per_call": round(secs / sum(calls), 2)}
 
 
 def _score(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -181,8 +181,12 @@ def _embedder(cls):
 def run_ablation(world, tasks, planner: str, preset: str = "perfect", *, seed: int = 0,
                  only: list[str] | None = None, map_provider=None, learn: bool = False,
                  learn_dir: str | Path | None = None, config_cls: type = AgentConfig,
-                 progress: bool = True, run: Callable | None = None) -> dict[str, Any]:
+                 progress: bool = True, run: Callable | None = None,
+                 on_result: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Baseline and one run per applicable mechanism (`only`: these switches); JSON-ready.
+
+    `on_result(partial)` is called after every run but the last with the JSON so far (`complete`
+    false): a long llm run that is stopped keeps what it measured.
 
     `run(tasks, cfg, label) -> records` replaces the benchmark run (tests check the configs it is given).
     """
@@ -211,7 +215,10 @@ def run_ablation(world, tasks, planner: str, preset: str = "perfect", *, seed: i
             return _plain_run(world, ts, planner, cfg, preset, seed, map_provider)
     t0 = time.perf_counter()
     results: list[tuple[Mechanism | None, dict[str, Any]]] = []
-    for m, cfg in ablation_configs(base, runnable):
+    runs = ablation_configs(base, runnable)
+    head = {"planner": planner, "perception": preset, "seed": seed, "memory": "learn" if learn else "none",
+            "map": map_provider is not None}
+    for m, cfg in runs:
         label = "baseline" if m is None else m.switch
         t = time.perf_counter()
         scored = _score(run(tasks, cfg, label))
@@ -220,10 +227,18 @@ def run_ablation(world, tasks, planner: str, preset: str = "perfect", *, seed: i
         if progress:
             print(f"  {planner} {label:<28} SR {scored['sr']:.3f}  SPL {scored['spl']:.3f}  "
                   f"({scored['n']} tasks, {scored['elapsed_s']:.0f} s)", file=sys.stderr, flush=True)
+        if on_result is not None and len(results) < len(runs):
+            on_result({**_assemble(results, skipped, head, t0), "complete": False})
+    return {**_assemble(results, skipped, head, t0), "complete": True}
+
+
+def _assemble(results: list[tuple[Mechanism | None, dict[str, Any]]], skipped: list[dict[str, Any]],
+              head: dict[str, Any], t0: float) -> dict[str, Any]:
+    """The JSON of the runs so far: the baseline first, one row per switch run."""
     baseline = results[0][1]
     rows = []
     for m, off in results[1:]:
-        row = {**m.to_json(), "planner": planner, "sr_on": baseline["sr"], "sr_off": off["sr"],
+        row = {**m.to_json(), "planner": head["planner"], "sr_on": baseline["sr"], "sr_off": off["sr"],
                "spl_on": baseline["spl"], "spl_off": off["spl"], "n": off["n"],
                "delta_sr": round(baseline["sr"] - off["sr"], 4), "delta_spl": round(baseline["spl"] - off["spl"], 4),
                "elapsed_s": off["elapsed_s"]}
@@ -231,9 +246,8 @@ def run_ablation(world, tasks, planner: str, preset: str = "perfect", *, seed: i
             if key in off:
                 row[key] = off[key]
         rows.append(row)
-    return {"planner": planner, "perception": preset, "seed": seed, "memory": "learn" if learn else "none",
-            "map": map_provider is not None, "sr": baseline["sr"], "spl": baseline["spl"], "baseline": baseline,
-            "mechanisms": rows, "not_applicable": skipped, "elapsed_s": round(time.perf_counter() - t0, 1)}
+    return {**head, "sr": baseline["sr"], "spl": baseline["spl"], "baseline": baseline, "mechanisms": rows,
+            "not_applicable": skipped, "elapsed_s": round(time.perf_counter() - t0, 1)}
 
 
 def format_table(result: dict[str, Any]) -> str:

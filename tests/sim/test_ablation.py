@@ -77,8 +77,12 @@ def test_harness_gives_each_run_its_config_and_skips_what_cannot_act():
     assert plan["sr_off"] == plan["sr_on"] == 1.0
 
     seen.clear()
-    ablation.run_ablation(None, [1], "llm", run=run, progress=False, only=["use_replan", "use_look_up"])
+    partials: list[dict] = []
+    final = ablation.run_ablation(None, [1], "llm", run=run, progress=False, only=["use_replan", "use_look_up"],
+                                  on_result=partials.append)
     assert [label for label, _ in seen] == ["baseline", "use_replan", "use_look_up"]
+    assert [len(p["mechanisms"]) for p in partials] == [0, 1] and not any(p["complete"] for p in partials)
+    assert final["complete"] and [m["switch"] for m in final["mechanisms"]] == ["use_replan", "use_look_up"]
     assert seen[0][1].planner == "llm"
 
     seen.clear()
@@ -99,7 +103,7 @@ def test_tiny_real_run_writes_the_json(tmp_path):
     data = json.loads(out.read_text())
     assert data["split"] == "dev" and data["planner"] == "geometric" and data["tasks"] == str(DEV)
     assert data["baseline"]["n"] == 2 and (data["sr"], data["spl"]) == (data["baseline"]["sr"], data["baseline"]["spl"])
-    assert "--ablation" in data["command"]
+    assert "--ablation" in data["command"] and data["complete"] is True
     assert [m["switch"] for m in data["mechanisms"]] == ["use_reflection", "use_look_up"]
     for m in data["mechanisms"]:
         for key in ("name", "planner", "applies_to", "sr_on", "sr_off", "spl_on", "spl_off", "n"):
