@@ -120,3 +120,17 @@ def test_cli_rejects_unknown_mechanism_and_other_planners(capsys):
     assert nav_bench.main(["--ablation", "--agent", "greedy", "--tasks", str(DEV), "--limit", "1",
                            "--no-progress"]) == 2
     assert nav_bench.main(["--mechanisms", "use_plan", "--no-progress"]) == 2
+
+
+def test_memory_switches_run_with_learn_on_a_memory_file_carried_between_passes(tmp_path):
+    helsinki()
+    out = tmp_path / "abl.json"
+    rc = nav_bench.main(["--ablation", "--learn", "--learn-dir", str(tmp_path / "mem"), "--agent", "geometric",
+                         "--tasks", str(DEV), "--limit", "2", "--mechanisms", "use_persistent_reflections",
+                         "--no-progress", "--json", str(out)])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    assert data["memory"] == "learn" and [m["switch"] for m in data["mechanisms"]] == ["use_persistent_reflections"]
+    for label in ("baseline", "use_persistent_reflections"):   # each run has its own memory file, filled by pass 1
+        assert (tmp_path / "mem" / label / "vehicle.sqlite").is_file()
+        assert any((tmp_path / "mem" / label / "bundles").iterdir())
