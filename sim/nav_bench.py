@@ -21,7 +21,8 @@ With `--ablation` (sim/benchmark/ablation.py) the agent flies once with everythi
 per `use_*` switch of `AgentConfig` turned off alone; the JSON has `sr` and `spl` (everything
 on), `baseline`, `mechanisms` (one object per switch run: `name`, `switch`, `planner`,
 `applies_to`, `sr_on`, `sr_off`, `spl_on`, `spl_off`, `n`, with the llm planner
-`model_calls_per_mission` and `s_per_call`), `not_applicable` (switches that cannot act in
+`model_calls_per_mission`, `s_per_call`, `model_answered_per_mission` (calls whose answer was
+used, not the geometric fallback) and `s_per_answered_call`), `not_applicable` (switches that cannot act in
 this run, and why), `tasks`, `split` and `command`.
 """
 

@@ -42,6 +42,8 @@ from typing import Any, Callable
 from onboard.agent.settings import AgentConfig
 
 PLANNERS = ("geometric", "llm")
+# Plan-call sources that mean the model's answer was used (else the geometric fallback was flown).
+ANSWERED = ("llm", "llm-repaired")
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,10 @@ KNOWN: dict[str, tuple[str, str, tuple[str, ...], str]] = {
                        PLANNERS, ""),
     "use_persistent_reflections": ("reflections kept across flights", "reflection memory (001)", PLANNERS,
                                    "memory"),
+    # Acts without memory too: the analysis is a model call after every mission, on the worker the next
+    # mission's plan calls queue on (its text is read only by later flights, with --learn).
     "use_mission_analysis": ("end-of-mission analysis by the model", "success / failure analysis (000 §5)",
-                             _LLM, "memory"),
+                             _LLM, ""),
     "use_anchors": ("place-anchor memory", "visited places, ABABA / STUCK hints (002)", PLANNERS, ""),
     "use_look_up": ("look over the roofs", "Aerie's own (no seed)", PLANNERS, ""),
     "use_map": ("onboard map", "Aerie's own (no seed)", PLANNERS, "map"),
@@ -121,7 +125,12 @@ def _model_figures(records: list[dict[str, Any]]) -> dict[str, float]:
     if not sum(calls):
         return {}
     secs = sum(r.get("model_s", 0.0) for r in records)
-    return {"model_calls_per_mission": round(sum(calls) / len(calls), 2), "s_per_call": round(secs / sum(calls), 2)}
+    answered = [c for r in records for c in r.get("llm_calls", ()) if c.get("source") in ANSWERED]
+    out = {"model_calls_per_mission": round(sum(calls) / len(calls), 2), "s_per_call": round(secs / sum(calls), 2),
+           "model_answered_per_mission": round(len(answered) / len(calls), 2)}
+    if answered:  # a fallback "call" refused by a wedged worker takes ~0 s: it must not dilute the time per call
+        out["s_per_answered_call"] = round(sum(c["call_s"] or 0.0 for c in answered) / len(answered), 2)
+    return out
 
 
 def _score(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -242,7 +251,7 @@ def _assemble(results: list[tuple[Mechanism | None, dict[str, Any]]], skipped: l
                "spl_on": baseline["spl"], "spl_off": off["spl"], "n": off["n"],
                "delta_sr": round(baseline["sr"] - off["sr"], 4), "delta_spl": round(baseline["spl"] - off["spl"], 4),
                "elapsed_s": off["elapsed_s"]}
-        for key in ("model_calls_per_mission", "s_per_call"):
+        for key in ("model_calls_per_mission", "s_per_call", "model_answered_per_mission", "s_per_answered_call"):
             if key in off:
                 row[key] = off[key]
         rows.append(row)

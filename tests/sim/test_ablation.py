@@ -57,7 +57,9 @@ def test_harness_gives_each_run_its_config_and_skips_what_cannot_act():
         ok = cfg.use_look_up  # a run "fails" every task without look-ups: the numbers must follow the config
         return [{"agent": "x", "success": ok, "spl": 0.5 if ok else 0.0, "steps": 10, "min_steps": 5,
                  "steps_over_min": 2.0, "ababa": 0, "stuck": 0, "unique_ratio": 1.0, "wall_s": 0.1,
-                 "model_calls": 4, "model_s": 20.0}] * len(tasks)
+                 "model_calls": 4, "model_s": 16.0,
+                 "llm_calls": [{"source": "llm", "call_s": 8.0}, {"source": "llm-fallback", "call_s": 0.0}] * 2,
+                 }] * len(tasks)
 
     res = ablation.run_ablation(None, [1, 2], "geometric", run=run, progress=False)
     base = seen[0][1]
@@ -72,7 +74,8 @@ def test_harness_gives_each_run_its_config_and_skips_what_cannot_act():
     assert run_switches == set(ablation.switches()) - set(skipped)
     look = next(r for r in res["mechanisms"] if r["switch"] == "use_look_up")
     assert (look["sr_on"], look["sr_off"], look["spl_on"], look["spl_off"]) == (1.0, 0.0, 0.5, 0.0)
-    assert look["model_calls_per_mission"] == 4 and look["s_per_call"] == 5.0
+    assert look["model_calls_per_mission"] == 4 and look["s_per_call"] == 4.0
+    assert look["model_answered_per_mission"] == 2 and look["s_per_answered_call"] == 8.0  # fallbacks left out
     plan = next(r for r in res["mechanisms"] if r["switch"] == "use_plan")
     assert plan["sr_off"] == plan["sr_on"] == 1.0
 
