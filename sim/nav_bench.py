@@ -73,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
                         "alone (sim/benchmark/ablation.py); with --learn every run flies the tasks twice on a fresh "
                         "memory (the memory mechanisms act), scored on the second pass")
     p.add_argument("--mechanisms", metavar="A,B,...",
-                   help="with --ablation: only these switches (e.g. use_replan,use_look_up)")
+                   help="with --ablation: only these switches (e.g. use_replan,use_look_up); none: the baseline alone")
     p.add_argument("--suite", choices=["standard"], help="random and greedy under every preset, with report")
     p.add_argument("--out", help="output folder for --suite (default bench/results/<date>)")
     p.add_argument("--generate", type=int, metavar="N", help="generate N tasks instead of running")

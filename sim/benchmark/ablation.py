@@ -140,13 +140,44 @@ def _score(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {"sr": round(s.sr, 4), "spl": round(s.spl, 4), "n": s.n, **_model_figures(records)}
 
 
+def wait_until_idle(model, poll_s: float = 0.25, limit_s: float = 900.0) -> float:
+    """Block until the plan model's worker has no call in flight; the seconds waited.
+
+    Why: the simulated missions follow each other in milliseconds, but a model call goes on
+    after its deadline (a thread cannot be stopped) and the mission analysis is a model call
+    after every mission. A worker with a call past its deadline refuses new ones (WorkerWedged),
+    so without this wait one slow call turns the next missions and the next ablation runs into
+    the geometric planner's fallback, and the llm's scores depend on the CPU's load and on
+    the run before. A vehicle's next mission starts after landing, with the model idle.
+    Two idle polls in a row: a queued call can start the moment one ends.
+    """
+    worker = getattr(model, "worker", None)
+    if worker is None or not hasattr(worker, "in_flight"):
+        return 0.0
+    t0 = time.monotonic()
+    idle = 0
+    while idle < 2 and time.monotonic() - t0 < limit_s:
+        idle = idle + 1 if worker.in_flight() is None else 0
+        if idle < 2:
+            time.sleep(poll_s)
+    return round(time.monotonic() - t0, 2)
+
+
 def _plain_run(world, tasks, planner: str, cfg: AgentConfig, preset: str, seed: int, map_provider) -> list[dict]:
-    """The normal benchmark run (`run_tasks`) of `planner` flying `cfg`."""
+    """The normal benchmark run (`run_tasks`) of `planner` flying `cfg`, each mission starting with the model idle."""
     from sim.benchmark.aerie_agents import make_aerie_agent
     from sim.benchmark.runner import run_tasks
 
-    res = run_tasks(world, tasks, lambda: make_aerie_agent(planner, world, config=cfg), preset, seed,
-                    progress=False, map_provider=map_provider)
+    waits: list[float] = []
+
+    def agent():
+        a = make_aerie_agent(planner, world, config=cfg)
+        waits.append(wait_until_idle(a.agent.plan_model))
+        return a
+
+    res = run_tasks(world, tasks, agent, preset, seed, progress=False, map_provider=map_provider)
+    for rec, w in zip(res["records"], waits):
+        rec["model_idle_wait_s"] = w
     return res["records"]
 
 
@@ -167,6 +198,7 @@ def _memory_run(world, tasks, planner: str, cfg: AgentConfig, preset: str, seed:
             records, flights = [], []
             for i, rt in enumerate(tasks):
                 agent = PublishingAgent(make_aerie_agent(planner, world, config=cfg, experience_store=vehicle).agent)
+                wait_until_idle(agent.agent.plan_model)
                 rec = run_episode(world, rt, agent, preset, seed=seed * 100_003 + i, preset_name=preset)
                 flights.append(agent.end_flight())  # waits for the mission analysis (its deadline), stores it
                 rec.update(agent.record_extra())
@@ -204,7 +236,9 @@ def run_ablation(world, tasks, planner: str, preset: str = "perfect", *, seed: i
     if planner not in PLANNERS:
         raise ValueError(f"--ablation runs the {' or '.join(PLANNERS)} planner, not {planner!r}")
     mechs = mechanisms(config_cls)
-    if only:
+    if only == ["none"]:  # the baseline alone (the planner as the ablation flies it, e.g. on the test split)
+        mechs = []
+    elif only:
         unknown = sorted(set(only) - {m.switch for m in mechs})
         if unknown:
             raise ValueError(f"unknown mechanism(s) {unknown}; the switches are {[m.switch for m in mechs]}")

@@ -137,3 +137,24 @@ def test_memory_switches_run_with_learn_on_a_memory_file_carried_between_passes(
     for label in ("baseline", "use_persistent_reflections"):   # each run has its own memory file, filled by pass 1
         assert (tmp_path / "mem" / label / "vehicle.sqlite").is_file()
         assert any((tmp_path / "mem" / label / "bundles").iterdir())
+
+
+def test_a_mission_waits_for_the_model_worker_to_be_idle():
+    import threading
+
+    from onboard.inference.inference_worker import ThreadWorker
+
+    class Model:
+        worker = ThreadWorker("planner-test", 60.0)
+
+    gate = threading.Event()
+    Model.worker.submit(gate.wait)                      # a call still running (a mission analysis, a late plan)
+    done = threading.Event()
+    waiter = threading.Thread(target=lambda: (ablation.wait_until_idle(Model, poll_s=0.01), done.set()))
+    waiter.start()
+    assert not done.wait(0.3)                           # still waiting while the call runs
+    gate.set()
+    assert done.wait(60)                                # and goes on once the worker is idle
+    waiter.join()
+    Model.worker.close()
+    assert ablation.wait_until_idle(None) == 0.0        # the geometric planner has no model: no wait
