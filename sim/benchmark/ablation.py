@@ -74,8 +74,8 @@ KNOWN: dict[str, tuple[str, str, tuple[str, ...], str]] = {
     "use_plan": ("long-term plan", "navigate -> search -> locate sub-goals (000 §4)", PLANNERS, ""),
     "use_reflection": ("strategy-tree reflections", "error-threshold controller, loop breaking (001 §3.3.2)",
                        PLANNERS, ""),
-    "use_persistent_reflections": ("reflections kept across flights", "reflection memory (001)", PLANNERS,
-                                   "memory"),
+    # The reflection window is read only into the model's prompts (prompt_context, replan): no geometric decision.
+    "use_persistent_reflections": ("reflections kept across flights", "reflection memory (001)", _LLM, "memory"),
     # Acts without memory too: the analysis is a model call after every mission, on the worker the next
     # mission's plan calls queue on (its text is read only by later flights, with --learn).
     "use_mission_analysis": ("end-of-mission analysis by the model", "success / failure analysis (000 §5)",

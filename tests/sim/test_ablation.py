@@ -70,7 +70,7 @@ def test_harness_gives_each_run_its_config_and_skips_what_cannot_act():
     skipped = {r["switch"]: r["why"] for r in res["not_applicable"]}
     assert "use_replan" in skipped and "llm" in skipped["use_replan"]          # llm-only
     assert "use_map" in skipped and "--map" in skipped["use_map"]
-    assert "use_persistent_reflections" in skipped and "--learn" in skipped["use_persistent_reflections"]
+    assert "use_persistent_reflections" in skipped and "llm" in skipped["use_persistent_reflections"]
     assert run_switches == set(ablation.switches()) - set(skipped)
     look = next(r for r in res["mechanisms"] if r["switch"] == "use_look_up")
     assert (look["sr_on"], look["sr_off"], look["spl_on"], look["spl_off"]) == (1.0, 0.0, 0.5, 0.0)
@@ -81,8 +81,11 @@ def test_harness_gives_each_run_its_config_and_skips_what_cannot_act():
 
     seen.clear()
     partials: list[dict] = []
-    final = ablation.run_ablation(None, [1], "llm", run=run, progress=False, only=["use_replan", "use_look_up"],
+    final = ablation.run_ablation(None, [1], "llm", run=run, progress=False,
+                                  only=["use_replan", "use_look_up", "use_persistent_reflections"],
                                   on_result=partials.append)
+    assert [(r["switch"], "--learn" in r["why"]) for r in final["not_applicable"]] == [
+        ("use_persistent_reflections", True)]                    # a memory switch needs --learn
     assert [label for label, _ in seen] == ["baseline", "use_replan", "use_look_up"]
     assert [len(p["mechanisms"]) for p in partials] == [0, 1] and not any(p["complete"] for p in partials)
     assert final["complete"] and [m["switch"] for m in final["mechanisms"]] == ["use_replan", "use_look_up"]
@@ -125,16 +128,16 @@ def test_cli_rejects_unknown_mechanism_and_other_planners(capsys):
     assert nav_bench.main(["--mechanisms", "use_plan", "--no-progress"]) == 2
 
 
-def test_memory_switches_run_with_learn_on_a_memory_file_carried_between_passes(tmp_path):
+def test_with_learn_each_run_flies_on_a_memory_file_carried_between_passes(tmp_path):
     helsinki()
     out = tmp_path / "abl.json"
     rc = nav_bench.main(["--ablation", "--learn", "--learn-dir", str(tmp_path / "mem"), "--agent", "geometric",
-                         "--tasks", str(DEV), "--limit", "2", "--mechanisms", "use_persistent_reflections",
+                         "--tasks", str(DEV), "--limit", "2", "--mechanisms", "use_reflection",
                          "--no-progress", "--json", str(out)])
     assert rc == 0
     data = json.loads(out.read_text())
-    assert data["memory"] == "learn" and [m["switch"] for m in data["mechanisms"]] == ["use_persistent_reflections"]
-    for label in ("baseline", "use_persistent_reflections"):   # each run has its own memory file, filled by pass 1
+    assert data["memory"] == "learn" and [m["switch"] for m in data["mechanisms"]] == ["use_reflection"]
+    for label in ("baseline", "use_reflection"):   # each run has its own memory file, filled by pass 1
         assert (tmp_path / "mem" / label / "vehicle.sqlite").is_file()
         assert any((tmp_path / "mem" / label / "bundles").iterdir())
 
