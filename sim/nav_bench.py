@@ -10,11 +10,20 @@
         --exclude-tasks bench/tasks/helsinki_ordinary_dev.json --write-tasks bench/tasks/helsinki_ordinary_test.json
     aerie bench nav --agent geometric --perception prep --learn --json learn.json   # fly, reflect, fly again
     aerie bench nav --agent geometric --map --map-stale 0.2 --json stale.json      # with an (out of date) onboard map
+    aerie bench nav --ablation --agent geometric --tasks bench/tasks/helsinki_ordinary_dev.json --json abl.json
 
 The JSON has top-level `sr` and `spl` (fractions), `episodes` (how many), `map` and
 `map_stale` (the onboard map given to the agent, None without one), `summary` and
 `records` (one per episode, with its trajectory of node ids; with a map, what was
 removed or made stale in that episode's map).
+
+With `--ablation` (sim/benchmark/ablation.py) the agent flies once with everything on and once
+per `use_*` switch of `AgentConfig` turned off alone; the JSON has `sr` and `spl` (everything
+on), `baseline`, `mechanisms` (one object per switch run: `name`, `switch`, `planner`,
+`applies_to`, `sr_on`, `sr_off`, `spl_on`, `spl_off`, `n`, with the llm planner
+`model_calls_per_mission`, `s_per_call`, `model_answered_per_mission` (calls whose answer was
+used, not the geometric fallback) and `s_per_answered_call`), `not_applicable` (switches that cannot act in
+this run, and why), `tasks`, `split` and `command`.
 """
 
 from __future__ import annotations
@@ -63,6 +72,12 @@ def _parser() -> argparse.ArgumentParser:
                         "from flights the reported tasks never saw)")
     p.add_argument("--learn-dir", help="with --learn: where the memory files and bundles go (its *.sqlite are "
                                        "replaced; default: a new temporary folder)")
+    p.add_argument("--ablation", action="store_true",
+                   help="--agent geometric or llm with everything on, then with each use_* switch of AgentConfig off "
+                        "alone (sim/benchmark/ablation.py); with --learn every run flies the tasks twice on a fresh "
+                        "memory (the memory mechanisms act), scored on the second pass")
+    p.add_argument("--mechanisms", metavar="A,B,...",
+                   help="with --ablation: only these switches (e.g. use_replan,use_look_up); none: the baseline alone")
     p.add_argument("--suite", choices=["standard"], help="random and greedy under every preset, with report")
     p.add_argument("--out", help="output folder for --suite (default bench/results/<date>)")
     p.add_argument("--generate", type=int, metavar="N", help="generate N tasks instead of running")
@@ -129,6 +144,53 @@ def _resolved(path: str, world) -> list | None:
         return None
 
 
+def _split(path: str) -> str:
+    """The split a task file holds, from its name (`..._dev.json` -> dev, `..._test.json` -> test)."""
+    from pathlib import Path
+
+    stem = Path(path).stem
+    for split in ("dev", "test"):
+        if stem.endswith("_" + split):
+            return split
+    return stem
+
+
+def _ablation(args: argparse.Namespace, world, resolved: list, argv: list[str]) -> int:
+    """--ablation: everything on, then each mechanism's switch off alone."""
+    from sim.benchmark.ablation import format_table, run_ablation
+
+    map_provider = None
+    if args.map is not None:
+        from sim.benchmark.bench_map import BenchMapError, MapProvider, load_map_file, world_map
+
+        try:
+            bench_map = world_map(world) if args.map == WORLD_MAP else load_map_file(args.map, world)
+        except BenchMapError as exc:
+            print(f"aerie bench nav: {exc}", file=sys.stderr)
+            return 2
+        map_provider = MapProvider(bench_map, world, args.map_stale)
+    only = [m.strip() for m in args.mechanisms.split(",") if m.strip()] if args.mechanisms else None
+    def framed(res: dict) -> dict:
+        return {"tasks": str(args.tasks), "split": _split(args.tasks), **res,
+                "command": "aerie bench nav " + " ".join(argv)}
+
+    def partial(res: dict) -> None:
+        if args.json:
+            write_json(args.json, framed(res))
+
+    try:
+        result = framed(run_ablation(world, resolved, args.agent, args.perception, seed=args.seed, only=only,
+                                     map_provider=map_provider, learn=args.learn, learn_dir=args.learn_dir,
+                                     progress=not args.no_progress, on_result=partial))
+    except ValueError as exc:
+        print(f"aerie bench nav: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(result))
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     from sim.world.cache import load_world
@@ -147,6 +209,13 @@ def main(argv: list[str]) -> int:
     if args.map is not None and (args.suite or args.learn or args.generate):
         print("aerie bench nav: --map works with plain runs only (not --suite, --learn or --generate)", file=sys.stderr)
         return 2
+    if args.mechanisms and not args.ablation:
+        print("aerie bench nav: --mechanisms needs --ablation", file=sys.stderr)
+        return 2
+    if args.ablation and (args.suite or args.generate or args.fly or args.repeats > 1 or args.learn_from):
+        print("aerie bench nav: --ablation works with plain or --learn runs only (not --suite, --generate, --fly, "
+              "--repeats or --learn-from)", file=sys.stderr)
+        return 2
     if args.exclude_tasks and args.draw != "ordinary":
         print("aerie bench nav: --exclude-tasks needs --draw ordinary", file=sys.stderr)
         return 2
@@ -158,6 +227,8 @@ def main(argv: list[str]) -> int:
         return 2
     if args.limit:
         resolved = resolved[: args.limit]
+    if args.ablation:
+        return _ablation(args, world, resolved, argv)
     if args.suite:
         from sim.benchmark.suite import run_standard_suite
 

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from onboard.agent.agent import VARIANTS, GraphAgent, variant_config
+from onboard.agent.settings import AgentConfig
 from onboard.agent.observation import AgentAction, AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting
 from sim.benchmark.agent_api import Action, Observation
 
@@ -96,19 +97,30 @@ def _planner_model():
     return PlannerModel.from_config(replace(cfg, call_deadline_s=max(cfg.call_deadline_s, LLM_DEADLINE_S)))
 
 
-def make_aerie_agent(name: str, world) -> BenchAgent:
-    """`name` is one of `AERIE_AGENTS`; the world gives only the landmark names (the gazetteer)."""
-    from onboard.map.corridors import NODE_SPACING_M
-
-    gazetteer = [lm.name for lm in world.landmarks]
+def aerie_agent_config(name: str) -> AgentConfig:
+    """The `AgentConfig` an Aerie agent name flies with (what `make_aerie_agent` builds it from)."""
     if name == "llm":
         # The benchmark waits for the plan in step 0: which step an asynchronous answer lands on depends
         # on the CPU's load, so the scores would change from run to run; the benchmark scores plans, and a
         # simulated step has no vehicle hovering while it waits.
-        cfg = replace(variant_config("geometric"), planner="llm", llm_plan_wait=True)
-        return BenchAgent(GraphAgent(cfg, gazetteer, name=name, plan_model=_planner_model(),
-                                     step_spacing_m=NODE_SPACING_M))
-    return BenchAgent(GraphAgent(variant_config(name), gazetteer, name=name, step_spacing_m=NODE_SPACING_M))
+        return replace(variant_config("geometric"), planner="llm", llm_plan_wait=True)
+    return variant_config(name)
+
+
+def make_aerie_agent(name: str, world, config: AgentConfig | None = None, experience_store=None) -> BenchAgent:
+    """`name` is one of `AERIE_AGENTS`; the world gives only the landmark names (the gazetteer).
+
+    `config` replaces the name's own (`aerie_agent_config(name)`; the ablation turns one switch of it
+    off); `experience_store` is the vehicle's memory file (None: fly on empty memory, the plain benchmark).
+    The plan model is loaded when the config's planner is `llm`.
+    """
+    from onboard.map.corridors import NODE_SPACING_M
+
+    gazetteer = [lm.name for lm in world.landmarks]
+    cfg = config or aerie_agent_config(name)
+    model = _planner_model() if cfg.planner == "llm" else None
+    return BenchAgent(GraphAgent(cfg, gazetteer, name=name, plan_model=model, experience_store=experience_store,
+                                 step_spacing_m=NODE_SPACING_M))
 
 
 def geometric(world) -> BenchAgent:
