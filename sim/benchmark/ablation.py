@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from onboard.agent.settings import AgentConfig
+from sim.benchmark.runner import wait_until_idle
 
 PLANNERS = ("geometric", "llm")
 # Plan-call sources that mean the model's answer was used (else the geometric fallback was flown).
@@ -138,29 +139,6 @@ def _score(records: list[dict[str, Any]]) -> dict[str, Any]:
 
     s = summarise(records)
     return {"sr": round(s.sr, 4), "spl": round(s.spl, 4), "n": s.n, **_model_figures(records)}
-
-
-def wait_until_idle(model, poll_s: float = 0.25, limit_s: float = 900.0) -> float:
-    """Block until the plan model's worker has no call in flight; the seconds waited.
-
-    Why: the simulated missions follow each other in milliseconds, but a model call goes on
-    after its deadline (a thread cannot be stopped) and the mission analysis is a model call
-    after every mission. A worker with a call past its deadline refuses new ones (WorkerWedged),
-    so without this wait one slow call turns the next missions and the next ablation runs into
-    the geometric planner's fallback, and the llm's scores depend on the CPU's load and on
-    the run before. A vehicle's next mission starts after landing, with the model idle.
-    Two idle polls in a row: a queued call can start the moment one ends.
-    """
-    worker = getattr(model, "worker", None)
-    if worker is None or not hasattr(worker, "in_flight"):
-        return 0.0
-    t0 = time.monotonic()
-    idle = 0
-    while idle < 2 and time.monotonic() - t0 < limit_s:
-        idle = idle + 1 if worker.in_flight() is None else 0
-        if idle < 2:
-            time.sleep(poll_s)
-    return round(time.monotonic() - t0, 2)
 
 
 def _plain_run(world, tasks, planner: str, cfg: AgentConfig, preset: str, seed: int, map_provider) -> list[dict]:

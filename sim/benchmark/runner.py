@@ -30,6 +30,29 @@ def load_agent(spec: str, world: World):
     return factory(world)
 
 
+def wait_until_idle(model, poll_s: float = 0.25, limit_s: float = 900.0) -> float:
+    """Block until the plan model's worker has no call in flight; the seconds waited.
+
+    Why: the simulated missions follow each other in milliseconds, but a model call goes on
+    after its deadline (a thread cannot be stopped) and the mission analysis is a model call
+    after every mission. A worker with a call past its deadline refuses new ones (WorkerWedged),
+    so without this wait one slow call turns the next missions and the next ablation runs into
+    the geometric planner's fallback, and the llm's scores depend on the CPU's load and on
+    the run before. A vehicle's next mission starts after landing, with the model idle.
+    Two idle polls in a row: a queued call can start the moment one ends.
+    """
+    worker = getattr(model, "worker", None)
+    if worker is None or not hasattr(worker, "in_flight"):
+        return 0.0
+    t0 = time.monotonic()
+    idle = 0
+    while idle < 2 and time.monotonic() - t0 < limit_s:
+        idle = idle + 1 if worker.in_flight() is None else 0
+        if idle < 2:
+            time.sleep(poll_s)
+    return round(time.monotonic() - t0, 2)
+
+
 def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, seed: int = 0,
               progress: bool = True, repeats: int = 1, mover_factory=None, maps_dir=None, map_provider=None,
               camera_bench=None) -> dict:
@@ -64,6 +87,9 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
     bar = tqdm(plays, desc=f"{label}/{preset}", unit="ep", disable=not progress, file=sys.stderr, leave=False)
     for s_, i, rt in bar:
         agent = agent_spec() if callable(agent_spec) else load_agent(agent_spec, world)
+        plan_model = getattr(getattr(agent, "agent", None), "plan_model", None)
+        if plan_model is not None:  # the last mission's analysis may still hold the model
+            wait_until_idle(plan_model)
         if maps_dir is not None and hasattr(agent, "maps_to"):
             from sim.benchmark.episode_files import episode_folder
 
