@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
@@ -35,16 +34,6 @@ RESOLVABLE_PX = 10.0
 MIN_VISIBLE = 0.9
 BEARING_MATCH_DEG = 5.0
 BANDS_M = ((0, 30), (30, 60), (60, 90), (90, 150))
-
-
-@dataclass(frozen=True)
-class GoalText:
-    """The goal as a task states it: ``names_goal`` of a description parsed by the agent's own reader."""
-
-    description: object
-
-    def names_goal(self, name: str) -> bool:
-        return self.description.names_goal(name)
 
 
 def goal_for(name: str, gazetteer: list[str]):

@@ -42,10 +42,6 @@ class SignStyle:
     panel: tuple[int, int, int]
     ink: tuple[int, int, int]
 
-    @property
-    def dark_on_light(self) -> bool:
-        return sum(self.panel) > sum(self.ink)
-
 
 def name_hash(name: str, salt: str = "") -> int:
     """A stable 64-bit hash of a name (Python's hash() is salted per process)."""
