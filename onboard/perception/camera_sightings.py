@@ -29,6 +29,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from onboard.agent.observation import LandmarkSighting, PoiSighting
+from onboard.map.compass import bearing_deg
 from onboard.perception.camera_model import CameraIntrinsics, CameraPose
 from onboard.perception.name_matching import clean
 from onboard.perception.text_range import FootprintRanger
@@ -199,10 +200,6 @@ class _Group:
         return max(r.key[0] for r in self.reads)
 
 
-def _bearing(de: float, dn: float) -> float:
-    return math.degrees(math.atan2(de, dn)) % 360.0
-
-
 class SightingFusion:
     """Reads of known names over views and steps -> the sightings the agent gets at each step."""
 
@@ -260,9 +257,9 @@ class SightingFusion:
             _, fused, exact = g.evidence()
             conf = max(fused, exact)
             if g.kind == "goal":
-                goals.append((conf, PoiSighting(g.name, round(_bearing(*d), 1), round(dist, 1))))
+                goals.append((conf, PoiSighting(g.name, round(bearing_deg(*d), 1), round(dist, 1))))
             elif conf > landmarks.get(g.name, (-1.0, None))[0]:
-                landmarks[g.name] = (conf, LandmarkSighting(g.name, round(_bearing(*d), 1), round(dist, 1)))
+                landmarks[g.name] = (conf, LandmarkSighting(g.name, round(bearing_deg(*d), 1), round(dist, 1)))
         raw = [p for s, p in self._raw if s == step]
         self._raw = [(s, p) for s, p in self._raw if s >= step]
         pois = ([max(goals, key=lambda x: x[0])[1]] if goals else []) + sorted(raw, key=lambda p: p.distance)

@@ -28,6 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from onboard.agent.observation import LandmarkSighting, PoiSighting
+from onboard.map.compass import angle_diff
 from onboard.perception.camera_model import CameraIntrinsics
 from onboard.perception.camera_sightings import (CameraReader, CameraView, SightingFusion, ViewRead,
                                                  look_around_headings, sighting_json)
@@ -38,7 +39,7 @@ def ordered_headings(views: int, yaw_deg: float) -> list[float]:
     hs = look_around_headings(0.0, views)
     if not math.isfinite(yaw_deg):
         return hs
-    first = min(range(len(hs)), key=lambda k: abs((hs[k] - yaw_deg + 180.0) % 360.0 - 180.0))
+    first = min(range(len(hs)), key=lambda k: angle_diff(hs[k], yaw_deg))
     return hs[first:] + hs[:first]
 
 
