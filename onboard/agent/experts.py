@@ -80,14 +80,32 @@ def explore_target(state: AgentState) -> tuple[np.ndarray, str]:
     return d.position + offset(heading, s.config.explore_reach_m), "exploring along the heading"
 
 
+def between_end_missing(state: AgentState) -> bool:
+    """Whether a "between" relation has one end placed and not the other, and nothing else bounds the goal.
+
+    One end of "between X and Y" says only that the goal lies towards the other end, however far
+    that is (on the ordinary dev tasks the two ends were up to 1.1 km apart): the point estimate is
+    the known end, no place to spiral round, and the missing end is still worth looking for over
+    the roofs. A relation with a distance whose landmark is placed says where the goal is; then
+    not. (The same rule for a ray without a distance, one of two placed, cost a public task and
+    0.011 SPL for one dev task: not taken.)
+    """
+    mem, goal = state.static.memory, state.static.goal
+    placed = [r for r in goal.relations if all(mem.placed(n) for n in r.landmarks)]
+    if any(r.kind == "offset" for r in placed):
+        return False
+    return any(r.kind == "between" and any(mem.placed(n) for n in r.landmarks) and r not in placed
+               for r in goal.relations)
+
+
 def look_up_altitude(state: AgentState) -> float | None:
     """The altitude to look up from here, or None: not now.
 
     A look-up (climb at this waypoint, turn, come back to cruise) shows
     landmarks the blocks hide at cruise altitude. It is worth its climb only
     while the description's landmarks are unseen: the agent looks up when
-    none of them has a live fix (only a remembered position or nothing: the
-    estimate has no landmark support) and the goal's name was not read, after
+    none of them has a position (live fix or map), or only one end of a
+    "between" has (`between_end_missing`), and the goal's name was not read, after
     `look_up_after_steps` steps (counted from take-off or the last look-up),
     at most `max_look_ups` times, never within `look_up_spacing_m` of an
     earlier one. Only where the observation offers it (names a ceiling); the
@@ -99,7 +117,9 @@ def look_up_altitude(state: AgentState) -> float | None:
     if not c.use_look_up or obs.look_up_ceiling_m is None or d.look_ups >= c.max_look_ups:
         return None
     wanted = s.goal.landmarks
-    if not wanted or s.memory.goal_fix is not None or any(s.memory.placed(n) for n in wanted):
+    if not wanted or s.memory.goal_fix is not None:
+        return None
+    if any(s.memory.placed(n) for n in wanted) and not between_end_missing(state):
         return None
     since = d.timestep - (d.looked_up_at_step if d.look_ups else 0)
     if since < c.look_up_after_steps:
@@ -110,6 +130,18 @@ def look_up_altitude(state: AgentState) -> float | None:
     if obs.altitude_m is not None and not alt > obs.altitude_m:
         return None
     return alt
+
+
+def _look_up(state: AgentState, strategy: str) -> dict[str, Any] | None:
+    """This step's look-up (see `look_up_altitude`), or None; navigate's, and search's round one end of a "between"."""
+    d, s = state.dynamic, state.static
+    alt = look_up_altitude(state)
+    if alt is None:
+        return None
+    unseen = ", ".join(n for n in s.goal.landmarks if not s.memory.placed(n))
+    return {"action": AgentAction.look_up(alt, f"{unseen} not seen yet: looking over the roofs from {alt:.0f} m"),
+            "strategy": strategy, "look_ups": d.look_ups + 1, "looked_up_at_step": d.timestep,
+            "looked_up_from": d.looked_up_from + [d.position.copy()]}
 
 
 def _avoid(state: AgentState) -> frozenset[int]:
@@ -227,12 +259,9 @@ def navigate(state: AgentState) -> dict[str, Any]:
         if search_i is not None:
             return {"current_task_index": search_i, "action": None, "search_anchor": target.copy(),
                     "strategy": "navigate"}
-    alt = look_up_altitude(state)
-    if alt is not None:
-        unseen = ", ".join(s.goal.landmarks)
-        return {"action": AgentAction.look_up(alt, f"{unseen} not seen yet: looking over the roofs from {alt:.0f} m"),
-                "strategy": "navigate", "look_ups": d.look_ups + 1, "looked_up_at_step": d.timestep,
-                "looked_up_from": d.looked_up_from + [d.position.copy()]}
+    looking = _look_up(state, "navigate")
+    if looking is not None:
+        return looking
     recalled = expert_memory.refresh(state, "navigate")
     hints = recalled.get("expert_hints", d.expert_hints)
     if target is None:
@@ -260,6 +289,9 @@ def search(state: AgentState) -> dict[str, Any]:
     if norm(target - anchor) > s.config.replan_jump_m:
         return {"current_task_index": _index_of(state, "navigate") or 0, "action": None,
                 "search_anchor": None, "strategy": "search"}
+    looking = _look_up(state, "search")
+    if looking is not None:
+        return looking
     worth, map_dests, sweeping = None, None, False
     if s.corridors is not None:
         dests, weight, sweeping = map_destinations(state, target, searching=True)

@@ -140,3 +140,26 @@ def test_benchmark_episodes_record_the_climb():
         assert r["climb_m"] == sum(round(2 * (alt - w.cruise_alt), 1) for _, _, alt in r["look_up_at"])
         moved = sum(w.graph.edge_length(a, b) for a, b in zip(r["trajectory"], r["trajectory"][1:]) if a != b)
         assert abs(r["path_m"] - (moved + r["climb_m"])) < 0.5
+
+
+def _placed(description, names, gazetteer=("Tower", "Mast")):
+    from onboard.agent.observation import LandmarkSighting
+
+    agent = GraphAgent(variant_config("geometric"), list(gazetteer), name="geometric")
+    agent.reset(description)
+    sightings = tuple(LandmarkSighting(n, 45.0 * i, 200.0) for i, n in enumerate(names))
+    agent.state.static.memory.observe(0, np.zeros(2), sightings)
+    return agent.state
+
+
+def test_one_end_of_a_between_is_worth_a_look_up_for_the_other():
+    from onboard.agent.experts import between_end_missing
+
+    between = "Cafe Aalto is between Tower and Mast."
+    assert between_end_missing(_placed(between, ["Tower"]))
+    assert not between_end_missing(_placed(between, ["Tower", "Mast"]))
+    assert not between_end_missing(_placed(between, []))  # nothing placed: the plain rule looks up
+    # a distance from a placed landmark bounds the goal: no climb for the other end
+    assert not between_end_missing(_placed("Cafe Aalto is 140 m north-east of Tower and between Tower and Mast.",
+                                           ["Tower"]))
+    assert not between_end_missing(_placed(DESCRIPTION, ["Tower"]))
