@@ -236,18 +236,24 @@ def analyse(messages: Iterable[dict[str, Any]], *, vehicle_id: str = "", start_s
         reflect_reason = f"Success: {trend}. {what}"
     else:
         reflect_reason = f"Failure: {trend}. {what} Avoid that decision in that situation."
-    refined = {"at_step": k.step, "avoid": k.action if key.increase_m > 0 else None,
-               "prefer": best.action if best is not None and (best.action != k.action or key.increase_m <= 0)
-               else None}
+    # The atomic lesson pairs one step's situation with that same step's move: a success keeps the
+    # move that brought the goal closest (to repeat where the situation recurs), a failure the key
+    # move (to avoid there). Pairing the key step's state with the best step's move, as this did
+    # before, told a later flight to repeat a move where it had never been made.
+    anchor = best if status == "success" and best is not None else k
+    refined = {"at_step": anchor.step,
+               "avoid": anchor.action if anchor is k and key.increase_m > 0 else None,
+               "prefer": anchor.action if anchor is best else None}
     refined_action = json.dumps(refined, sort_keys=True)
-    if k.strategy in ("search", "locate"):
+    if anchor.strategy in ("search", "locate"):
         decision: NavigateExperience | SearchLocateExperience = SearchLocateExperience(
             search_goal=goal, is_success=status, reflect_reason=reflect_reason, refined_action=refined_action,
-            current_state=k.current_state or f"step {k.step}")
-        strategy = k.strategy
+            current_state=anchor.current_state or f"step {anchor.step}")
+        strategy = anchor.strategy
     else:
         decision = NavigateExperience(navigation_goal=goal, is_success=status, reflect_reason=reflect_reason,
-                                      refined_action=refined_action, current_state=k.current_state or f"step {k.step}")
+                                      refined_action=refined_action,
+                                      current_state=anchor.current_state or f"step {anchor.step}")
         strategy = "navigate"
     task = TaskExperience(task_goal=f"{goal} (Strategy: {strategy})", strategy=strategy, is_success=status,
                           summary=f"{status}: {trend}.")

@@ -99,11 +99,6 @@ class DynamicState:
     branch_best_m: float = float("inf")  # the branch's closest approach to its aim so far
     branch_best_at: int = 0  # ... and the step of it
     branch_events: list[dict[str, Any]] = field(default_factory=list)
-    # Expert retrieval (onboard/agent/expert_memory.py): the atomic experiences in force, the step and the
-    # (plan_version, sub-goal index) of the last retrieval.
-    expert_hints: list[Any] = field(default_factory=list)
-    expert_asked_at: int = -1
-    expert_key: tuple[int, int] | None = None
     # This step's, reset when it starts (FrameLog): {"mode": skip|single|hierarchical|flat|none,
     # "hits": {collection: n}}, which any node that retrieves may update (frame_log.note_retrieval) ...
     retrieval: dict[str, Any] = field(default_factory=dict)

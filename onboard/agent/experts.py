@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from onboard.agent import branches, expert_memory, replan
+from onboard.agent import branches, replan
 from onboard.agent.agent_state import AgentState
 from onboard.agent.geometric_planner import choose_move, lookouts
 from onboard.agent.geometry import norm, offset
@@ -196,14 +196,12 @@ def map_destinations(state: AgentState, target: np.ndarray, searching: bool) -> 
 
 def move_towards(state: AgentState, target: np.ndarray, closeness: float = 1.0,
                  worth_seeing: frozenset[int] | None = None,
-                 map_dests: tuple[list[int] | None, float] | None = None,
-                 hints: list | None = None) -> tuple[AgentAction, str]:
+                 map_dests: tuple[list[int] | None, float] | None = None) -> tuple[AgentAction, str]:
     """The move the planner chooses towards `target`; with an onboard map, along its corridors.
 
     `map_dests` (destinations and weight, see `map_destinations`; default: navigate's)
     is used only with a map; without one `worth_seeing` restricts the frontier
-    waypoints a search may end at. `hints`: the expert's retrieved experiences in
-    force (`expert_memory`), default the state's.
+    waypoints a search may end at.
     """
     d, s = state.dynamic, state.static
     visits = visit_counts(s.anchors) if s.anchors is not None else None
@@ -214,7 +212,7 @@ def move_towards(state: AgentState, target: np.ndarray, closeness: float = 1.0,
         to_go = partial(s.corridors.rest_of_route, s.corridors.cost_to_go(target, weight, dests))
     choice = choose_move(d.here, d.observation.moves, target, s.street_map, s.config, visits=visits,
                          avoid=_avoid(state), previous=previous, closeness=closeness, worth_seeing=worth_seeing,
-                         to_go=to_go, bias=expert_memory.bias(state, d.expert_hints if hints is None else hints))
+                         to_go=to_go)
     return AgentAction.move(choice.move.node, choice.reason), choice.reason
 
 
@@ -262,16 +260,14 @@ def navigate(state: AgentState) -> dict[str, Any]:
     looking = _look_up(state, "navigate")
     if looking is not None:
         return looking
-    recalled = expert_memory.refresh(state, "navigate")
-    hints = recalled.get("expert_hints", d.expert_hints)
     if target is None:
         target, why = explore_target(state)
-        action, reason = move_towards(state, target, hints=hints)
+        action, reason = move_towards(state, target)
         reason = f"{why}; {reason}"
     else:
-        action, reason = move_towards(state, target, hints=hints)
+        action, reason = move_towards(state, target)
     decision = NavigationDecisionOutput("forward", reason[:120], "continue_navigate", 1.0)
-    return {**recalled, "action": AgentAction.move(action.node, reason), "strategy": "navigate",
+    return {"action": AgentAction.move(action.node, reason), "strategy": "navigate",
             "subtask_context": {"goal": d.plan.sub_goals[d.current_task_index].goal, "CoT_summary": decision.reason,
                                 "movement": action.node}}
 
@@ -302,13 +298,12 @@ def search(state: AgentState) -> dict[str, Any]:
         if unseen is not None:
             worth = lookouts(s.street_map, unseen, s.memory.read_range(floor)) or None
         sweeping = worth is not None
-    recalled = expert_memory.refresh(state, "search")
     action, reason = move_towards(state, target, closeness=s.config.search_closeness_weight, worth_seeing=worth,
-                                  map_dests=map_dests, hints=recalled.get("expert_hints", d.expert_hints))
+                                  map_dests=map_dests)
     how = "sweeping the unseen part of the described area" if sweeping else "searching around the estimate"
     why = f"{how}: {reason}"
     out = SearchOutput("forward", why[:120], "continue_search", 1.0)
-    return {**recalled, "action": AgentAction.move(action.node, out.reason), "strategy": "search",
+    return {"action": AgentAction.move(action.node, out.reason), "strategy": "search",
             "subtask_context": {"goal": d.plan.sub_goals[d.current_task_index].goal, "CoT_summary": out.reason,
                                 "movement": action.node}}
 

@@ -78,8 +78,7 @@ def choose_move(here: int, moves: tuple[NeighbourMove, ...], target: np.ndarray,
                 cfg: AgentConfig, *, visits: dict[int, int] | None, avoid: frozenset[int] = frozenset(),
                 previous: int | None = None, closeness: float = 1.0,
                 worth_seeing: frozenset[int] | None = None,
-                to_go: Callable[[np.ndarray], float | None] | None = None,
-                bias: Callable[[NeighbourMove], float] | None = None) -> MoveChoice:
+                to_go: Callable[[np.ndarray], float | None] | None = None) -> MoveChoice:
     """The cheapest move towards `target` (own frame); `visits` None = no place memory.
 
     `worth_seeing` (a search's lookouts): only these frontier waypoints are
@@ -88,8 +87,6 @@ def choose_move(here: int, moves: tuple[NeighbourMove, ...], target: np.ndarray,
     rest of the way from a move's end point; a move it knows costs its length
     plus that (plus revisits and avoid lists: the map route already knows the
     way, so no bearing term), a move it does not know (None) is costed as without a map.
-    `bias` (the experts' retrieved experiences, `expert_memory.bias`): metres added
-    to a move (negative: a past flight's good move here).
     """
     pos = street_map.xy[here]
     to_target = target - pos
@@ -102,9 +99,8 @@ def choose_move(here: int, moves: tuple[NeighbourMove, ...], target: np.ndarray,
                 c = dist[f] + closeness * norm(street_map.xy[f] - target)
                 if c < best.get(first[f], float("inf")):
                     best[first[f]] = c
-    costs, extra = [], []
+    costs = []
     for m in moves:
-        extra.append(0.0 if bias is None else bias(m))
         end = pos + offset(m.bearing, m.length)
         rest = None if to_go is None else to_go(end)
         if rest is not None:
@@ -115,7 +111,7 @@ def choose_move(here: int, moves: tuple[NeighbourMove, ...], target: np.ndarray,
                 c += UTURN_PENALTY_M
             if m.node in avoid:
                 c += cfg.avoid_penalty_m
-            costs.append(c + extra[-1])
+            costs.append(c)
             continue
         if visits is not None:
             # no unflown waypoint beyond this move: a dead end as far as the map knows
@@ -129,14 +125,12 @@ def choose_move(here: int, moves: tuple[NeighbourMove, ...], target: np.ndarray,
             c += cfg.bearing_weight_m_per_deg * angle_diff(m.bearing, brg)
         if m.node in avoid:
             c += cfg.avoid_penalty_m
-        costs.append(c + extra[-1])
+        costs.append(c)
     i = int(np.argmin(costs))
     m = moves[i]
     why = f"target {norm(to_target):.0f} m {compass(brg)}; {compass(m.bearing)} is the best way on"
     if m.node in avoid:
         why += " (despite a reflection: no other way)"
-    if any(extra) and int(np.argmin(np.array(costs) - np.array(extra))) != i:
-        why += " (a past flight's experience here)"
     return MoveChoice(m, float(costs[i]), why)
 
 

@@ -201,7 +201,7 @@ def gather(state, budget_tokens: int, fixed_tokens: int = 0) -> PromptContext:
     strategy = d.plan.sub_goals[d.current_task_index].strategy if d.plan is not None else "navigate"
     experiences, retrieval = retrieve_experiences(s.experience_store, s.task_instruction,
                                                   d.current_state or s.task_instruction, strategy,
-                                                  cfg.use_adaptive_retrieval)
+                                                  cfg.use_adaptive_retrieval, k=cfg.max_key_experiences)
     sections = [
         reflections_section(s.reflections.recent(), s.reflection_window),
         experiences,

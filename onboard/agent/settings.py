@@ -37,24 +37,9 @@ class AgentConfig:
     use_place_anchor_plan: bool = True
     # Re-plan (and retrieve again) at least every this many steps since the last plan request (0: never by count).
     retrieval_interval: int = 20
-    # The navigate and search experts retrieve their own collection (navigate_experience_memory,
-    # search_and_locate_memory) with the step's current_state every retrieval_interval steps and on a sub-goal
-    # change; the move chooser follows a SUCCESS hit's move and keeps away from a FAILURE hit's
-    # (onboard/agent/expert_memory.py). false: the experts retrieve nothing (only past plans are read).
-    use_expert_retrieval: bool = True
-    # A retrieved atomic experience steers a move only when its current_state is at least this similar (cosine)
-    # to this step's (the state names the landmarks in view with distances and bearings: a match says "here").
-    # Chosen on dev learning runs (first 30 ordinary dev tasks, perfect; fly, ground lessons, fly again), SR/SPL
-    # of repeated tasks | held-out tasks: off 0.77/0.673 | 0.67/0.484; 0.8 0.77/0.654 | 0.60/0.451;
-    # 0.9 0.77/0.664 | 0.67/0.484; 0.95 as off. The one that costs nothing: it earns nothing there either.
-    expert_retrieval_similarity: float = 0.95
-    # Atomic experiences the experts keep in force at once (the seeds' max_key_experiences): the best this
-    # many of one retrieval.
+    # Past experiences the plan prompt carries at most (the seeds' max_key_experiences): hits of one
+    # retrieval, adaptive or flat (onboard/agent/prompt_context.py).
     max_key_experiences: int = 3
-    # Cost (metres) taken off a move along a SUCCESS experience's move, and added to one along a FAILURE
-    # experience's avoided move (or ending where it failed), while the drone is within search_radius_m of the
-    # place the experience was retrieved at.
-    expert_move_bonus_m: float = 120.0
     # Threshold controller branch failover (001 §3.3.2): past failover_reflections controller reflections
     # (max_errors consecutive non-successes, or a loop) in one branch (a sub-goal and its aim) the branch FAILS and
     # the next is tried: the next alternative estimate (one relation of the description alone; navigate or search

@@ -5,7 +5,7 @@ modules directly::
 
     from onboard.memory.embedder import MiniLMEmbedder
     from onboard.memory.experience_store import ExperienceStore
-    from contract.records import NavigateExperience
+    from contract.records import NAVIGATE_EXPERIENCE, NavigateExperience
     from onboard.memory.anchor_graph import AnchorGraph
 
     with ExperienceStore.open(path, MiniLMEmbedder.load(), cfg.memory) as store:
@@ -13,7 +13,7 @@ modules directly::
             navigation_goal="reach the church", is_success="failure",
             reflect_reason="flew into the wind over the river", refined_action='{"move": "left"}',
             current_state=current_state, semantic_enhanced_image=png_bytes))
-        lessons = store.retrieve_navigate(current_state)       # list[Retrieved[NavigateExperience]]
+        lessons = store.search(current_state, NAVIGATE_EXPERIENCE)  # list[Retrieved]
 
     graph = AnchorGraph(cfg.memory.anchors)
     graph.step("forward", scene_type="Hallway" if graph.should_observe_place() else None)

@@ -39,10 +39,7 @@ from contract.bundle import BundleItem
 from onboard.memory.embedder import Embedder
 from contract.records import (
     COLLECTIONS,
-    NAVIGATE_EXPERIENCE,
-    SEARCH_AND_LOCATE,
     STRATEGIC_PLAN,
-    TASK_EXPERIENCE,
     NavigateExperience,
     Record,
     RecordError,
@@ -364,10 +361,6 @@ class ExperienceStore:
 
     def retrieve_plans(self, task_instruction: str, k: int | None = None) -> list[Retrieved[StrategicPlan]]:
         return self.search(task_instruction, STRATEGIC_PLAN, k=k)
-
-    def retrieve_navigate(self, current_state: str, k: int | None = None,
-                          outcome: str | None = None) -> list[Retrieved[NavigateExperience]]:
-        return self.search(current_state, NAVIGATE_EXPERIENCE, k=k, outcome=outcome)
 
     def rank_children(self, query: str | np.ndarray, parent_uids: Sequence[str], *, collections: Sequence[str],
                       k: int, threshold: float | None = None) -> list[Retrieved]:

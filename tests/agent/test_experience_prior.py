@@ -108,7 +108,7 @@ def test_agent_reuses_a_remembered_goal_and_flies_straight_there():
     plain.reset(DESCRIPTION)
     _, _, trail_plain = city.fly(plain, start=0)
     # Remembered in a frame whose take-off was 100 m further west: Tower at (300, 200), goal at (400, 300).
-    agent = GraphAgent(AgentConfig(use_persistent_reflections=False, use_expert_retrieval=False), ["Tower"], experience_store=_Store([400.0, 300.0], {"Tower": [300.0, 200.0]}))
+    agent = GraphAgent(AgentConfig(use_persistent_reflections=False), ["Tower"], experience_store=_Store([400.0, 300.0], {"Tower": [300.0, 200.0]}))
     agent.reset(DESCRIPTION)
     arrived, node, trail = city.fly(agent, start=0)
     assert arrived and city.xy(node) == (300.0, 300.0)
@@ -119,7 +119,7 @@ def test_agent_reuses_a_remembered_goal_and_flies_straight_there():
 
 def test_agent_drops_a_wrong_remembered_goal_and_still_arrives():
     city = ToyCity()
-    agent = GraphAgent(AgentConfig(use_persistent_reflections=False, use_expert_retrieval=False), ["Tower"], experience_store=_Store([0.0, 400.0], {"Tower": [200.0, 200.0]}))
+    agent = GraphAgent(AgentConfig(use_persistent_reflections=False), ["Tower"], experience_store=_Store([0.0, 400.0], {"Tower": [200.0, 200.0]}))
     agent.reset(DESCRIPTION)
     arrived, node, _ = city.fly(agent, start=0)
     assert arrived and city.xy(node) == (300.0, 300.0)

@@ -128,7 +128,7 @@ def test_plan_retrieval_cites_a_past_lesson():
             return [SimpleNamespace(record=SimpleNamespace(reflection_note="search wider near water"))]
 
     store = Store()
-    config = AgentConfig(use_persistent_reflections=False, use_expert_retrieval=False)  # plan retrieval only
+    config = AgentConfig(use_persistent_reflections=False)  # plan retrieval only
     agent = GraphAgent(config, ["Tower"], experience_store=store)
     agent.reset(DESCRIPTION)
     assert ToyCity().fly(agent, start=0)[0]

@@ -151,7 +151,7 @@ def test_adaptive_retrieval_chooses_by_complexity_and_the_framelog_counts_hits(s
                                                      "{}", f"Task: {description}"), parent_uid=task)
     model, city = Recording(json.dumps(PLACE)), ToyCity()
     try:
-        agent = _agent(model, store, use_replan=False, use_expert_retrieval=False)  # the prompt's retrieval only
+        agent = _agent(model, store, use_replan=False)  # the prompt's retrieval only
         agent.reset(description)
         agent.act(city.observe(0, 0, 60))
         frame = agent.state.dynamic.trajectory_history[0]

@@ -45,10 +45,11 @@ def test_key_step_is_the_decision_before_the_largest_increase() -> None:
     assert (a.key.step.step, a.key.distance_before_m, a.key.distance_after_m) == (1, 90.0, 120.0)
     d = a.decision
     assert isinstance(d, NavigateExperience)
-    assert (d.current_state, d.navigation_goal, d.is_success) == ("over block 1", "the red kiosk", "success")
+    # A success's atomic lesson is the flight's best decision, in its own situation: 70 -> 15 m
+    # after step 5 ('forward'), not the key step's state paired with another step's move.
+    assert (d.current_state, d.navigation_goal, d.is_success) == ("over block 5", "the red kiosk", "success")
     assert "'turn_left' (reason 1)" in d.reflect_reason and "+30 m" in d.reflect_reason
-    # The flight's best decision: 120 -> 80 after step 2 ('forward').
-    assert json.loads(d.refined_action) == {"at_step": 1, "avoid": "turn_left", "prefer": "forward"}
+    assert json.loads(d.refined_action) == {"at_step": 5, "avoid": None, "prefer": "forward"}
     assert a.plan.task_instruction == "find the kiosk" and a.plan.status == "success"
     assert json.loads(a.plan.master_plan) == PLAN.body()
     assert a.plan.plan_refined == a.plan.master_plan
@@ -62,7 +63,9 @@ def test_failure_reflection_and_search_records() -> None:
     assert isinstance(a.decision, SearchLocateExperience) and a.decision.is_success == "failure"
     assert a.decision.reflect_reason.startswith("Failure:")
     refined = json.loads(a.plan.plan_refined)
-    assert refined["avoid"] == [{"at_step": 1, "avoid": "turn_left", "prefer": "forward"}]
+    # a failure's lesson: the key step's situation and the move to avoid there, nothing from another step
+    assert a.decision.current_state == "over block 1"
+    assert refined["avoid"] == [{"at_step": 1, "avoid": "turn_left", "prefer": None}]
     assert "key step was 1" in a.plan.reflection_note
     far = analyse(flight(distances=[50.0, 40.0, 30.0]), vehicle_id="v")
     assert far is not None and far.status == "failure" and far.key.step.step == 2 and far.key.increase_m == 0
@@ -111,7 +114,7 @@ def test_watcher_writes_one_bundle_per_ended_flight_ready_for_sync(tmp_path: Pat
     with ExperienceStore.open(tmp_path / "vehicle.sqlite", MiniLMEmbedder.load()) as vehicle:
         report = import_bundle(vehicle, path)
         assert (report.added, report.already_present) == (3, 0)
-        hit = vehicle.retrieve_navigate("over block 1", k=1)[0]
+        hit = vehicle.search("over block 1", NAVIGATE_EXPERIENCE, k=1)[0]
         assert hit.record.refined_action == exps[2]["fields"]["refined_action"]
 
 
@@ -173,5 +176,7 @@ def test_failure_lesson_names_the_area_searched_in_vain() -> None:
     assert a is not None and a.status == "failure"
     refined = json.loads(a.plan.plan_refined)
     assert refined["goal"] == {"xy_m": [106.0, -50.0], "source": "estimate"}
-    assert refined["avoid"] == [{"at_step": 1, "avoid": "turn_left", "prefer": "forward"}]
+    # a failure's lesson: the key step's situation and the move to avoid there, nothing from another step
+    assert a.decision.current_state == "over block 1"
+    assert refined["avoid"] == [{"at_step": 1, "avoid": "turn_left", "prefer": None}]
     assert "Searched in vain around 106 m east, 50 m south" in a.plan.reflection_note

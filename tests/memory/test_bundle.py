@@ -10,7 +10,7 @@ import pytest
 from contract.bundle import BundleError
 from onboard.memory.bundle import export_bundle, import_bundle
 from onboard.memory.experience_store import ExperienceStore
-from contract.records import NavigateExperience, StrategicPlan, TaskExperience
+from contract.records import NAVIGATE_EXPERIENCE, NavigateExperience, StrategicPlan, TaskExperience
 
 from .conftest import png_bytes
 
@@ -36,7 +36,7 @@ def test_import_twice_is_import_once(tmp_path: Path, embedder, cfg) -> None:
         assert (second.added, second.already_present) == (0, 3)
         assert dst.count() == 3
         assert [e.uid for e in dst.iter_experiences()] == uids
-        hit = dst.retrieve_navigate("flying over the river by the bridge", k=1)[0]
+        hit = dst.search("flying over the river by the bridge", NAVIGATE_EXPERIENCE, k=1)[0]
         assert hit.record.semantic_enhanced_image == png_bytes(3)
         assert hit.parent_uid is not None and dst.has(hit.parent_uid)
         # Round trip back to the vehicle: nothing new.

@@ -115,14 +115,14 @@ def test_at_least_twenty_situations() -> None:
 def test_paraphrased_situation_retrieves_its_own_lesson(loaded: ExperienceStore) -> None:
     wrong = []
     for obs, lesson, paraphrase in SITUATIONS:
-        hits = loaded.retrieve_navigate(state(paraphrase, TASK, "reach the delivery point"), k=1)
+        hits = loaded.search(state(paraphrase, TASK, "reach the delivery point"), NAVIGATE_EXPERIENCE, k=1)
         if not hits or hits[0].record.reflect_reason != lesson:
             wrong.append((paraphrase, hits[0].record.reflect_reason if hits else None))
     assert wrong == []
 
 
 def test_results_best_first_and_capped_by_config(loaded: ExperienceStore) -> None:
-    hits = loaded.retrieve_navigate(state(SITUATIONS[0][2], TASK, "reach the delivery point"))
+    hits = loaded.search(state(SITUATIONS[0][2], TASK, "reach the delivery point"), NAVIGATE_EXPERIENCE)
     assert len(hits) == loaded.cfg.max_retrieval_results
     sims = [h.similarity for h in hits]
     assert sims == sorted(sims, reverse=True)
@@ -141,7 +141,7 @@ def test_filtered_query_returns_exactly_k(store: ExperienceStore, embedder) -> N
            for i, (obs, _, _) in enumerate(SITUATIONS[:12])]
     store.add_many(near + far)
     for k in (1, 5, 12):
-        hits = store.retrieve_navigate("hover over the bridge", k=k, outcome="failure")
+        hits = store.search("hover over the bridge", NAVIGATE_EXPERIENCE, k=k, outcome="failure")
         hits_all = store.search("hover over the bridge", NAVIGATE_EXPERIENCE, k=k, outcome="failure", threshold=-1.0)
         assert len(hits_all) == k
         assert all(h.record.is_success == "failure" for h in hits_all)
@@ -169,14 +169,14 @@ def test_png_stored_as_blob_or_file_reference(tmp_path, embedder, cfg) -> None:
     exp = NavigateExperience("g", "success", "r", "{}", "a bright yellow crane over the docks", img)
     with ExperienceStore.open(tmp_path / "a.sqlite", embedder, cfg) as s:
         s.add(exp)
-        assert s.retrieve_navigate("yellow crane at the docks")[0].record.semantic_enhanced_image == img
+        assert s.search("yellow crane at the docks", NAVIGATE_EXPERIENCE)[0].record.semantic_enhanced_image == img
         (blob, ref) = s.conn.execute("SELECT image, image_ref FROM experiences").fetchone()
         assert blob == img and ref is None
     with ExperienceStore.open(tmp_path / "b.sqlite", embedder, cfg, image_dir=tmp_path / "img") as s:
         s.add(exp)
         (blob, ref) = s.conn.execute("SELECT image, image_ref FROM experiences").fetchone()
         assert blob is None and (tmp_path / "img" / ref).read_bytes() == img
-        assert s.retrieve_navigate("yellow crane at the docks")[0].record.semantic_enhanced_image == img
+        assert s.search("yellow crane at the docks", NAVIGATE_EXPERIENCE)[0].record.semantic_enhanced_image == img
 
 
 def test_bad_records_are_refused(store: ExperienceStore) -> None:

@@ -158,7 +158,7 @@ def test_v3_migration_backfills_the_int8_prefilter(tmp_path: Path, embedder, cfg
         assert (s.open_report.from_version, s.open_report.to_version) == (2, SCHEMA_VERSION)
         assert s.conn.execute("SELECT count(*) FROM experience_vec_i8").fetchone()[0] == 3
         assert s.collection_size("navigate_experience_memory") == 3
-        hit = s.retrieve_navigate("a red-roofed church", k=1)[0]
+        hit = s.search("a red-roofed church", "navigate_experience_memory", k=1)[0]
         assert hit.uid == "u1"
         assert np.isclose(hit.similarity, float(vecs[1] @ embedder.embed(["a red-roofed church"])[0]), atol=1e-5)
 
