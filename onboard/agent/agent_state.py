@@ -91,11 +91,10 @@ class DynamicState:
     place_intent: Any = None  # llm_planner.PlaceIntent behind the plan flown (use_place_anchor_plan), else None
     subgoal_at: tuple[int, int] | None = None  # (plan_version, current_task_index) at the end of the last step
     # Branches (onboard/agent/branches.py): aims given up, the branch counted (plan_version, sub-goal index),
-    # the step it started, the controller reflections in it, and every failover / timeout (for the summary).
+    # the step it started, and every timeout (for the summary).
     failed_aims: list[np.ndarray] = field(default_factory=list)
     branch_key: tuple[int, int] | None = None
     branch_since: int = 0
-    branch_errors: int = 0
     branch_best_m: float = float("inf")  # the branch's closest approach to its aim so far
     branch_best_at: int = 0  # ... and the step of it
     branch_events: list[dict[str, Any]] = field(default_factory=list)

@@ -1,9 +1,7 @@
-"""Branches of the plan: the threshold controller's failover and the sub-goal timeouts.
+"""Branches of the plan: the sub-goal timeouts.
 
-A branch is one sub-goal of the plan flown towards one aim. The seeds' strategy
-tree (001 §3.3.2) tries a branch, and when it FAILS (past `max_errors` failed
-moves or `max_loops` loops) tries the next one; 000 ends a search after
-`search_timeout` steps without locating. Here:
+A branch is one sub-goal of the plan flown towards one aim. 000 ends a search
+after `search_timeout` steps without locating and tries what comes next. Here:
 
 * the aims, in order: the working memory's target (every relation fused), then
   each relation alone (the landmark plus that relation's offset or ray): where
@@ -12,8 +10,7 @@ moves or `max_loops` loops) tries the next one; 000 ends a search after
   landmarks themselves are no aims: the goal is where the relation's offset
   says, and the landmark is hundreds of metres from it (failing over to the
   landmark lost three single-relation flights of the ordinary test split);
-* a branch fails after `failover_reflections` controller reflections in it
-  (`use_failover`), after `search_timeout` steps of search, or after
+* a branch fails after `search_timeout` steps of search, or after
   `navigate_timeout` steps of navigate without getting closer to its aim than
   before (`use_search_timeout`: a long way is no failure, a stalled one is); its aim is remembered as failed and the next
   aim not near a failed one is flown (navigate if it lies outside the search
@@ -24,6 +21,14 @@ moves or `max_loops` loops) tries the next one; 000 ends a search after
   only took a detour: the controller's own avoid list is the remedy there.)
 
 Once the goal's name is read there is nothing to fail over to: locate is geometry.
+
+The seeds' strategy tree (001 §3.3.2) also failed a branch past `max_errors`
+failed moves or `max_loops` loops (the threshold controller's reflections).
+That failover was built and deleted (2026-11-26): on the 100 ordinary dev tasks,
+perfect and `prep` perception, every flight was the same with it on or off
+(38 failovers in 32 flights, mostly while exploring or with one relation,
+where there is no other branch). The timeouts stay as the `llm` planner's
+re-plan triggers and as the bound on a search.
 """
 
 from __future__ import annotations
@@ -84,8 +89,6 @@ def aim(state: AgentState) -> np.ndarray | None:
 def _due(state: AgentState, strategy: str) -> str:
     """Why the current branch fails now ("" if it does not)."""
     d, c = state.dynamic, state.static.config
-    if c.use_failover and c.failover_reflections > 0 and d.branch_errors >= c.failover_reflections:
-        return "failover"
     if c.use_search_timeout:
         if strategy == "search" and c.search_timeout > 0 and d.timestep - d.branch_since >= c.search_timeout:
             return "search_timeout"
@@ -116,7 +119,7 @@ def check(state: AgentState) -> dict[str, Any]:
     d, s = state.dynamic, state.static
     key = (d.plan_version, d.current_task_index)
     if d.branch_key != key:
-        return {"branch_key": key, "branch_since": d.timestep, "branch_errors": 0, "branch_best_at": d.timestep,
+        return {"branch_key": key, "branch_since": d.timestep, "branch_best_at": d.timestep,
                 "branch_best_m": float("inf")}
     if s.memory.goal_fix is not None or d.plan is None:
         return {}
@@ -130,7 +133,7 @@ def check(state: AgentState) -> dict[str, Any]:
     if not why:
         return progress
     current = aim(state)
-    update: dict[str, Any] = {"branch_since": d.timestep, "branch_errors": 0, "branch_best_at": d.timestep,
+    update: dict[str, Any] = {"branch_since": d.timestep, "branch_best_at": d.timestep,
                               "branch_best_m": float("inf"),
                               "replan_triggers": d.replan_triggers + [why]}
     event: dict[str, Any] = {"step": d.timestep, "why": why, "from": strategy}

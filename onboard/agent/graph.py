@@ -103,8 +103,6 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
         effect = classify_effect(moved, before, after, s.config.min_progress_m)
         update["last_effect"] = effect.value
         reflection = s.controller.record(effect, d.timestep, trail)
-        if reflection is not None and s.config.use_failover:  # past max_errors / a loop: the branch errs
-            update["branch_errors"] = d.branch_errors + 1
         if reflection is not None and s.config.use_reflection:
             s.reflections.add(reflection.text)
             update["lessons"] = (d.lessons + [reflection])[-s.reflection_window:]

@@ -40,15 +40,6 @@ class AgentConfig:
     # Past experiences the plan prompt carries at most (the seeds' max_key_experiences): hits of one
     # retrieval, adaptive or flat (onboard/agent/prompt_context.py).
     max_key_experiences: int = 3
-    # Threshold controller branch failover (001 §3.3.2): past failover_reflections controller reflections
-    # (max_errors consecutive non-successes, or a loop) in one branch (a sub-goal and its aim) the branch FAILS and
-    # the next is tried: the next alternative estimate (one relation of the description alone; navigate or search
-    # by its distance), with none left a new round from the best estimate. false: a reflection only adds
-    # avoid_penalty_m to the failed run's waypoints (onboard/agent/branches.py).
-    use_failover: bool = True
-    # Controller reflections in one branch that fail it. Ordinary dev split (geometric, perfect perception):
-    # 1 -> SR 0.70 SPL 0.540, 2 and 3 -> SR 0.70 SPL 0.543 (as with no failover): 2.
-    failover_reflections: int = 2
     # Sub-goal timeouts (search_timeout, navigate_timeout): false: a sub-goal lasts until it is done.
     use_search_timeout: bool = True
     # The seeds' search_timeout: a search that has gone on this many steps without locating the goal ends and the
