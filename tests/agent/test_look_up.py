@@ -163,3 +163,35 @@ def test_one_end_of_a_between_is_worth_a_look_up_for_the_other():
     assert not between_end_missing(_placed("Cafe Aalto is 140 m north-east of Tower and between Tower and Mast.",
                                            ["Tower"]))
     assert not between_end_missing(_placed(DESCRIPTION, ["Tower"]))
+
+
+def test_after_look_ups_in_vain_exploring_heads_past_what_they_covered():
+    from onboard.agent.experts import explore_target, frontier_target
+
+    state = _placed(DESCRIPTION, [])
+    d = state.dynamic
+    seen = {"Near": np.array([100.0, 0.0]), "Far": np.array([0.0, 900.0]), "Mid": np.array([400.0, 0.0])}
+    assert frontier_target(state, seen) is None  # no look-up yet: the streets' sightings lead
+    d.looked_up_from = [np.array([300.0, 0.0])]
+    assert frontier_target(state, seen) is None  # one look-up in vain is not enough (the public tasks' lesson)
+    d.looked_up_from = [np.array([300.0, 0.0]), np.array([0.0, 200.0])]
+    assert np.allclose(frontier_target(state, seen), [0.0, 900.0])  # 700 m from the nearest place looked from
+    from onboard.agent.observation import LandmarkSighting
+
+    state.static.memory.observe(1, np.zeros(2), (LandmarkSighting("Near", 90.0, 100.0),  # the expert's reading
+                                                 LandmarkSighting("Far", 0.0, 900.0),
+                                                 LandmarkSighting("Mid", 90.0, 400.0)))
+    d.position = np.array([10.0, 10.0])
+    target, why = explore_target(state)
+    assert np.allclose(target, [0.0, 900.0]) and "looked over the roofs" in why
+    # everything seen lies within look_up_spacing_m of a place looked from: nothing beyond to head for
+    d.looked_up_from = [np.array([300.0, 0.0]), np.array([0.0, 800.0])]
+    assert frontier_target(state, {k: seen[k] for k in ("Near", "Mid")} | {"Far": np.array([0.0, 900.0])}) is None
+    assert frontier_target(replace_state_config(state, explore_frontier_after_look_ups=0), seen) is None
+
+
+def replace_state_config(state, **over):
+    from dataclasses import replace as dc_replace
+
+    state.static.config = dc_replace(state.static.config, **over)
+    return state
