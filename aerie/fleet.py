@@ -22,7 +22,7 @@ def main(argv: list[str]) -> int:
     out = (args.out or default_out(args.vehicles)).resolve()
     print(f"Aerie fleet of {args.vehicles}: results in {out}", flush=True)
     r = run_fleet(args.vehicles, out, step_limit=args.step_limit, say=lambda line: print(line, flush=True),
-                  timeout_s=args.timeout)
+                  timeout_s=args.timeout, tasks=tuple(args.tasks.split(",")))
     print()
     print(summary_table(r))
     (out / "fleet.json").write_text(json.dumps(r, indent=1) + "\n")

@@ -4,7 +4,9 @@ Reported, all measured in this run:
 
 * ``missions_completed``: supervisors that ended with the agent's arrival and the vehicle
   landed (exit status 0); ``missions_successful``: of those, the ones the world's ground
-  truth scores a success (within one waypoint or 50 m of the goal);
+  truth scores a success (within one waypoint or 50 m of the goal); ``missions_landed``:
+  flights flown to their end, arrival or the step budget spent, with the vehicle landed
+  (exit status 0 or 3: nothing failed, the agent may just not have found its goal);
 * ``min_separation_m``: the least horizontal distance between two vehicles within one
   altitude band (``fleet.altitude_band_m``), from the simulators' TRUE positions sampled at
   ``truth_rate_hz``, with at least one of the two off the ground; against
@@ -44,9 +46,10 @@ def _landed(outcome: dict[str, Any] | None) -> bool:
     return outcome is not None and outcome.get("landed") in ("landed", "on ground")
 
 
-def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: float = 900.0) -> dict[str, Any]:
+def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: float = 900.0,
+              tasks: tuple[str, ...] = FLEET_TASKS) -> dict[str, Any]:
     """Fly the fleet; the figures above, and per vehicle what each flight came to."""
-    rig = FleetRig(n, out, step_limit=step_limit, say=say)
+    rig = FleetRig(n, out, tasks=tasks, step_limit=step_limit, say=say)
     busy0 = _machine_busy()
     t0 = time.monotonic()
     try:
@@ -74,6 +77,7 @@ def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: f
                 "telemetry": records.get(m.cfg.vehicle_id, {}),
             })
         completed = [v for v, (rc, o) in zip(per_vehicle, results) if rc == 0 and _landed(o)]
+        ended_landed = [v for v, (rc, o) in zip(per_vehicle, results) if rc in (0, 3) and _landed(o)]
         p99s = [v["setpoint_period_ms"].get("p99_ms") for v in per_vehicle]
         cores = os.cpu_count() or 1
         base = rig.members[0].cfg.fleet
@@ -82,6 +86,8 @@ def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: f
             "tasks": [m.rig.task.id for m in rig.members],
             "missions_completed": len(completed),
             "missions_successful": sum(v["success"] for v in completed),
+            "missions_landed": len(ended_landed),
+            "step_limit": step_limit or None,
             "min_separation_m": round(watch.min_m, 2) if math.isfinite(watch.min_m) else None,
             "min_separation_at": watch.min_at,
             "min_horizontal_any_band_m": round(watch.min_any_band_m, 2) if math.isfinite(watch.min_any_band_m) else None,
@@ -115,7 +121,8 @@ def summary_table(r: dict[str, Any]) -> str:
                      f"| {v['fleet_channel'].get('heard', {})} | {t.get('separation_events', {})} "
                      f"| {t.get('sent')}/{t.get('lost')} |")
     lines.append("")
-    lines.append(f"missions completed {r['missions_completed']}/{r['vehicles']} (successful {r['missions_successful']}); "
+    lines.append(f"missions completed {r['missions_completed']}/{r['vehicles']} (successful {r['missions_successful']}; "
+                 f"flown to their end and landed {r['missions_landed']}); "
                  f"min separation in one band {r['min_separation_m']} m (limit {r['separation_limit_m']} m; any band "
                  f"{r['min_horizontal_any_band_m']} m); records lost {r['records_lost']} of {r['records_sent']}; "
                  f"setpoint p99 max {r['setpoint_p99_ms_max']} ms; ground CPU share {r['ground_cpu_share']} "
@@ -125,7 +132,10 @@ def summary_table(r: dict[str, Any]) -> str:
 
 def parser(prog: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
-    p.add_argument("--vehicles", type=int, default=2, help=f"fleet size, 1..{len(FLEET_TASKS)} (default %(default)s)")
+    p.add_argument("--vehicles", type=int, default=2, help="fleet size, 1..32 (default %(default)s)")
+    p.add_argument("--tasks", default=",".join(FLEET_TASKS),
+                   help="public task ids, one per vehicle in member order, the list flown again when shorter "
+                        "(default %(default)s: each its own goal; one id sends every vehicle to one goal)")
     p.add_argument("--out", type=Path, default=None, help="rig folder (default results/fleet-<utc>)")
     p.add_argument("--step-limit", type=int, default=0, help="each mission's step budget (default: its task's)")
     p.add_argument("--timeout", type=float, default=900.0, help="give the supervisors this long, seconds")
@@ -142,10 +152,11 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     out = (args.out or default_out(args.vehicles)).resolve()
     quiet = lambda line: None  # noqa: E731 - the supervisors' step lines are in their logs
-    r = run_fleet(args.vehicles, out, step_limit=args.step_limit, say=quiet, timeout_s=args.timeout)
+    r = run_fleet(args.vehicles, out, step_limit=args.step_limit, say=quiet, timeout_s=args.timeout,
+                  tasks=tuple(args.tasks.split(",")))
     print(summary_table(r))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(r, indent=1) + "\n")
         print(f"wrote {args.json}", file=sys.stderr)
-    return 0 if r["missions_completed"] == r["vehicles"] else 1
+    return 0 if r["missions_landed"] == r["vehicles"] else 1

@@ -194,11 +194,12 @@ class FleetRig:
         from sim.world.cache import load_world
         from sim.world.observation_server import WorldObservationServer
 
-        if not 1 <= self.n <= len(self.tasks):
-            raise ValueError(f"a fleet of 1..{len(self.tasks)} vehicles (one task each), not {self.n}")
+        if not 1 <= self.n <= 32 or not self.tasks:
+            raise ValueError(f"a fleet of 1..32 vehicles and at least one task, not {self.n} and {self.tasks}")
         self.out.mkdir(parents=True, exist_ok=True)
         self.world = load_world(None)
-        tasks = [load_task(t, self.world) for t in self.tasks[:self.n]]
+        # Fewer tasks than vehicles: the list is flown again (one task for all sends every vehicle to one goal).
+        tasks = [load_task(self.tasks[i % len(self.tasks)], self.world) for i in range(self.n)]
         g = self.world.graph
         starts = [tuple(float(v) for v in g.latlon[t.start_node]) for t in tasks]
         origin = GeoPoint(*starts[0], 10.0)
