@@ -235,10 +235,19 @@ class FlightExecutor:
             self.on_event("command_refused", {"command": command, "altitude_m": alt_m, "reason": exc.reason})
             return MoveResult(False, self.altitude_error_m(alt_m), time.monotonic() - t0, 0.0, refused=exc.reason)
         goal = verdict.intent
-        arrived, paused = await self._leg(
-            lambda left: self.pilot.hold_until(
-                goal, lambda s: abs(s.rel_alt_m - alt_m) <= VERTICAL_TOLERANCE_M, left, command),
-            t0 + self.cfg.move_timeout_s)
+        flown = self.pilot.as_flown(goal)
+        if command == "climb" and flown.down_m != goal.down_m:
+            # The fleet's separation rule flies this vehicle on its layer: a look-up would be flown at the
+            # layer, and sightings reported from alt_m must be from alt_m.
+            reason = f"the fleet's separation rule holds the vehicle on its layer ({-flown.down_m:.1f} m)"
+            self.on_event("command_refused", {"command": command, "altitude_m": alt_m, "reason": reason})
+            return MoveResult(False, self.altitude_error_m(alt_m), time.monotonic() - t0, 0.0, refused=reason)
+
+        def there(s: Any) -> bool:  # a descent to cruise the rule keeps on the layer ends at the layer
+            return abs(s.rel_alt_m + self.pilot.as_flown(goal).down_m) <= VERTICAL_TOLERANCE_M
+
+        arrived, paused = await self._leg(lambda left: self.pilot.hold_until(goal, there, left, command),
+                                          t0 + self.cfg.move_timeout_s)
         if self.pilot.refused is not None:
             self.on_event("command_refused", {"command": command, "altitude_m": alt_m, "reason": self.pilot.refused})
             return MoveResult(False, self.altitude_error_m(alt_m), time.monotonic() - t0, paused,
