@@ -252,3 +252,14 @@ def test_an_oversized_frame_costs_the_connection_which_is_re_created(tmp_path):
     c = ch.counters()
     assert c["peer_dropped"] >= 1 and c["peer_reopened"] >= 1
     assert c.get("rejected_oversized", 0) == 0  # ZeroMQ dropped it unread: it never reached the decoder
+
+
+def test_a_channel_without_its_keys_does_not_start(tmp_path):
+    """CurveZMQ on and the key files missing: start() says so instead of running unauthenticated."""
+    (tmp_path / "auth").mkdir()
+    ch = FleetChannel(FleetChannelConfig(pub_endpoint="tcp://127.0.0.1:*", curve=True,
+                                         secret_key=str(tmp_path / "missing.key_secret"),
+                                         authorized_keys_dir=str(tmp_path / "auth")), 1, lambda: HERE, Inbox())
+    with pytest.raises(RuntimeError, match="missing.key_secret"):
+        ch.start()
+    assert not ch.alive
