@@ -230,43 +230,50 @@ class FleetChannel:
         peer.sock = peer.monitor = None
 
     def _loop(self, pub: Any) -> None:
-        import zmq
-
         period = 1.0 / self.cfg.report_rate_hz
         next_send = time.monotonic()
         while not self._stop.is_set():
-            now = time.monotonic()
-            if now >= next_send:
-                self._send(pub)
-                next_send += period
-                if next_send < now:  # fell behind (stalled machine): resync, never burst
-                    next_send = now + period
-            poller = zmq.Poller()
-            owner: dict[Any, tuple[_Peer, bool]] = {}
-            for peer in self._peers:
-                if peer.sock is not None:
-                    for s, is_monitor in ((peer.sock, False), (peer.monitor, True)):
-                        poller.register(s, zmq.POLLIN)
-                        owner[s] = (peer, is_monitor)
-            wait_ms = int(max(0.0, min(next_send - time.monotonic(), POLL_MAX_MS / 1000.0)) * 1000)
-            events: list = []
-            if not owner:
-                self._stop.wait(wait_ms / 1000.0)
+            try:
+                next_send = self._turn(pub, next_send, period)
+            except Exception:  # noqa: BLE001 - whatever went wrong, the channel goes on (after a breath)
+                self._count("loop_errors")
+                log.exception("fleet channel loop")
+                self._stop.wait(POLL_MAX_MS / 1000.0)
+
+    def _turn(self, pub: Any, next_send: float, period: float) -> float:
+        """One wake-up: send when due, read what came, hand it over, re-create dropped peers."""
+        import zmq
+
+        now = time.monotonic()
+        if now >= next_send:
+            self._send(pub)
+            next_send += period
+            if next_send < now:  # fell behind (stalled machine): resync, never burst
+                next_send = now + period
+        poller = zmq.Poller()
+        owner: dict[Any, tuple[_Peer, bool]] = {}
+        for peer in self._peers:
+            if peer.sock is not None:
+                for s, is_monitor in ((peer.sock, False), (peer.monitor, True)):
+                    poller.register(s, zmq.POLLIN)
+                    owner[s] = (peer, is_monitor)
+        wait_ms = int(max(0.0, min(next_send - time.monotonic(), POLL_MAX_MS / 1000.0)) * 1000)
+        events: list = []
+        if not owner:
+            self._stop.wait(wait_ms / 1000.0)
+        else:
+            events = poller.poll(wait_ms)
+        batch: dict[int, FleetReport] = {}
+        for sock, _ in events:
+            peer, is_monitor = owner[sock]
+            if is_monitor:
+                self._on_monitor(peer)
             else:
-                try:
-                    events = poller.poll(wait_ms)
-                except zmq.ZMQError:
-                    log.exception("fleet channel poll failed")
-            batch: dict[int, FleetReport] = {}
-            for sock, _ in events:
-                peer, is_monitor = owner[sock]
-                if is_monitor:
-                    self._on_monitor(peer)
-                else:
-                    self._read(peer, batch)
-            if batch:
-                self._hand_over(list(batch.values()))
-            self._reopen_dropped(pub)
+                self._read(peer, batch)
+        if batch:
+            self._hand_over(list(batch.values()))
+        self._reopen_dropped(pub)
+        return next_send
 
     def _send(self, pub: Any) -> None:
         import zmq

@@ -3,7 +3,9 @@
 `Supervisor.run` starts, in this order, the telemetry publisher (journal first,
 so nothing after it is lost), the experience memory and the lesson-sync
 socket, the planner model and the detector (when configured), the flight
-bridge, the state publisher, the status socket and the observation link; then
+bridge, the fleet channel (with ``fleet.enabled``: the other members' reports
+into the bridge's separation rule, ``onboard/fleet/``), the state publisher,
+the status socket and the observation link; then
 takes off and repeats *observe -> agent step -> publish -> fly the move* until
 the agent declares arrival, the step budget is spent, a stop is requested
 (SIGTERM: land or RTL by config) or the vehicle cannot go on (bridge failsafe,
