@@ -18,7 +18,7 @@ import sys
 def main(argv: list[str]) -> int:
     from sim.fleet_bench import default_out, parser, run_fleet, summary_table
 
-    args = parser("aerie fleet").parse_args(argv)
+    args = parser("aerie fleet", __doc__.splitlines()[0]).parse_args(argv)
     out = (args.out or default_out(args.vehicles)).resolve()
     print(f"Aerie fleet of {args.vehicles}: results in {out}", flush=True)
     r = run_fleet(args.vehicles, out, step_limit=args.step_limit, say=lambda line: print(line, flush=True),

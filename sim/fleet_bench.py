@@ -130,13 +130,13 @@ def summary_table(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def parser(prog: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+def parser(prog: str, description: str = __doc__.splitlines()[0]) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=description)
     p.add_argument("--vehicles", type=int, default=2, help="fleet size, 1..32 (default %(default)s)")
     p.add_argument("--tasks", default=",".join(FLEET_TASKS),
                    help="public task ids, one per vehicle in member order, the list flown again when shorter "
                         "(default %(default)s: each its own goal; one id sends every vehicle to one goal)")
-    p.add_argument("--out", type=Path, default=None, help="rig folder (default results/fleet-<utc>)")
+    p.add_argument("--out", type=Path, default=None, help="rig folder (default results/fleet<N>-<utc>)")
     p.add_argument("--step-limit", type=int, default=0, help="each mission's step budget (default: its task's)")
     p.add_argument("--timeout", type=float, default=900.0, help="give the supervisors this long, seconds")
     return p
