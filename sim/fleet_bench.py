@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sim.fleet_rig import FLEET_TASKS, FleetRig
+from sim.fleet_rig import FLEET_TASKS, LINGER_S, FleetRig
 
 
 def _machine_busy() -> tuple[float, float]:
@@ -47,9 +47,9 @@ def _landed(outcome: dict[str, Any] | None) -> bool:
 
 
 def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: float = 900.0,
-              tasks: tuple[str, ...] = FLEET_TASKS) -> dict[str, Any]:
+              tasks: tuple[str, ...] = FLEET_TASKS, linger_s: float = LINGER_S) -> dict[str, Any]:
     """Fly the fleet; the figures above, and per vehicle what each flight came to."""
-    rig = FleetRig(n, out, tasks=tasks, step_limit=step_limit, say=say)
+    rig = FleetRig(n, out, tasks=tasks, step_limit=step_limit, say=say, linger_s=linger_s)
     busy0 = _machine_busy()
     t0 = time.monotonic()
     try:
@@ -98,6 +98,8 @@ def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: f
             "records_lost": sum(r["lost"] for r in records.values()),
             "setpoint_p99_ms_max": max((p for p in p99s if p is not None), default=None),
             "setpoint_p99_ms": p99s,
+            "landings_moved": sum(r["separation_events"].get("landing_moved", 0) for r in records.values()),
+            "linger_s": linger_s,
             "ground_cpu_s": round(ground_cpu_s, 2),
             "ground_cpu_share": round(ground_cpu_s / (wall_s * cores), 4),
             "machine_cpu_busy": round((busy1[0] - busy0[0]) / max(1.0, busy1[1] - busy0[1]), 3),

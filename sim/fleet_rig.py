@@ -13,8 +13,9 @@ What runs, each a real part:
   ingesting every vehicle's telemetry into one flight log.
 
 Each vehicle flies its own task (``FLEET_TASKS``: the public tasks that start nearest the
-demo's, each to a different goal, so no two vehicles land on one spot; the separation rule
-does not judge a landing). While they fly, the rig samples every simulator's TRUE position
+demo's, each to a different goal; ``--tasks t019`` sends all to one). After landing each
+supervisor stays on the fleet channel for ``linger_s``, so a landed member is still heard by
+one that ends its mission nearby and lands beside it. While they fly, the rig samples every simulator's TRUE position
 (``truth()``, which no supervisor sees) and keeps the least horizontal distance between
 two vehicles within one altitude band. Afterwards it counts telemetry records lost at
 the ground (journaled by the vehicle vs stored in the flight log) and collects each
@@ -45,6 +46,8 @@ FLEET_TASKS = ("t019", "t004", "t064", "t065", "t047", "t091", "t072", "t032")
 HOME_SPACING_M = 25.0
 # How often the simulators' true positions are sampled, Hz.
 TRUTH_RATE_HZ = 10.0
+# Seconds a supervisor stays on the fleet channel after landing (FleetRig.linger_s).
+LINGER_S = 45.0
 
 
 @dataclass
@@ -176,6 +179,10 @@ class FleetRig:
     out: Path
     tasks: tuple[str, ...] = FLEET_TASKS
     step_limit: int = 0          # 0: each task's own step budget
+    # After landing each supervisor stays up this long, its fleet channel reporting the landed vehicle
+    # (as a standby service would), so a member ending its mission nearby lands clear of it
+    # (supervisor.lessons_wait_s: the process waits there anyway for lessons the rig never sends).
+    linger_s: float = LINGER_S
     say: Callable[[str], None] = print
     members: list[Member] = field(default_factory=list)
     world: Any = None
@@ -215,6 +222,7 @@ class FleetRig:
             cfg = vehicle_config(rig, folder, secret_key=keys["vehicles"][i][1],
                                  authorized_dir=keys["telemetry_authorized"], log_file=folder / "log.jsonl",
                                  vehicle_id=f"aerie-{i + 1}", base=member_config(base, i, self.n, fleet_ports, keys))
+            cfg = replace(cfg, supervisor=replace(cfg.supervisor, lessons_wait_s=self.linger_s))
             m = rig.mission(name=f"{task.id}-v{i + 1}")
             mission = Mission(m.instruction, m.name, self.step_limit or m.step_limit)
             self.members.append(Member(i, rig, cfg, write_yaml(cfg, self.out / f"vehicle{i + 1}.yaml"),
@@ -283,9 +291,9 @@ class FleetRig:
                     journal.close()
                 stored = len(log.seqs(vid, stream))
                 kinds = Counter(kind for _, kind, _ in log.events(vid, stream))
+                fleet_kinds = ("separation_", "fleet_channel_", "traffic_", "landing_")
                 out[vid] = {"sent": sent, "ingested": stored, "lost": sent - stored,
-                            "separation_events": {k: v for k, v in sorted(kinds.items())
-                                                  if k.startswith(("separation_", "fleet_channel_", "traffic_"))}}
+                            "separation_events": {k: v for k, v in sorted(kinds.items()) if k.startswith(fleet_kinds)}}
         return out
 
     def close(self) -> None:

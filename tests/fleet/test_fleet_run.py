@@ -18,7 +18,7 @@ from sim.fleet_bench import run_fleet
 
 @pytest.mark.slow  # about a minute on 2 cores: two supervisors start (memory, embedder) and fly
 def test_two_supervisors_hear_each_other_and_keep_apart(tmp_path):
-    r = run_fleet(2, tmp_path / "fleet", step_limit=2, say=print, timeout_s=300.0)
+    r = run_fleet(2, tmp_path / "fleet", step_limit=2, say=print, timeout_s=300.0, linger_s=2.0)
     for v in r["per_vehicle"]:
         other = str(3 - v["member_id"])
         assert v["exit_status"] in (0, 3) and v["landed"] == "landed", v
