@@ -8,6 +8,8 @@ landed on the first (0.38 m apart by the simulators' true positions).
 
 from __future__ import annotations
 
+import pytest
+
 from onboard.supervisor.flight_executor import FlightExecutor
 from onboard.supervisor.settings import SupervisorConfig
 from sim.vehicle import SimFleet
@@ -15,6 +17,7 @@ from tests.firmware_bridge.test_separation_flight import (CRUISE_M, DEADLINE_S, 
                                                           home_at, local_goal, two_in_the_air)
 
 
+@pytest.mark.slow  # about a minute: two take-offs, two landings, one move aside
 async def test_a_vehicle_ending_over_a_landed_member_lands_beside_it():
     events: list = []
     cfg = SupervisorConfig(speed_m_s=SPEED_M_S, cruise_alt_m=CRUISE_M)
