@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench telemetry": ("onboard.telemetry.benchmark", "ZeroMQ telemetry throughput and latency"),
     "bench explore": ("sim.explore_bench", "Two-agent exploration coverage"),
     "bench fly": ("sim.fly_bench", "The supervisor (aerie fly) on Helsinki tasks: step time, peak memory, SR/SPL"),
+    "bench fleet": ("sim.fleet_bench", "N supervisors at once: missions, true separation, telemetry loss, setpoint p99"),
     "flight-check": ("sim.flight_check", "Connect, arm, take off, offboard square, goto, land"),
     "sitl-check": ("sim.flight_check", "The flight check against a real PX4 SITL"),
     "memory": ("onboard.memory.cli", "Inspect, search, export and import experience memory"),
@@ -32,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ground": ("ground_station.service", "Run the ground station (ingest, dashboard, post-flight); also show|sync|dashboard|analyse"),
     "keys": ("onboard.telemetry.keys", "Generate CurveZMQ key files"),
     "demo": ("aerie.demo", "Fly a full simulated mission on the embedded defaults"),
+    "fleet": ("aerie.fleet", "Fly N simulated vehicles with N supervisors, a fleet channel and one ground station"),
     "config": ("onboard.config", "Print or check the configuration"),
     "status": ("onboard.status", "Health of this install and its supervisor (config, models, memory, live socket)"),
 }

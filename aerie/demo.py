@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import threading
 import time
@@ -44,37 +43,17 @@ class DemoFailed(RuntimeError):
 
 
 def _vehicle_config(rig: Any, out: Path, keys: dict[str, Path]) -> Any:
-    from onboard.config import AerieConfig
-    from contract.log_setup import LoggingConfig
+    from sim.supervisor_rig import vehicle_config
 
-    base = AerieConfig()
-    cfg = rig.config(base, out / "vehicle", curve=True)
-    tel = replace(cfg.telemetry, server_secret_key=str(keys["vehicle_secret"]),
-                  authorized_keys_dir=str(keys["authorized_dir"]))
-    return replace(cfg, telemetry=tel, logging=LoggingConfig(level="WARNING", file=str(out / "vehicle.log.jsonl")),
-                   supervisor=replace(cfg.supervisor, lessons_wait_s=90.0))
+    cfg = vehicle_config(rig, out / "vehicle", secret_key=keys["vehicle_secret"], authorized_dir=keys["authorized_dir"],
+                         log_file=out / "vehicle.log.jsonl")
+    return replace(cfg, supervisor=replace(cfg.supervisor, lessons_wait_s=90.0))
 
 
 def _ground_config(vcfg: Any, out: Path, keys: dict[str, Path]) -> Any:
-    from ground_station.settings import GroundConfig, VehicleLinkConfig
+    from sim.supervisor_rig import ground_config
 
-    t = vcfg.telemetry
-    link = VehicleLinkConfig(vehicle_id=vcfg.vehicle_id, pub_endpoint=t.pub_endpoint,
-                             replay_endpoint=t.replay_endpoint, server_public_key=str(keys["vehicle_public"]),
-                             sync_endpoint=t.sync_endpoint)
-    return GroundConfig(db_path=str(out / "ground" / "flight_log.sqlite"), vehicles=[link], curve=True,
-                        client_secret_key=str(keys["ground_secret"]), dashboard_port=0, stats_interval_s=0.0,
-                        post_flight_dir=str(out / "ground" / "post_flight"),
-                        post_flight_memory=str(out / "ground" / "ground_memory.sqlite"), sync_timeout_s=10.0)
-
-
-def _write_yaml(obj: Any, path: Path) -> Path:
-    import yaml
-
-    from contract.typed_config import to_dict
-
-    path.write_text(yaml.safe_dump(to_dict(obj), sort_keys=False), encoding="utf-8")
-    return path
+    return ground_config([(vcfg, keys["vehicle_public"])], out / "ground", keys["ground_secret"])
 
 
 def _deliver_lessons(gcfg: Any, out: Path, watcher: Any, flight: int, timeout_s: float = 60.0) -> dict[str, Any]:
@@ -93,16 +72,11 @@ def _deliver_lessons(gcfg: Any, out: Path, watcher: Any, flight: int, timeout_s:
 
 def _fly(n: int, config: Path, mission: Path, out: Path) -> dict[str, Any]:
     """`aerie fly` as a child process; its progress lines are echoed as they come."""
-    outcome_file = out / f"flight{n}.json"
-    cmd = [sys.executable, "-m", "aerie", "fly", "--config", str(config), "--mission", str(mission),
-           "--json", str(outcome_file)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
-    for line in proc.stdout:
-        _say(f"  [flight {n}] {line.rstrip()}")
-    rc = proc.wait()
-    if rc not in (0, 3) or not outcome_file.exists():
+    from sim.supervisor_rig import FlyProcess
+
+    rc, outcome = FlyProcess(config, mission, out / f"flight{n}.json", f"flight {n}", _say).start().wait()
+    if rc not in (0, 3) or outcome is None:
         raise DemoFailed(f"aerie fly (flight {n}) exited {rc}; its log is {out / 'vehicle.log.jsonl'}")
-    outcome = json.loads(outcome_file.read_text())
     if outcome["landed"] not in ("landed", "on ground"):
         raise DemoFailed(f"flight {n}: vehicle {outcome['landed']}")
     return outcome
@@ -125,6 +99,7 @@ def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: i
     from onboard.supervisor.mission import Mission
     from contract.curve_keys import generate_link_keys
     from sim.flight_rig import start_rig
+    from sim.supervisor_rig import write_yaml
     from sim.world.cache import load_world
 
     t_start = time.monotonic()
@@ -143,11 +118,11 @@ def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: i
         keys = generate_link_keys(out / "keys")
         vcfg = _vehicle_config(rig, out, keys)
         gcfg = _ground_config(vcfg, out, keys)
-        _write_yaml(gcfg, out / "ground.yaml")
+        write_yaml(gcfg, out / "ground.yaml")
         mission = rig.mission()
         if step_limit:
             mission = replace(mission, step_limit=step_limit)
-        mission_file = _write_yaml(Mission(mission.instruction, mission.name, mission.step_limit), out / "mission.yaml")
+        mission_file = write_yaml(Mission(mission.instruction, mission.name, mission.step_limit), out / "mission.yaml")
 
         (out / "ground").mkdir(exist_ok=True)
         station = GroundStation(gcfg, base_dir=out)
@@ -169,7 +144,7 @@ def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: i
                 _say("battery swap: a fresh simulated vehicle at the same take-off spot")
                 rig.restart_vehicle()
                 vcfg = replace(vcfg, link=replace(vcfg.link, url=rig.vehicle.mavsdk_url))
-            config = _write_yaml(vcfg, out / f"vehicle{n}.yaml")
+            config = write_yaml(vcfg, out / f"vehicle{n}.yaml")
             _say(f"flight {n}: aerie fly --config {config.name} --mission {mission_file.name}   (dashboard: {url})")
             result: dict[str, Any] = {}
             errors: list[BaseException] = []

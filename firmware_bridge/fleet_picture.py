@@ -22,11 +22,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-# Bounds a report must lie in: an aircraft, not a spacecraft.
-MAX_SPEED_M_S = 100.0
-MIN_ALT_AMSL_M = -500.0
-MAX_ALT_AMSL_M = 20_000.0
-MAX_REPORT_AGE_S = 600.0
+# Bounds a report must lie in (an aircraft, not a spacecraft): the fleet channel's wire checks the same.
+from contract.fleet_report import MAX_ALT_AMSL_M, MAX_REPORT_AGE_S, MAX_SPEED_M_S, MIN_ALT_AMSL_M
 
 
 @dataclass(frozen=True)

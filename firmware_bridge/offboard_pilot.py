@@ -143,7 +143,7 @@ class OffboardPilot:
         self._target = carrot(start, goal, speed, time.monotonic())
         try:
             await wait_until(self.bridge, lambda s: self.refused is not None
-                             or distance_m(position_from_home(self.bridge, s), goal) <= tolerance_m,
+                             or distance_m(position_from_home(self.bridge, s), self.as_flown(goal)) <= tolerance_m,
                              timeout_s, "offboard move")
         except Exception:
             self._hold(self._last_ok or self.here())
@@ -152,6 +152,20 @@ class OffboardPilot:
             return False
         self._hold(goal)
         return True
+
+    def as_flown(self, goal: PositionNed) -> PositionNed:
+        """``goal`` at the altitude the fleet's separation rule has the vehicle fly it now, else ``goal``.
+
+        A vehicle yielding on its layer (``layer``, or ``fallback`` while the fleet channel is
+        silent) flies every position target at the layer's altitude, so it is there when it is
+        over the goal on its layer; judged at the goal's own altitude it would never arrive and
+        every move would end in its timeout (the first fleet runs of ``aerie bench fleet``).
+        Holds and climbs where it stands are not arrivals: they keep the goal as it is.
+        """
+        d = getattr(getattr(self.bridge, "fleet", None), "last", None)
+        if d is not None and d.action in ("layer", "fallback") and isinstance(d.intent, PositionNed):
+            return PositionNed(goal.north_m, goal.east_m, d.intent.down_m, goal.yaw_deg)
+        return goal
 
     async def hold_until(self, at: PositionNed, reached: Callable[[VehicleState], bool], timeout_s: float,
                          what: str) -> bool:

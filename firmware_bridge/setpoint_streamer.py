@@ -76,6 +76,10 @@ class SetpointStreamer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.tick_times: deque[float] = deque(maxlen=200_000)  # send times, for benchmarks
+        # Periods between consecutive ticks of one uninterrupted stream (none across a pause in
+        # offboard), seconds: what a supervisor reports as its setpoint timing.
+        self.periods_s: deque[float] = deque(maxlen=200_000)
+        self._prev_tick: float | None = None
         self._last_sent: tuple | None = None
         self.priority = "default"
 
@@ -217,8 +221,10 @@ class SetpointStreamer:
         now = time.monotonic()
         with self._lock:
             if stamped is None:
+                self._prev_tick = None
                 return
             if now - stamped.t > self._cfg.intent_timeout_s:
+                self._prev_tick = None
                 if self._plugin is not None:
                     self._drop_plugin()
                     age = now - stamped.t
@@ -243,6 +249,21 @@ class SetpointStreamer:
                 self._send(setpoint)
                 self._last_sent = setpoint
             self.tick_times.append(now)
+            if self._prev_tick is not None:
+                self.periods_s.append(now - self._prev_tick)
+            self._prev_tick = now
+
+    def period_summary(self, since: int = 0) -> dict[str, float | None]:
+        """Tick periods of the uninterrupted stream from the ``since``-th recorded on, in ms (None: none)."""
+        d = sorted(list(self.periods_s)[since:])
+        if not d:
+            return {"count": 0, "p50_ms": None, "p99_ms": None, "max_ms": None}
+
+        def pct(q: float) -> float:  # nearest rank: a percentile that is one of the measured periods
+            return d[min(len(d) - 1, max(0, math.ceil(q / 100.0 * len(d)) - 1))] * 1000.0
+
+        return {"count": len(d), "p50_ms": round(pct(50), 2), "p99_ms": round(pct(99), 2),
+                "max_ms": round(d[-1] * 1000.0, 2)}
 
     def _setpoint(self, intent: Intent) -> tuple:
         """The value MAVSDK should repeat: a tuple so that 'changed?' is a plain comparison."""

@@ -19,6 +19,7 @@ from onboard.agent.settings import AgentConfig
 from onboard.inference.settings import InferenceConfig
 from contract.log_setup import LoggingConfig
 from onboard.map.settings import MapConfig
+from onboard.fleet.settings import FleetChannelConfig
 from onboard.memory.settings import MemoryConfig
 from onboard.supervisor.settings import SupervisorConfig
 from onboard.telemetry.settings import TelemetryConfig
@@ -36,6 +37,7 @@ class AerieConfig:
     streamer: StreamerConfig = field(default_factory=StreamerConfig)
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     fleet: FleetConfig = field(default_factory=FleetConfig)
+    fleet_channel: FleetChannelConfig = field(default_factory=FleetChannelConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     map: MapConfig = field(default_factory=MapConfig)
@@ -46,6 +48,9 @@ class AerieConfig:
 
     def __post_init__(self) -> None:
         self.bridge  # noqa: B018 -- the bridge's cross-section checks (fleet layer within the ceiling)
+        if not 2.0 / self.fleet_channel.report_rate_hz <= self.fleet.channel_timeout_s:
+            raise ValueError("fleet_channel.report_rate_hz must send at least two reports per "
+                             "fleet.channel_timeout_s (else one lost report reads as a silent channel)")
 
     @property
     def bridge(self) -> BridgeConfig:

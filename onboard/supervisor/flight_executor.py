@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -38,6 +39,8 @@ from onboard.supervisor.airborne import wait_down
 from onboard.supervisor.settings import SupervisorConfig
 
 EventFn = Callable[[str, dict[str, Any]], Any]
+
+log = logging.getLogger(__name__)
 
 # A look-up's climb and descent have arrived within this many metres of the altitude asked for.
 VERTICAL_TOLERANCE_M = 1.0
@@ -235,10 +238,19 @@ class FlightExecutor:
             self.on_event("command_refused", {"command": command, "altitude_m": alt_m, "reason": exc.reason})
             return MoveResult(False, self.altitude_error_m(alt_m), time.monotonic() - t0, 0.0, refused=exc.reason)
         goal = verdict.intent
-        arrived, paused = await self._leg(
-            lambda left: self.pilot.hold_until(
-                goal, lambda s: abs(s.rel_alt_m - alt_m) <= VERTICAL_TOLERANCE_M, left, command),
-            t0 + self.cfg.move_timeout_s)
+        flown = self.pilot.as_flown(goal)
+        if command == "climb" and flown.down_m != goal.down_m:
+            # The fleet's separation rule flies this vehicle on its layer: a look-up would be flown at the
+            # layer, and sightings reported from alt_m must be from alt_m.
+            reason = f"the fleet's separation rule holds the vehicle on its layer ({-flown.down_m:.1f} m)"
+            self.on_event("command_refused", {"command": command, "altitude_m": alt_m, "reason": reason})
+            return MoveResult(False, self.altitude_error_m(alt_m), time.monotonic() - t0, 0.0, refused=reason)
+
+        def there(s: Any) -> bool:  # a descent to cruise the rule keeps on the layer ends at the layer
+            return abs(s.rel_alt_m + self.pilot.as_flown(goal).down_m) <= VERTICAL_TOLERANCE_M
+
+        arrived, paused = await self._leg(lambda left: self.pilot.hold_until(goal, there, left, command),
+                                          t0 + self.cfg.move_timeout_s)
         if self.pilot.refused is not None:
             self.on_event("command_refused", {"command": command, "altitude_m": alt_m, "reason": self.pilot.refused})
             return MoveResult(False, self.altitude_error_m(alt_m), time.monotonic() - t0, paused,
@@ -291,6 +303,25 @@ class FlightExecutor:
                and self.pilot.engaged):
             await asyncio.sleep(0.1)
 
+    async def _clear_of_the_fleet(self) -> None:
+        """In a fleet, move aside (in offboard, at this altitude) when a member is reported too near below.
+
+        Best effort: a move that fails or times out still ends in the landing, where the vehicle got to.
+        """
+        fleet = getattr(self.bridge, "fleet", None)
+        envelope = self.bridge.envelope()
+        if fleet is None or envelope is None or not getattr(fleet.cfg, "enabled", False):
+            return
+        try:
+            spot, near = fleet.landing_spot(envelope)
+            if spot is None:
+                return
+            self.on_event("landing_moved", {"members_near": near, "north_m": round(spot.north_m, 1),
+                                            "east_m": round(spot.east_m, 1)})
+            await self.pilot.fly_to(spot, self.cfg.speed_m_s, self.cfg.arrive_tolerance_m, self.cfg.move_timeout_s)
+        except Exception:  # the landing goes ahead whatever happened here
+            log.exception("moving clear of the fleet before landing")
+
     async def finish(self, how: str = "land", wait_s: float | None = None) -> str:
         """Bring the vehicle down ("land" here or "rtl"); returns what was done.
 
@@ -308,6 +339,8 @@ class FlightExecutor:
             if how == "rtl":
                 await self.bridge.commands.return_to_launch()
             else:
+                if wait_s is None:  # not a SIGTERM: there is time to land clear of the fleet
+                    await self._clear_of_the_fleet()
                 await self.bridge.commands.land()
         finally:
             await self.pilot.release()

@@ -3,7 +3,9 @@
 `Supervisor.run` starts, in this order, the telemetry publisher (journal first,
 so nothing after it is lost), the experience memory and the lesson-sync
 socket, the planner model and the detector (when configured), the flight
-bridge, the state publisher, the status socket and the observation link; then
+bridge, the fleet channel (with ``fleet.enabled``: the other members' reports
+into the bridge's separation rule, ``onboard/fleet/``), the state publisher,
+the status socket and the observation link; then
 takes off and repeats *observe -> agent step -> publish -> fly the move* until
 the agent declares arrival, the step budget is spent, a stop is requested
 (SIGTERM: land or RTL by config) or the vehicle cannot go on (bridge failsafe,
@@ -87,6 +89,8 @@ class FlightOutcome:
     look_around_s: list[float] = field(default_factory=list)  # camera perception: seconds per look-around
     read_ms: list[float] = field(default_factory=list)  # camera perception: reader time per view read
     bad_frames: int = 0          # camera frames that did not decode or had the wrong size
+    setpoint_period_ms: dict = field(default_factory=dict)  # the streamer's tick periods this flight: p50/p99/max
+    fleet: dict = field(default_factory=dict)  # fleet channel counters at the end of the flight (fleet.enabled)
 
     @property
     def step_ms_p50(self) -> float:
@@ -201,6 +205,7 @@ class Supervisor:
         self.detector: RestartingWorker | None = None
         self.camera: RestartingWorker | None = None
         self.bridge: Any = None
+        self.fleet_channel: Any = None  # the fleet channel (onboard.fleet.channel) when fleet.enabled
         self.status: Any = None
         self.agent: Any = None
         self._state_task: asyncio.Task | None = None
@@ -339,6 +344,20 @@ class Supervisor:
 
         self.bridge = await FlightBridge.connect(self.cfg.bridge)
         self.bridge.events.add_listener(bridge_event_listener(self.publish))
+
+    def _start_fleet_channel(self) -> None:
+        """With fleet.enabled, tell the other members where this vehicle is and hand theirs to the bridge."""
+        if not self.cfg.fleet.enabled:
+            return
+        from onboard.fleet.channel import FleetChannel, position_from_state
+
+        bridge = self.bridge
+        self.fleet_channel = FleetChannel(self.cfg.fleet_channel, self.cfg.fleet.member_id,
+                                          lambda: position_from_state(bridge.state), bridge.update_traffic,
+                                          data_dir=self.data_dir).start()
+        self.event("fleet_channel", {"member_id": self.cfg.fleet.member_id, "endpoint": self.fleet_channel.endpoint,
+                                     "peers": [p.endpoint for p in self.cfg.fleet_channel.peers],
+                                     "curve": self.cfg.fleet_channel.curve})
 
     async def _adopt_airborne(self) -> None:
         """A vehicle already in the air at start (a restarted supervisor) goes home or lands first."""
@@ -522,6 +541,7 @@ class Supervisor:
         if self._world is None:
             self._world = WorldLink(self.sup.world_endpoint, self.sup.world_timeout_s)
         await self._connect_bridge()
+        self._start_fleet_channel()
         self._state_task = asyncio.create_task(self._state_loop())
         await self._adopt_airborne()
         if self.sup.status_socket:
@@ -555,6 +575,7 @@ class Supervisor:
         outcome = FlightOutcome(self.flight_id, mission.name, False, "not started", 0, 0.0, 0.0, "on ground",
                                 str(folder), None)
         executor = FlightExecutor(self.bridge, self.sup, self.event)
+        periods_from = len(self.bridge.streamer.periods_s)
         self.agent = None
         try:
             if self.map is not None:  # the names the vehicle knows are its map's
@@ -600,6 +621,9 @@ class Supervisor:
             outcome.seconds = round(time.monotonic() - t0, 1)
             outcome.paused_s = round(executor.paused_total_s, 1)
             outcome.peak_rss_mb = round(peak_rss_mb(), 1)
+            outcome.setpoint_period_ms = self.bridge.streamer.period_summary(periods_from)
+            if self.fleet_channel is not None:
+                outcome.fleet = self.fleet_channel.counters()
             self._write_results(folder, outcome)
             if self.publisher is not None:
                 self.publisher.flight_end(FlightEnd(self.flight_id, outcome.agent_success, outcome.reason,
@@ -845,6 +869,12 @@ class Supervisor:
         if self._state_task is not None:
             self._state_task.cancel()
             self._state_task = None
+        if self.fleet_channel is not None:  # before the bridge it feeds
+            try:
+                self.fleet_channel.close()
+                self.event("fleet_counters", self.fleet_channel.counters())
+            except Exception:
+                log.exception("closing the fleet channel")
         for name, obj in (("status socket", self.status), ("bridge", self.bridge)):
             if obj is not None:
                 try:

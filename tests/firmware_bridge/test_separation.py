@@ -260,3 +260,23 @@ def test_streamer_applies_separation_after_the_envelope_and_the_envelope_again()
     assert [k for k, _ in events] == ["separation_hold"]
     away = streamer.submit(VelocityNed(-3.0, 0.0, 0.0))  # away from it: flown as asked
     assert away.intent == VelocityNed(-3.0, 0.0, 0.0) and not away.clamped
+
+
+def test_a_landing_spot_is_found_beside_a_member_standing_below():
+    """Over a landed member (and one more nearby), the guard names a spot clear of both, within the fence."""
+    clock, events = Clock(), []
+    me = Vehicle(100.0, 50.0, 30.0)
+    guard, env = guard_for(CFG2, me, clock, events)
+    assert guard.landing_spot(env) == (None, [])  # nobody reported: land here
+    guard.update_traffic([report(1, 103.0, 48.0, alt=0.0), report(3, 100.0, 75.0, alt=0.0)])
+    spot, near = guard.landing_spot(env)
+    assert near == [1]  # member 3 is 25 m away: not near, but the spot keeps clear of it too
+    assert spot is not None and spot.down_m == -30.0  # moved aside at this altitude, then down
+    for n, e in ((103.0, 48.0), (100.0, 75.0)):
+        assert math.hypot(spot.north_m - n, spot.east_m - e) >= 1.5 * CFG2.min_separation_m
+    guard.update_traffic([report(1, 60.0, 50.0, alt=0.0)])  # member 1 moved off: here is clear again
+    clock.t += 0.1
+    assert guard.landing_spot(env)[1] == []
+    disabled, env2 = guard_for(FleetConfig(enabled=False, member_id=2), me, clock, events)
+    disabled.update_traffic([report(1, 100.0, 50.0, alt=0.0)])
+    assert disabled.landing_spot(env2) == (None, [])  # not a fleet member: nothing judged

@@ -216,8 +216,11 @@ async def test_fleet_channel_cut_mid_flight_each_takes_its_layer():
                     n, e = ned_from_geo(bridge.envelope().home, s.lat, s.lon)
                     return math.hypot(n - here.north_m, e - here.east_m) < 3.0
 
-                # Both fly their routes to the end, on their layers.
-                await asyncio.wait_for(_until(lambda: passed(a, goals[0]) and passed(b, goals[1])), DEADLINE_S)
+                # Both fly their routes to the end, on their layers, and each pilot knows it has arrived
+                # there (over its goal on its layer: the goal's own altitude is not where it may fly).
+                reached = await asyncio.wait_for(asyncio.gather(*moves), DEADLINE_S + 5.0)
+                assert reached == [True, True], reached
+                assert passed(a, goals[0]) and passed(b, goals[1])
             finally:
                 sampler.stop()
                 for m in moves:
@@ -248,11 +251,6 @@ async def test_fleet_channel_cut_mid_flight_each_takes_its_layer():
         over = [s for s in sampler.samples if math.hypot(s.north[i], s.east[i]) < 3.0]
         assert over, f"vehicle {i + 1} never flew over the crossing"
         assert all(abs(s.alt[i] - layer) < FLEET.altitude_band_m / 2 for s in over), (i, [s.alt[i] for s in over])
-
-
-async def _until(predicate, period_s: float = 0.1) -> None:
-    while not predicate():
-        await asyncio.sleep(period_s)
 
 
 

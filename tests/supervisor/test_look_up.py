@@ -62,3 +62,25 @@ def test_the_executor_refuses_a_climb_the_envelope_would_clamp():
     assert events == [("command_refused", {"command": "climb", "altitude_m": 80.0, "reason": result.refused})]
     assert bridge.submitted == []
     assert asyncio.run(executor.climb_to(float("nan"))).refused is not None  # a NaN target too
+
+
+def test_the_executor_refuses_a_look_up_while_the_fleet_rule_flies_the_layer():
+    """In a fleet the separation rule may hold the vehicle on its layer; a look-up flown there would
+    report a view from an altitude it never had (and a descent judged at cruise would never end)."""
+    from types import SimpleNamespace
+
+    from firmware_bridge.intents import PositionNed
+    from firmware_bridge.separation import Decision
+
+    bridge = _Bridge(SafetyConfig())
+    executor = FlightExecutor(bridge, AerieConfig().supervisor, lambda kind, detail: None)
+    bridge.fleet = SimpleNamespace(last=Decision(PositionNed(0.0, 0.0, -45.0), "fallback", "fleet channel silent"))
+    result = asyncio.run(executor.climb_to(60.0))
+    assert result.refused is not None and "layer (45.0 m)" in result.refused and not result.arrived
+    assert bridge.submitted == []
+    goal = PositionNed(5.0, 5.0, -30.0)
+    assert executor.pilot.as_flown(goal) == PositionNed(5.0, 5.0, -45.0)  # what a descent to cruise ends at
+    bridge.fleet.last = Decision(PositionNed(0.0, 0.0, -30.0), "hold", "conflict")
+    assert executor.pilot.as_flown(goal) == goal  # a hold is not the layer: the goal stays
+    bridge.fleet.last = Decision(PositionNed(0.0, 0.0, -30.0), "clear")
+    assert executor.pilot.as_flown(goal) == goal

@@ -1,0 +1,52 @@
+"""Typed settings of the fleet channel (the ``fleet_channel:`` section of config.yaml).
+
+Separate from ``fleet:`` (``firmware_bridge.settings.FleetConfig``, the
+separation rule) because the bridge never opens a socket: it is handed the
+reports. The channel runs only while ``fleet.enabled`` is true.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from contract.typed_config import ranged
+
+
+@dataclass(frozen=True)
+class FleetPeer:
+    # ZeroMQ endpoint where the other member publishes its reports (its fleet_channel.pub_endpoint,
+    # as reached from this vehicle), e.g. tcp://10.0.0.12:7730.
+    endpoint: str = ""
+    # That member's public key file (CurveZMQ, `aerie keys generate`), pinned when connecting;
+    # relative paths are under data_dir.
+    public_key: str = ""
+    # That member's fleet.member_id: reports on its socket naming another member are refused
+    # (0 accepts any id, e.g. while a fleet is being set up).
+    member_id: int = ranged(0, 0, 255)
+
+
+@dataclass(frozen=True)
+class FleetChannelConfig:
+    # ZeroMQ PUB endpoint this vehicle binds to publish its own position and velocity to the fleet.
+    pub_endpoint: str = "tcp://0.0.0.0:7730"
+    # The other members, one entry each: {endpoint, public_key, member_id}. Each is read on its own SUB socket,
+    # so a member that misbehaves loses only its own connection.
+    peers: tuple[FleetPeer, ...] = ()
+    # Own reports sent per second; keep several per fleet.channel_timeout_s.
+    report_rate_hz: float = ranged(5.0, 0.2, 50.0)
+    # Largest frame read from a peer (a report is about 150 bytes); ZeroMQ drops a peer's connection
+    # that sends more, and the channel re-creates that socket.
+    max_message_bytes: int = ranged(1024, 256, 65536)
+    # Authenticate and encrypt the channel with CurveZMQ: this vehicle's PUB is a CURVE server
+    # admitting the public keys in authorized_keys_dir; each SUB pins its peer's public_key.
+    curve: bool = True
+    # This vehicle's secret key file (the telemetry key pair serves); relative paths are under data_dir.
+    secret_key: str = "keys/vehicle.key_secret"
+    # Directory of the other members' public key files (*.key) allowed to read this vehicle's reports.
+    authorized_keys_dir: str = "keys/fleet_authorized"
+
+    def __post_init__(self) -> None:
+        if self.curve and any(not p.public_key for p in self.peers):
+            raise ValueError("fleet_channel.curve needs every peer's public_key")
+        if any(not p.endpoint for p in self.peers):
+            raise ValueError("every fleet_channel peer needs its endpoint")
