@@ -312,7 +312,7 @@ FLEET = (("aerie-1", 0.0), ("aerie-2", 140.0))   # vehicle id, how far the scrip
 FLEET_STEPS = 120
 
 # Everything the fleet test reads from the page in one script (no stale elements between reads).
-_PAGE = """
+_PAGE = r"""
 const r = (el) => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
 const q = (s) => [...document.querySelectorAll(s)];
 return {
@@ -320,6 +320,8 @@ return {
   scroll: [document.documentElement.scrollWidth, document.documentElement.scrollHeight],
   side: r(document.querySelector('.side')), panels: q('.side .panel').map(r), map: r(document.getElementById('map')),
   markers: q('#vehicle-marker g[data-vehicle]').map((g) => g.dataset.vehicle).sort(),
+  marker_at: Object.fromEntries(q('#vehicle-marker g[data-vehicle]').map((g) =>
+    [g.dataset.vehicle, g.querySelector('path').getAttribute('transform').match(/translate\(([^ ]+) ([^)]+)\)/).slice(1).map(Number)])),
   trails: Object.fromEntries([...q('#trails polyline'), document.getElementById('trajectory')]
                              .map((p) => [p.dataset.vehicle, p.getAttribute('points')])),
   followed: document.body.dataset.vehicle,
@@ -347,6 +349,7 @@ def test_one_ground_station_shows_two_vehicles_on_the_city_at_1366x768(tmp_path:
     The screenshot is copied to ``$AERIE_DASHBOARD_FLEET_SCREENSHOT`` if set (docs/dashboard_fleet.png)."""
     pytest.importorskip("pyrosm")
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
 
     from onboard.map.build import build_map
     from onboard.map.map_file import save_map
@@ -433,6 +436,9 @@ def test_one_ground_station_shows_two_vehicles_on_the_city_at_1366x768(tmp_path:
                 _wait(lambda: page()["followed"] == other
                       and browser.find_element(By.ID, "trajectory").get_attribute("data-vehicle") == other
                       and other in browser.find_element(By.ID, "flight-info").text, 10, f"the page to follow {other}")
+                # Following keeps it in the middle of the map (the SVG is 800×600).
+                _wait(lambda: all(abs(a - b) < 2 for a, b in zip(page()["marker_at"][other], (400, 300))), 10,
+                      f"{other} in the middle of the map")
                 # Items the page cannot read are skipped, and the page goes on drawing both vehicles.
                 browser.execute_script(
                     "addLiveItems('aerie-1', [null, 7, {seq: 'x'}, {seq: 1e9, type: 'state', payload: 7, pos: 'no'},"
@@ -445,6 +451,17 @@ def test_one_ground_station_shows_two_vehicles_on_the_city_at_1366x768(tmp_path:
                     assert not f.is_alive()
                 _wait(lambda: page()["markers"] == ["aerie-1", "aerie-2"]
                       and "mission_end" in browser.find_element(By.ID, "events").text, 30, "both flights to end")
+                # Both vehicles have gone quiet: the list marks their links stale (after 5 s without a message).
+                _wait(lambda: all(_cells(row)[3].endswith("stale") for row in page()["fleet"]), 60, "both links stale")
+                # Replay one flight from the log: that vehicle alone, still where it flew on the map.
+                flight = _wait(lambda: browser.execute_script(
+                    "const o = [...document.getElementById('source').options].find((o) => o.value.startsWith('aerie-2/')"
+                    " && !o.text.includes('(open)')); return o ? o.value : null;"), 15, "aerie-2's flight in the list")
+                Select(browser.find_element(By.ID, "source")).select_by_value(flight)
+                replay = _wait(lambda: (p := page())["markers"] == ["aerie-2"] and p["followed"] == "aerie-2"
+                               and len(_trail(p["trails"]["aerie-2"])) == FLEET_STEPS and p, 15, "the replayed flight")
+                e0, n0 = _trail(replay["trails"]["aerie-2"])[0]
+                assert abs(e0 - home_xy["aerie-2"][0]) < 1.0 and abs(n0 - home_xy["aerie-2"][1]) < 1.0
                 errors = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
                 assert not errors, f"the page logged errors: {errors}"
         finally:
