@@ -29,6 +29,8 @@ bearing_deg, range_m, north, east}]}`` or a bare list; ``plan`` may carry ``goal
 from __future__ import annotations
 
 import asyncio
+import gzip
+import hashlib
 import json
 import logging
 import threading
@@ -77,6 +79,7 @@ class DashboardContext:
     live_clients: int = 0
     _world: WorldData | None = None
     _world_lock: threading.Lock = field(default_factory=threading.Lock)
+    _world_body: tuple[bytes, bytes, str] | None = None
 
     def world(self) -> WorldData:
         """The city, loaded on first use and kept; a map that does not load leaves the page without one."""
@@ -88,6 +91,15 @@ class DashboardContext:
                     log.warning("dashboard map not loaded, drawing no city: %s", exc)
                     self._world = empty_world()
             return self._world
+
+    def world_body(self) -> tuple[bytes, bytes, str]:
+        """The world as JSON bytes, gzipped, and their ETag: made once, as the map does not change while serving."""
+        world = self.world()
+        with self._world_lock:
+            if self._world_body is None:
+                body = json.dumps(world, allow_nan=False, separators=(",", ":")).encode()
+                self._world_body = (body, gzip.compress(body, 6, mtime=0), '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
+            return self._world_body
 
     def frame_origin(self) -> tuple[float, float] | None:
         """The map's origin (lat, lon): the frame every vehicle is drawn in, if there is a map."""
@@ -188,7 +200,14 @@ def create_app(ctx: DashboardContext) -> Starlette:
         return Response(png, media_type="image/png") if png else Response(status_code=404)
 
     async def world(request: Request) -> Response:
-        return _json(await asyncio.to_thread(ctx.world))
+        # The page fetches the city once per load; a reload revalidates (ETag) instead of fetching it again.
+        body, gz, etag = await asyncio.to_thread(ctx.world_body)
+        headers = {"Cache-Control": "no-cache", "ETag": etag, "Vary": "Accept-Encoding"}
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers=headers)
+        if "gzip" in request.headers.get("accept-encoding", ""):
+            return Response(gz, media_type="application/json", headers={**headers, "Content-Encoding": "gzip"})
+        return Response(body, media_type="application/json", headers=headers)
 
     async def live(request: Request) -> Response:
         if ctx.live_clients >= ctx.max_live_clients:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import math
 import socket
@@ -234,6 +235,18 @@ def test_the_city_comes_from_the_onboard_map_file_and_places_every_vehicle_on_it
     for loader, want in ((map_loader(path), city), (map_loader(bad), empty_world())):
         with DashboardServer(DashboardContext(db_path=tmp_path / "none.sqlite", load_world=loader), port=0) as dash:
             assert json.loads(_get(dash.url + "api/world")[1]) == json.loads(json.dumps(want))
+            # Compressed for a browser, and not sent again to one that has it.
+            req = urllib.request.Request(dash.url + "api/world", headers={"Accept-Encoding": "gzip"})
+            with urllib.request.urlopen(req, timeout=10) as r:
+                assert r.headers["Content-Encoding"] == "gzip"
+                assert json.loads(gzip.decompress(r.read())) == json.loads(json.dumps(want))
+                etag = r.headers["ETag"]
+            try:
+                urllib.request.urlopen(urllib.request.Request(dash.url + "api/world", headers={"If-None-Match": etag}),
+                                       timeout=10)
+                raise AssertionError("the unchanged world was sent again")
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 304
 
 
 def _ground_yaml(tmp_path: Path, port: int) -> Path:
