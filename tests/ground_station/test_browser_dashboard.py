@@ -462,6 +462,10 @@ def test_one_ground_station_shows_two_vehicles_on_the_city_at_1366x768(tmp_path:
                                and len(_trail(p["trails"]["aerie-2"])) == FLEET_STEPS and p, 15, "the replayed flight")
                 e0, n0 = _trail(replay["trails"]["aerie-2"])[0]
                 assert abs(e0 - home_xy["aerie-2"][0]) < 1.0 and abs(n0 - home_xy["aerie-2"][1]) < 1.0
+                # The replay bar and the post-flight analysis fit too.
+                assert replay["scroll"][0] <= vw and replay["scroll"][1] <= vh, replay
+                assert 0 <= replay["side"][0] < replay["side"][2] <= vw and replay["side"][3] <= vh, replay
+                assert browser.find_element(By.ID, "replay").is_displayed()
                 errors = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
                 assert not errors, f"the page logged errors: {errors}"
         finally:

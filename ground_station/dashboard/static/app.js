@@ -227,7 +227,9 @@ function renderMap(vs, followed) {
     const p = v.d.state && v.d.state.payload ? v.d.state.payload : {};
     const yaw = isNum(p.yaw_deg) ? p.yaw_deg : 0;
     const big = v === followed ? 1.25 : 1;
-    const label = v.vid + (isNum(p.battery_percent) ? ` ${p.battery_percent.toFixed(0)}%` : "");
+    // Over a city, a vehicle without a home fix is in its own frame only: say so rather than mislead.
+    const unplaced = store.world.origin && !v.d.shift;
+    const label = v.vid + (isNum(p.battery_percent) ? ` ${p.battery_percent.toFixed(0)}%` : "") + (unplaced ? " (no home fix: not placed on the map)" : "");
     marks.push(svg("g", { class: "vehicle" + (v === followed ? " followed" : ""), "data-vehicle": v.vid }, null, [
       svg("path", { d: "M0,-11 L7,8 L0,4 L-7,8 Z", fill: "#ffffff", stroke: v.colour, "stroke-width": 2.5,
                     transform: `translate(${x} ${y}) rotate(${yaw}) scale(${big})` }),
@@ -674,7 +676,7 @@ async function loadWorld() {
     if (!r.ok) return;
     const w = await r.json();
     const rings = (x) => Array.isArray(x) ? x.filter((ring) => Array.isArray(ring) && ring.length >= 2 && ring.every(isXY)) : [];
-    store.world = { buildings: rings(w.buildings), streets: rings(w.streets),
+    store.world = { origin: isXY(w.origin) ? w.origin : null, buildings: rings(w.buildings), streets: rings(w.streets),
                     landmarks: Array.isArray(w.landmarks) ? w.landmarks.filter((l) => l && isXY(l.pos) && typeof l.name === "string") : [] };
     renderCity();
     queueRender();
