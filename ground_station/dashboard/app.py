@@ -2,7 +2,7 @@
 
 Routes:
 
-* ``GET /`` the page (``static/index.html`` with ``app.js`` and ``style.css``; no CDN).
+* ``GET /`` the page (``static/index.html`` with ``words.js``, ``app.js`` and ``style.css``; no CDN).
 * ``GET /api/vehicles``: the vehicles in the flight log with their counters, their last message
   and their last ``state`` (its payload), each with ``age_s``: seconds since the ground received it.
 * ``GET /api/flights``: every flight (vehicle, start/end seq and time, flight_start info).
@@ -20,10 +20,12 @@ Routes:
 Off loopback every route sits behind the token gate (:mod:`.auth`).
 
 Payload shapes the page understands beyond the envelope types (all optional):
-``agent_step`` may carry ``goal``, ``reflect_reason``, ``refined_action`` and
-``anchor_graph: {anchors: [{anchor_id, x, y, place_id, neighbours}], places:
-[{place_id, place_type, anchors}]}``; ``detections`` is ``{detections: [{label, score,
-bearing_deg, range_m, north, east}]}`` or a bare list; ``plan`` may carry ``goal`` and ``steps``.
+``agent_step`` may carry ``goal``, ``task_instruction``, ``strategy``, ``reflect_reason``,
+``refined_action``, ``target_estimate`` and ``goal_fix`` (``[x, y]``, the agent's frame),
+``landmarks`` (``{name: [x, y]}``) and ``anchor_graph: {anchors: [{anchor_id, x, y, place_id,
+neighbours}], places: [{place_id, place_type, anchors}]}``; ``detections`` is ``{detections:
+[{label, score, bearing_deg, range_m, north, east}]}`` or a bare list; ``plan`` carries ``goal``,
+``source``, ``reason`` and ``steps: [{goal, strategy, desired_state}]`` (said as sentences).
 """
 
 from __future__ import annotations
