@@ -324,8 +324,7 @@ function renderFleet(vs, followed) {
       [isNum(p.battery_percent) ? `${p.battery_percent.toFixed(0)} %` : "–",
        isNum(p.battery_percent) && p.battery_percent < 20 ? "bad" : ""],
       [age === null ? "–" : ageText(age) + (stale ? " stale" : ""), stale ? "bad stale" : "link"],
-      [s && isNum(s.step) ? `${s.step}: ${s.strategy ? s.strategy + " " : ""}${s.decision && s.decision.action ? s.decision.action : ""}`
-                          : (v.d.end ? "ended" : "–"), "step"]];
+      [s && isNum(s.step) ? `${s.step}: ${s.strategy || (s.decision && s.decision.action) || "?"}` : (v.d.end ? "ended" : "–"), "step"]];
     cells.forEach(([text, cls], k) => {
       const td = tr.cells[k];
       if (td.textContent !== text) { td.textContent = text; td.title = text; }
@@ -335,7 +334,7 @@ function renderFleet(vs, followed) {
       const sw = document.createElement("span"); sw.className = "swatch"; sw.style.background = v.colour;
       tr.cells[0].prepend(sw);
     }
-    tr.title = s && typeof s.goal === "string" && s.goal ? `goal: ${s.goal}` : "";
+    tr.title = s && typeof s.goal === "string" && s.goal ? `goal: ${s.goal}` + (s.decision && s.decision.action ? `; last move: ${s.decision.action}` : "") : "";
   });
   for (const tr of rows.values()) tr.remove();
   $("fleet-count").textContent = `(${vs.length})`;
