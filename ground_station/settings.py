@@ -83,8 +83,12 @@ class GroundConfig:
     dashboard_poll_interval_s: float = 0.25
     # Most live (SSE) viewers served at once; one more is answered 503 until a viewer leaves.
     dashboard_max_live_clients: int = 32
-    # Draw the simulated world's building footprints (sim.world) within this many metres of
-    # the local origin; 0 disables (the first load of the world takes about 35 s).
+    # The onboard map file (`aerie map build`, *.aeriemap) whose streets and buildings the
+    # dashboard draws beneath the tracks, every vehicle placed on it by its home lat/lon;
+    # relative to this file's directory; "" draws no city.
+    dashboard_map: str = ""
+    # Draw only what of that map lies within this many metres of its origin; 0 draws all of it
+    # (bounded: at most 20,000 buildings and 20,000 street segments, the nearest first).
     dashboard_buildings_radius_m: float = 0.0
     # After each flight ends, derive its lessons deterministically (no model) from its agent
     # steps and write them as a memory bundle for `aerie ground sync` (ground_station.post_flight).

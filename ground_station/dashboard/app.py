@@ -2,7 +2,7 @@
 
 Routes:
 
-* ``GET /`` the page (``static/index.html`` with ``app.js`` and ``style.css``; no CDN).
+* ``GET /`` the page (``static/index.html`` with ``words.js``, ``app.js`` and ``style.css``; no CDN).
 * ``GET /api/vehicles``: the vehicles in the flight log with their counters, their last message
   and their last ``state`` (its payload), each with ``age_s``: seconds since the ground received it.
 * ``GET /api/flights``: every flight (vehicle, start/end seq and time, flight_start info).
@@ -12,23 +12,29 @@ Routes:
   latest flight (the first batch is that flight so far), comments as keep-alive. At most
   ``max_live_clients`` at once (503 beyond); a viewer's reader is freed when it disconnects.
 * ``GET /api/map/{vehicle_id}/{seq}.png``: the PNG of a stored ``map`` message (404 for any other seq).
-* ``GET /api/world``: ``{origin: [lat, lon] | null, buildings: [[[east, north], ...], ...]}``, the
-  footprints near the world's origin if configured; the page shifts them into the vehicle's
-  frame with the home lat/lon of its state messages.
+* ``GET /api/world``: the city beneath the tracks (:mod:`.city_layer`): ``{origin: [lat, lon] | null,
+  buildings, streets, landmarks, name}`` in metres east/north of the onboard map's origin, if a map
+  is configured. State items then carry ``shift``, their vehicle's home in that frame, so every
+  vehicle is drawn on the one map.
 
 Off loopback every route sits behind the token gate (:mod:`.auth`).
 
 Payload shapes the page understands beyond the envelope types (all optional):
-``agent_step`` may carry ``goal``, ``reflect_reason``, ``refined_action`` and
-``anchor_graph: {anchors: [{anchor_id, x, y, place_id, neighbours}], places:
-[{place_id, place_type, anchors}]}``; ``detections`` is ``{detections: [{label, score,
-bearing_deg, range_m, north, east}]}`` or a bare list; ``plan`` may carry ``goal`` and ``steps``.
+``agent_step`` may carry ``goal``, ``task_instruction``, ``strategy``, ``reflect_reason``,
+``refined_action``, ``target_estimate`` and ``goal_fix`` (``[x, y]``, the agent's frame),
+``landmarks`` (``{name: [x, y]}``) and ``anchor_graph: {anchors: [{anchor_id, x, y, place_id,
+neighbours}], places: [{place_id, place_type, anchors}]}``; ``detections`` is ``{detections:
+[{label, score, bearing_deg, range_m, north, east}]}`` or a bare list; ``plan`` carries ``goal``,
+``source``, ``reason`` and ``steps: [{goal, strategy, desired_state}]`` (said as sentences).
 """
 
 from __future__ import annotations
 
 import asyncio
+import gzip
+import hashlib
 import json
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -45,6 +51,7 @@ from starlette.types import Receive, Scope, Send
 
 from ground_station.dashboard.auth import TokenGate
 
+from ground_station.dashboard.city_layer import WorldData, empty_world
 from ground_station.dashboard.items import ItemMaker, json_safe
 from ground_station.dashboard.log_reader import (SEQ_LIMIT, LogReader, Tail, flight_dict, latest_flight_start,
                                                  latest_of, map_png, open_reader, vehicle_ids)
@@ -55,9 +62,7 @@ STATIC_DIR = Path(__file__).with_name("static")
 _ITEMS_PER_EVENT = 2000
 _KEEPALIVE_S = 10.0
 
-Buildings = list[list[list[float]]]
-# The world as served: {"origin": [lat, lon] | None, "buildings": Buildings}.
-WorldData = dict[str, Any]
+log = logging.getLogger("aerie.ground.dashboard")
 
 
 @dataclass
@@ -76,12 +81,32 @@ class DashboardContext:
     live_clients: int = 0
     _world: WorldData | None = None
     _world_lock: threading.Lock = field(default_factory=threading.Lock)
+    _world_body: tuple[bytes, bytes, str] | None = None
 
     def world(self) -> WorldData:
+        """The city, loaded on first use and kept; a map that does not load leaves the page without one."""
         with self._world_lock:
             if self._world is None:
-                self._world = self.load_world() if self.load_world else {"origin": None, "buildings": []}
+                try:
+                    self._world = self.load_world() if self.load_world else empty_world()
+                except Exception as exc:   # a bad map file must not take the dashboard down with it
+                    log.warning("dashboard map not loaded, drawing no city: %s", exc)
+                    self._world = empty_world()
             return self._world
+
+    def world_body(self) -> tuple[bytes, bytes, str]:
+        """The world as JSON bytes, gzipped, and their ETag: made once, as the map does not change while serving."""
+        world = self.world()
+        with self._world_lock:
+            if self._world_body is None:
+                body = json.dumps(world, allow_nan=False, separators=(",", ":")).encode()
+                self._world_body = (body, gzip.compress(body, 6, mtime=0), '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
+            return self._world_body
+
+    def frame_origin(self) -> tuple[float, float] | None:
+        """The map's origin (lat, lon): the frame every vehicle is drawn in, if there is a map."""
+        o = self.world().get("origin")
+        return (float(o[0]), float(o[1])) if o else None
 
 
 def analysis_dict(a: FlightAnalysis | None) -> dict[str, Any] | None:
@@ -162,7 +187,7 @@ def create_app(ctx: DashboardContext) -> Starlette:
             # A flight whose end never arrived stops where the next one starts.
             end = f.end_seq if f.end_seq is not None else (flights[idx + 1].start_seq - 1 if idx + 1 < len(flights)
                                                              else None)
-            maker = ItemMaker()
+            maker = ItemMaker(ctx.frame_origin())
             messages = list(r.log.messages(vid, from_seq=f.start_seq, to_seq=end))
             return {"flight": flight_dict(f), "items": maker.items(messages),
                     "analysis": analysis_dict(analyse(messages, vehicle_id=vid, start_seq=start))}
@@ -177,7 +202,14 @@ def create_app(ctx: DashboardContext) -> Starlette:
         return Response(png, media_type="image/png") if png else Response(status_code=404)
 
     async def world(request: Request) -> Response:
-        return _json(await asyncio.to_thread(ctx.world))
+        # The page fetches the city once per load; a reload revalidates (ETag) instead of fetching it again.
+        body, gz, etag = await asyncio.to_thread(ctx.world_body)
+        headers = {"Cache-Control": "no-cache", "ETag": etag, "Vary": "Accept-Encoding"}
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers=headers)
+        if "gzip" in request.headers.get("accept-encoding", ""):
+            return Response(gz, media_type="application/json", headers={**headers, "Content-Encoding": "gzip"})
+        return Response(body, media_type="application/json", headers=headers)
 
     async def live(request: Request) -> Response:
         if ctx.live_clients >= ctx.max_live_clients:
@@ -212,7 +244,7 @@ async def _live_stream(ctx: DashboardContext, request: Request) -> AsyncIterator
             if reader is None:
                 reader = await asyncio.to_thread(open_reader, ctx.db_path)
             if reader is not None:
-                batches = await asyncio.to_thread(reader.locked, _poll, reader, tails, makers)
+                batches = await asyncio.to_thread(reader.locked, _poll, reader, tails, makers, ctx)
                 for vid, items in batches:
                     for i in range(0, len(items), _ITEMS_PER_EVENT):
                         yield _sse("items", {"vehicle_id": vid, "items": items[i:i + _ITEMS_PER_EVENT]})
@@ -228,34 +260,14 @@ async def _live_stream(ctx: DashboardContext, request: Request) -> AsyncIterator
             reader.close()   # waits for a read still running in its worker thread
 
 
-def _poll(reader: LogReader, tails: dict[str, Tail],
-          makers: dict[str, ItemMaker]) -> list[tuple[str, list[dict[str, Any]]]]:
+def _poll(reader: LogReader, tails: dict[str, Tail], makers: dict[str, ItemMaker],
+          ctx: DashboardContext) -> list[tuple[str, list[dict[str, Any]]]]:
     out = []
     for vid in vehicle_ids(reader):
         if vid not in tails:
             tails[vid] = Tail(vid, latest_flight_start(reader, vid) - 1)
-            makers[vid] = ItemMaker()
+            makers[vid] = ItemMaker(ctx.frame_origin())
         items = makers[vid].items(tails[vid].read(reader))
         if items:
             out.append((vid, items))
     return out
-
-
-def world_buildings(radius_m: float) -> Callable[[], WorldData]:
-    """A loader of the simulated world's origin and its footprints within ``radius_m`` of it (sim.world)."""
-    def load() -> WorldData:
-        import numpy as np
-
-        from sim.world.cache import load_world
-
-        world = load_world()
-        city = getattr(world, "city", world)
-        out: Buildings = []
-        for b in city.buildings:
-            ring = np.asarray(b.footprint, dtype=float)
-            if len(ring) >= 3 and float(np.min(np.hypot(ring[:, 0], ring[:, 1]))) <= radius_m:
-                out.append([[round(float(e), 1), round(float(n), 1)] for e, n in ring])
-        origin = world.origin
-        return {"origin": [float(origin.lat), float(origin.lon)], "buildings": out}
-    return load
-

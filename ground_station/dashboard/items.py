@@ -8,6 +8,13 @@ wants: bytes become ``{"bytes": n}`` (map PNGs are served separately),
 non-finite floats become ``null`` (the vehicle reports NaN for unknown values)
 and state messages gain ``pos``: ``[east, north]`` in local metres, from the
 autopilot's local position or, without one, from lat/lon around home.
+
+Many vehicles share one map only in one frame: given the map's origin
+(``frame_origin``, the onboard map the dashboard draws), a state item also carries
+``shift``: ``[east, north]`` of the vehicle's home in the map's frame, which the page
+adds to the vehicle's local positions and to the agent's (whose frame is the
+take-off point). Without a map origin, or before a home is known, there is no
+``shift`` and the page draws the vehicle in its own frame.
 """
 
 from __future__ import annotations
@@ -66,9 +73,21 @@ def local_position(state: State, origin: tuple[float, float] | None) -> list[flo
 class ItemMaker:
     """Turns one vehicle's envelopes into items; remembers the lat/lon origin of the flight."""
 
-    def __init__(self) -> None:
+    def __init__(self, frame_origin: tuple[float, float] | None = None) -> None:
         self.origin: tuple[float, float] | None = None
+        self.frame_origin = frame_origin
+        self.shift: list[float] | None = None
         self.refused: Counter[str] = Counter()
+
+    def _shift(self) -> list[float] | None:
+        """Where this flight's origin lies in the map's frame (``[east, north]``), if both are known."""
+        if self.origin is None or self.frame_origin is None:
+            return None
+        try:
+            n, e = ned_from_geo(GeoPoint(*self.frame_origin), *self.origin)
+        except ValueError:
+            return None
+        return [round(float(e), 3), round(float(n), 3)]
 
     def item(self, env: dict[str, Any]) -> dict[str, Any] | None:
         """The item of one envelope, or None (counted) when its payload does not decode."""
@@ -82,14 +101,17 @@ class ItemMaker:
                             extra={"fields": {"seq": env.get("seq"), "reason": exc.reason}})
             return None
         if msg_type == "flight_start":
-            self.origin = None
+            self.origin, self.shift = None, None
         out: dict[str, Any] = {"seq": env.get("seq"), "t_ns": env.get("t_ns"), "type": msg_type,
                                "vehicle_id": env.get("vehicle_id"), "payload": json_safe(payload.body())}
         if isinstance(payload, State):
             if self.origin is None:
                 home, fix = (payload.home_lat, payload.home_lon), (payload.lat, payload.lon)
                 self.origin = home if _finite(*home) else fix if _finite(*fix) else None
+                self.shift = self._shift()
             out["pos"] = local_position(payload, self.origin)
+            if self.shift is not None:
+                out["shift"] = self.shift
         return out
 
     def items(self, envelopes: Any) -> list[dict[str, Any]]:

@@ -17,7 +17,8 @@ import threading
 from pathlib import Path
 
 from contract.access_token import AccessTokenError, load_token_hash
-from ground_station.dashboard.app import DashboardContext, create_app, world_buildings
+from ground_station.dashboard.app import DashboardContext, create_app
+from ground_station.dashboard.city_layer import map_loader
 from ground_station.dashboard.auth import is_loopback
 from ground_station.settings import GroundConfig, resolve
 
@@ -44,7 +45,8 @@ class DashboardServer:
 
     @classmethod
     def from_config(cls, cfg: GroundConfig, base_dir: str | Path) -> "DashboardServer":
-        radius = cfg.dashboard_buildings_radius_m
+        city = map_loader(resolve(base_dir, cfg.dashboard_map), cfg.dashboard_buildings_radius_m) \
+            if cfg.dashboard_map else None
         digest = None
         if not is_loopback(cfg.dashboard_host):
             try:
@@ -55,7 +57,7 @@ class DashboardServer:
                     f"token, and there is none: {exc}. Make one with `aerie keys dashboard-token DIR` (or "
                     f"`aerie keys generate`) and set dashboard_token_hash, or bind to 127.0.0.1") from exc
         ctx = DashboardContext(db_path=resolve(base_dir, cfg.db_path), poll_interval_s=cfg.dashboard_poll_interval_s,
-                               load_world=world_buildings(radius) if radius > 0 else None, token_digest=digest,
+                               load_world=city, token_digest=digest,
                                max_live_clients=cfg.dashboard_max_live_clients)
         return cls(ctx, host=cfg.dashboard_host, port=cfg.dashboard_port)
 

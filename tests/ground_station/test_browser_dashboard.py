@@ -15,17 +15,18 @@ real :class:`GroundStation` on loopback:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import shutil
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 
-from sim.dashboard_demo import GOAL, scripted_flight
+from sim.dashboard_demo import GOAL, home_waypoints, scripted_flight
 from ground_station.dashboard.server import DashboardServer
 from ground_station.ingest import GroundStation
 from ground_station.settings import GroundConfig, VehicleLinkConfig
@@ -57,8 +58,9 @@ def _wait(pred: Callable[[], Any], timeout: float, what: str) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-@pytest.fixture
-def browser(tmp_path: Path):
+@contextlib.contextmanager
+def chromium(tmp_path: Path, window: str) -> Iterator[Any]:
+    """Headless Chromium driven by chromedriver, its window ``window`` ("W,H") pixels."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -66,7 +68,7 @@ def browser(tmp_path: Path):
     opts.binary_location = str(CHROMIUM)
     for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", "--window-size=1600,1000", f"--user-data-dir={tmp_path / 'chromium'}"):
+                "--disable-dev-shm-usage", f"--window-size={window}", f"--user-data-dir={tmp_path / 'chromium'}"):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "SEVERE"})
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
@@ -75,6 +77,12 @@ def browser(tmp_path: Path):
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture
+def browser(tmp_path: Path):
+    with chromium(tmp_path, "1600,1000") as driver:
+        yield driver
 
 
 def test_dashboard_shows_a_live_flight_and_replays_it(tmp_path: Path, browser: Any) -> None:
@@ -297,3 +305,175 @@ def test_the_page_shows_how_old_the_state_is_and_events_in_words(tmp_path: Path,
         errors = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"
                   and "401" not in e.get("message", "")]
         assert not errors, f"the page logged errors: {errors}"
+
+
+# Where the two vehicles of the fleet test take off: two corridor waypoints of the Helsinki map.
+FLEET = (("aerie-1", 0.0), ("aerie-2", 140.0))   # vehicle id, how far the script is turned (deg)
+FLEET_STEPS = 120
+
+# Everything the fleet test reads from the page in one script (no stale elements between reads).
+_PAGE = r"""
+const r = (el) => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+const q = (s) => [...document.querySelectorAll(s)];
+return {
+  view: [window.innerWidth, window.innerHeight],
+  scroll: [document.documentElement.scrollWidth, document.documentElement.scrollHeight],
+  side: r(document.querySelector('.side')), panels: q('.side .panel').map(r), map: r(document.getElementById('map')),
+  markers: q('#vehicle-marker g[data-vehicle]').map((g) => g.dataset.vehicle).sort(),
+  marker_at: Object.fromEntries(q('#vehicle-marker g[data-vehicle]').map((g) =>
+    [g.dataset.vehicle, g.querySelector('path').getAttribute('transform').match(/translate\(([^ ]+) ([^)]+)\)/).slice(1).map(Number)])),
+  trails: Object.fromEntries([...q('#trails polyline'), document.getElementById('trajectory')]
+                             .map((p) => [p.dataset.vehicle, p.getAttribute('points')])),
+  followed: document.body.dataset.vehicle,
+  targets: q('#estimates .target').length,
+  streets: Number(document.getElementById('streets').dataset.count),
+  buildings: Number(document.getElementById('buildings').dataset.count),
+  fleet: q('#fleet tbody tr').map((tr) => tr.innerText),
+  plan: q('#plan li').map((li) => li.innerText),
+};
+"""
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.split("\t")]
+
+
+def _trail(points: str | None) -> list[tuple[float, float]]:
+    return [tuple(map(float, p.split(","))) for p in (points or "").split()]  # type: ignore[misc]
+
+
+def test_one_ground_station_shows_two_vehicles_on_the_city_at_1366x768(tmp_path: Path) -> None:
+    """Two vehicles streaming through real telemetry links to one ground station, whose dashboard
+    draws the Helsinki onboard map (streets, buildings) beneath both tracks, each vehicle where its
+    home is on that map; the page fits a 1366×768 laptop screen; clicking a vehicle follows it.
+    The screenshot is copied to ``$AERIE_DASHBOARD_FLEET_SCREENSHOT`` if set (docs/dashboard_fleet.png)."""
+    pytest.importorskip("pyrosm")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from onboard.map.build import build_map
+    from onboard.map.map_file import save_map
+
+    m = build_map()
+    save_map(m, tmp_path / "helsinki.aeriemap")
+    # Two corridor waypoints near the middle of the map, a few hundred metres apart: the two homes.
+    waypoints = dict(zip((vid for vid, _ in FLEET), home_waypoints(m, len(FLEET))))
+    homes = {vid: (float(m.graph.latlon[k][0]), float(m.graph.latlon[k][1])) for vid, k in waypoints.items()}
+    home_xy = {vid: m.graph.xy[k] for vid, k in waypoints.items()}
+
+    stop = threading.Event()
+    with contextlib.ExitStack() as stack:
+        pubs = {}
+        for vid, _ in FLEET:
+            tcfg = TelemetryConfig(pub_endpoint="tcp://127.0.0.1:0", replay_endpoint="tcp://127.0.0.1:0",
+                                   journal_path=str(tmp_path / f"journal-{vid}.sqlite"), state_rate_hz=0.0,
+                                   map_min_interval_s=0.0, curve=False)
+            pubs[vid] = stack.enter_context(TelemetryPublisher(tcfg, vid))
+        gcfg = dataclasses.replace(GroundConfig(), db_path=str(tmp_path / "fl.sqlite"), curve=False,
+                                   vehicles=[VehicleLinkConfig(vid, p.pub_endpoint, p.replay_endpoint)
+                                             for vid, p in pubs.items()],
+                                   status_interval_s=0.2, ack_interval_s=0.1, stats_interval_s=0.0,
+                                   dashboard_port=0, dashboard_poll_interval_s=0.1, dashboard_map="helsinki.aeriemap")
+        station = GroundStation(gcfg)
+        ground = threading.Thread(target=station.run, kwargs={"duration_s": 180.0}, daemon=True)
+        ground.start()
+        assert station.started.wait(10)
+        # Both flights stop half-way until the page has drawn them: what is asserted is mid-flight.
+        drawn = threading.Event()
+        flights = [threading.Thread(target=scripted_flight, args=(pubs[vid],), daemon=True,
+                                    kwargs={"steps": FLEET_STEPS, "period_s": PERIOD_S, "stop": stop,
+                                            "home": homes[vid], "turn_deg": turn,
+                                            "before_step": lambda i: drawn.wait(60) if i == FLEET_STEPS // 2 else None})
+                   for vid, turn in FLEET]
+        try:
+            with DashboardServer.from_config(gcfg, tmp_path) as dash, chromium(tmp_path, "1366,768") as browser:
+                browser.get(dash.url)
+                _wait(lambda: browser.find_element(By.ID, "link").text == "live", 15, "the live feed")
+                for f in flights:
+                    f.start()
+
+                def page() -> dict[str, Any]:
+                    return browser.execute_script(_PAGE)
+
+                def both_drawn() -> dict[str, Any] | None:
+                    p = page()
+                    ok = (p["markers"] == ["aerie-1", "aerie-2"] and len(p["fleet"]) == 2 and p["targets"] == 2
+                          and all(len(_trail(p["trails"].get(vid))) >= 20 for vid, _ in FLEET) and p["plan"]
+                          and all(_cells(row)[3].endswith(" s") for row in p["fleet"]))   # link age known
+                    return p if ok else None
+
+                p = _wait(both_drawn, 60, "both vehicles with trails, target estimates and the plan")
+                drawn.set()
+                # The city beneath: the map's streets and buildings, fetched once from the server.
+                assert p["streets"] > 300 and p["buildings"] > 300, p
+                # Each vehicle is drawn where its home is on the map: its trail starts at that waypoint.
+                for vid, _ in FLEET:
+                    e0, n0 = _trail(p["trails"][vid])[0]
+                    assert abs(e0 - home_xy[vid][0]) < 1.0 and abs(n0 - home_xy[vid][1]) < 1.0, (vid, e0, n0)
+                # The vehicle list: mode, battery, link age and the current step of each.
+                for row in p["fleet"]:
+                    vid, mode, battery, link, step = _cells(row)
+                    assert mode == "OFFBOARD" and battery.endswith(" %") and float(link[:-2]) < 5.0, row
+                    assert step.split(":")[1].split()[0] in ("navigate", "search"), row
+                # The plan in words, a numbered list of sentences.
+                assert len(p["plan"]) == 3 and "Search the square" in " ".join(p["plan"]), p["plan"]
+                # It fits 1366×768: no scrolling, the side panel and each of its panels inside the viewport.
+                vw, vh = p["view"]
+                assert vw >= 1300 and vh >= 600, p["view"]
+                assert p["scroll"][0] <= vw and p["scroll"][1] <= vh, (p["scroll"], p["view"])
+                for left, top, right, bottom in [p["side"], p["map"]]:
+                    assert 0 <= left < right <= vw and 0 <= top < bottom <= vh, (p["side"], p["map"], p["view"])
+                assert p["map"][2] - p["map"][0] > 600 and p["map"][3] - p["map"][1] > 350, p["map"]
+                shot = tmp_path / "dashboard_fleet.png"
+                browser.save_screenshot(str(shot))
+                assert shot.stat().st_size > 10_000
+                if os.environ.get("AERIE_DASHBOARD_FLEET_SCREENSHOT"):
+                    shutil.copyfile(shot, os.environ["AERIE_DASHBOARD_FLEET_SCREENSHOT"])
+
+                # Click the other vehicle in the list: the page follows it, its detail panels show it.
+                other = "aerie-2" if p["followed"] == "aerie-1" else "aerie-1"
+                browser.find_element(By.CSS_SELECTOR, f'#fleet tr[data-vehicle="{other}"]').click()
+                _wait(lambda: page()["followed"] == other
+                      and browser.find_element(By.ID, "trajectory").get_attribute("data-vehicle") == other
+                      and other in browser.find_element(By.ID, "flight-info").text, 10, f"the page to follow {other}")
+                # Following keeps it in the middle of the map (the SVG is 800×600).
+                _wait(lambda: all(abs(a - b) < 2 for a, b in zip(page()["marker_at"][other], (400, 300))), 10,
+                      f"{other} in the middle of the map")
+                # Items the page cannot read are skipped, and the page goes on drawing both vehicles.
+                browser.execute_script(
+                    "addLiveItems('aerie-1', [null, 7, {seq: 'x'}, {seq: 1e9, type: 'state', payload: 7, pos: 'no'},"
+                    " {seq: 1e9 + 1, type: 'agent_step', payload: {target_estimate: [1], landmarks: 3}},"
+                    " {seq: 1e9 + 2, type: 'plan', payload: {steps: [null, 4, {goal: 5}]}}]);"
+                    "addLiveItems(null, 'garbage');")
+                drawn.set()
+                for f in flights:
+                    f.join(60)
+                    assert not f.is_alive()
+                _wait(lambda: page()["markers"] == ["aerie-1", "aerie-2"]
+                      and "mission_end" in browser.find_element(By.ID, "events").text, 30, "both flights to end")
+                # Both vehicles have gone quiet: the list marks their links stale (after 5 s without a message).
+                _wait(lambda: all(_cells(row)[3].endswith("stale") for row in page()["fleet"]), 60, "both links stale")
+                # Replay one flight from the log: that vehicle alone, still where it flew on the map.
+                flight = _wait(lambda: browser.execute_script(
+                    "const o = [...document.getElementById('source').options].find((o) => o.value.startsWith('aerie-2/')"
+                    " && !o.text.includes('(open)')); return o ? o.value : null;"), 15, "aerie-2's flight in the list")
+                Select(browser.find_element(By.ID, "source")).select_by_value(flight)
+                replay = _wait(lambda: (p := page())["markers"] == ["aerie-2"] and p["followed"] == "aerie-2"
+                               and len(_trail(p["trails"]["aerie-2"])) == FLEET_STEPS and p, 15, "the replayed flight")
+                e0, n0 = _trail(replay["trails"]["aerie-2"])[0]
+                assert abs(e0 - home_xy["aerie-2"][0]) < 1.0 and abs(n0 - home_xy["aerie-2"][1]) < 1.0
+                # The replay bar and the post-flight analysis fit too.
+                assert replay["scroll"][0] <= vw and replay["scroll"][1] <= vh, replay
+                assert 0 <= replay["side"][0] < replay["side"][2] <= vw and replay["side"][3] <= vh, replay
+                assert browser.find_element(By.ID, "replay").is_displayed()
+                errors = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+                assert not errors, f"the page logged errors: {errors}"
+        finally:
+            stop.set()
+            drawn.set()
+            for f in flights:
+                if f.is_alive():
+                    f.join(30)
+            station.stop()
+            ground.join(10)
+    assert not ground.is_alive()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import math
 import socket
@@ -17,6 +18,7 @@ import pytest
 
 from ground_station import service
 from ground_station.dashboard.app import DashboardContext
+from ground_station.dashboard.city_layer import city_from_map, empty_world, map_loader
 from ground_station.dashboard.items import ItemMaker, json_safe, local_position
 from ground_station.dashboard.log_reader import Tail, open_reader
 from ground_station.dashboard.server import DashboardServer
@@ -24,6 +26,7 @@ from ground_station.flight_log import FlightLog
 from ground_station.ingest import GroundStation
 from ground_station.settings import GroundConfig, VehicleLinkConfig
 from contract.envelope import decode, encode
+from contract.geodesy import GeoPoint
 from contract.messages import FlightStart, MapImage, State
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
@@ -177,7 +180,7 @@ def test_routes_serve_live_items_flights_replay_and_maps(link: Any) -> None:
     second = json.loads(_get(url + f"api/flights/v1/{end + 1}")[1])["items"]
     assert [i["type"] for i in second] == ["flight_start", "state"]
     assert json.loads(_get(url + "api/vehicles")[1])["v1"]["events"] == 1
-    assert json.loads(_get(url + "api/world")[1]) == {"origin": None, "buildings": []}
+    assert json.loads(_get(url + "api/world")[1]) == empty_world()
 
 
 def test_world_footprints_come_from_the_loader_once(tmp_path: Path) -> None:
@@ -193,6 +196,57 @@ def test_world_footprints_come_from_the_loader_once(tmp_path: Path) -> None:
             assert json.loads(_get(dash.url + "api/world")[1]) == world
         assert json.loads(_get(dash.url + "api/flights")[1]) == []    # no flight log yet
     assert calls == [1]
+
+
+def test_the_city_comes_from_the_onboard_map_file_and_places_every_vehicle_on_it(tmp_path: Path) -> None:
+    from contract.geodesy import geo_from_ned
+    from onboard.map.map_file import save_map
+    from tests.map.tiny_map import tiny_map
+
+    m = tiny_map()
+    path = save_map(m, tmp_path / "tiny.aeriemap")
+    city = city_from_map(path)
+    assert city["origin"] == [60.17, 24.94] and city["name"] == "tiny"
+    assert city["streets"] == [[[0.0, 0.0], [50.0, 0.0]], [[50.0, 0.0], [50.0, 50.0]]]
+    assert sorted(city["buildings"]) == sorted([[[10.0, 10.0], [30.0, 10.0], [30.0, 30.0], [10.0, 30.0]],
+                                                [[70.0, 70.0], [90.0, 70.0], [90.0, 90.0], [70.0, 90.0]]])
+    assert city["landmarks"] == [{"name": "Tower", "pos": [20.0, 20.0]}]
+    # Bounded: a radius and caps keep what is nearest the origin.
+    near = city_from_map(path, radius_m=60.0, max_streets=1)
+    assert near["buildings"] == [city["buildings"][0]] and near["streets"] == [[[0.0, 0.0], [50.0, 0.0]]]
+    json.dumps(city, allow_nan=False)
+
+    # Two vehicles with homes 100 m east and 40 m north of the map's origin: their items carry the shift.
+    frame = (60.17, 24.94)
+    for east, north in ((100.0, 0.0), (0.0, 40.0)):
+        lat, lon = geo_from_ned(GeoPoint(*frame), north, east)
+        maker = ItemMaker(frame)
+        it = maker.item({"seq": 1, "t_ns": 1, "type": "state", "vehicle_id": "u",
+                         "payload": State(north_m=1.0, east_m=2.0, home_lat=lat, home_lon=lon).encode()})
+        assert it["pos"] == [2.0, 1.0]
+        assert it["shift"][0] == pytest.approx(east, abs=0.01) and it["shift"][1] == pytest.approx(north, abs=0.01)
+    # No map: no shift (each vehicle in its own frame, as before).
+    assert "shift" not in ItemMaker().item({"seq": 1, "t_ns": 1, "type": "state", "vehicle_id": "u",
+                                            "payload": State(home_lat=60.0, home_lon=24.0).encode()})
+
+    # Served once, from the configured file; a file that is no map leaves the page without a city.
+    bad = tmp_path / "bad.aeriemap"
+    bad.write_bytes(b"not a map")
+    for loader, want in ((map_loader(path), city), (map_loader(bad), empty_world())):
+        with DashboardServer(DashboardContext(db_path=tmp_path / "none.sqlite", load_world=loader), port=0) as dash:
+            assert json.loads(_get(dash.url + "api/world")[1]) == json.loads(json.dumps(want))
+            # Compressed for a browser, and not sent again to one that has it.
+            req = urllib.request.Request(dash.url + "api/world", headers={"Accept-Encoding": "gzip"})
+            with urllib.request.urlopen(req, timeout=10) as r:
+                assert r.headers["Content-Encoding"] == "gzip"
+                assert json.loads(gzip.decompress(r.read())) == json.loads(json.dumps(want))
+                etag = r.headers["ETag"]
+            try:
+                urllib.request.urlopen(urllib.request.Request(dash.url + "api/world", headers={"If-None-Match": etag}),
+                                       timeout=10)
+                raise AssertionError("the unchanged world was sent again")
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 304
 
 
 def _ground_yaml(tmp_path: Path, port: int) -> Path:

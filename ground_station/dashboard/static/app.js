@@ -1,29 +1,40 @@
 // Aerie ground-station dashboard: live view over Server-Sent Events and replay of logged flights.
-// Plain JS + SVG, no dependencies. The server sends envelopes as items {seq, t_ns, type, payload, pos?};
-// everything shown is derived from the item list by render(), so live and replay share one code path.
+// Plain JS + SVG, no dependencies. The server sends envelopes as items {seq, t_ns, type, payload, pos?, shift?};
+// everything shown is derived from the item lists by render(), so live and replay share one code path.
+// Every vehicle with live items is drawn on the one map (its own colour, trail and label); the detail
+// panels show the followed one (store.vehicle), picked in the vehicle list, on the map or in the header.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 const SVGNS = "http://www.w3.org/2000/svg";
 const W = 800, H = 600;
 
-const store = { live: {}, vehicle: null, source: "live", replay: null, buildings: [], worldOrigin: null, flights: [],
-                status: {}, statusAt: 0 };
+const store = { live: {}, vehicle: null, follow: false, source: "live", replay: null, flights: [],
+                world: { buildings: [], streets: [], landmarks: [] }, status: {}, statusAt: 0, colours: {} };
 // A live state older than this is shown as stale: the vehicle said it, but it may no longer be true.
 const STALE_S = 5;
-const M_PER_DEG = 6371008.8 * Math.PI / 180;
+// One colour per vehicle, in the order vehicles first appear (stable while the page is open).
+const PALETTE = ["#4fb3ff", "#ff9f43", "#3ecf8e", "#c77dff", "#ff6b9d", "#f5c451", "#00d2d3", "#a3cb38"];
 let renderQueued = false;
-let mapProjection = null;   // [east, north] -> SVG x, y of the map as last drawn
+let mapProjection = null;   // [east, north] in the map's frame -> SVG x, y of the map as last drawn
+
+function colourOf(vid) {
+  if (!(vid in store.colours)) store.colours[vid] = PALETTE[Object.keys(store.colours).length % PALETTE.length];
+  return store.colours[vid];
+}
 
 function liveOf(vid) {
-  if (!store.live[vid]) store.live[vid] = { items: [], seqs: new Set(), start: 0 };
+  if (!store.live[vid]) store.live[vid] = { items: [], seqs: new Set(), start: 0, version: 0, derived: null };
+  colourOf(vid);
   return store.live[vid];
 }
 
 // Keep one vehicle's live items sorted by seq; a newer flight_start starts a fresh view.
 function addLiveItems(vid, items) {
+  if (typeof vid !== "string" || !Array.isArray(items)) return;
   const v = liveOf(vid);
   for (const it of items) {
+    if (!it || typeof it.seq !== "number") continue;   // what cannot be read is left out, not half-drawn
     if (it.type === "flight_start" && it.seq > v.start) {
       const keep = v.items.filter((x) => x.seq > it.seq);
       v.items = keep; v.seqs = new Set(keep.map((x) => x.seq)); v.start = it.seq;
@@ -39,6 +50,7 @@ function addLiveItems(vid, items) {
     }
     if (it.type === "flight_end" || it.type === "flight_start") setTimeout(loadFlights, 300);
   }
+  v.version++;
   if (!store.vehicle) { store.vehicle = vid; }
   updateVehicleSelect();
   queueRender();
@@ -50,40 +62,49 @@ function queueRender() {
   requestAnimationFrame(() => { renderQueued = false; render(); });
 }
 
-function currentItems() {
-  if (store.source === "live") return store.vehicle && store.live[store.vehicle] ? store.live[store.vehicle].items : [];
+// What is on the map: every live vehicle, or the one replayed flight. Each view: {vid, colour, d}.
+function views() {
+  if (store.source === "live") {
+    return Object.keys(store.live).sort().map((vid) => {
+      const v = store.live[vid];
+      if (!v.derived || v.derived.version !== v.version) v.derived = { version: v.version, d: derive(v.items) };
+      return { vid, colour: colourOf(vid), d: v.derived.d };
+    });
+  }
   const r = store.replay;
   if (!r) return [];
-  return r.items.filter((it) => it.t_ns <= r.t);
+  return [{ vid: r.vehicle, colour: colourOf(r.vehicle), d: derive(r.items.filter((it) => it.t_ns <= r.t)) }];
 }
 
-// Everything the panels show, from an item list.
+// Everything the panels show, from one vehicle's item list; an item that cannot be read is skipped.
 function derive(items) {
   const d = { path: [], state: null, events: [], step: null, detections: null, graph: null, plan: null, map: null,
-              lastSeq: 0, start: null, end: null };
+              lastSeq: 0, start: null, end: null, shift: null, items };
   for (const it of items) {
-    d.lastSeq = Math.max(d.lastSeq, it.seq);
-    const p = it.payload || {};
-    switch (it.type) {
-      case "state": d.state = it; if (it.pos) d.path.push(it.pos); break;
-      case "event": d.events.push(it); break;
-      case "agent_step": d.step = p; if (p.anchor_graph) d.graph = p.anchor_graph; break;
-      case "detections": d.detections = Array.isArray(p) ? p : (p.detections || []); break;
-      case "plan": d.plan = p; if (p.anchor_graph) d.graph = p.anchor_graph; break;
-      case "map": d.map = it; break;
-      case "flight_start": d.start = it; break;
-      case "flight_end": d.end = it; break;
-    }
+    try {
+      if (!it || typeof it !== "object" || !isNum(it.seq)) continue;
+      const p = it.payload;
+      if (!p || typeof p !== "object") continue;   // every payload is an object (detections may be a list)
+      d.lastSeq = Math.max(d.lastSeq, it.seq);
+      switch (it.type) {
+        case "state": d.state = it; if (isXY(it.pos)) d.path.push(it.pos); if (isXY(it.shift)) d.shift = it.shift; break;
+        case "event": d.events.push(it); break;
+        case "agent_step": d.step = p; if (p.anchor_graph) d.graph = p.anchor_graph; break;
+        case "detections": d.detections = Array.isArray(p) ? p : (Array.isArray(p.detections) ? p.detections : []); break;
+        case "plan": d.plan = p; if (p.anchor_graph) d.graph = p.anchor_graph; break;
+        case "map": d.map = it; break;
+        case "flight_start": d.start = it; break;
+        case "flight_end": d.end = it; break;
+      }
+    } catch (e) { /* skip it */ }
   }
   return d;
 }
 
-function fmt(v, digits = 1) {
-  if (v === null || v === undefined) return "–";
-  if (typeof v === "number") return Number.isInteger(v) ? String(v) : v.toFixed(digits);
-  if (typeof v === "boolean") return v ? "yes" : "no";
-  if (typeof v === "object") return JSON.stringify(v);
-  return String(v);
+// A vehicle-frame [east, north] (its home, or the agent's take-off point) in the map's frame.
+function onMap(d, p) {
+  const s = d.shift || [0, 0];
+  return [p[0] + s[0], p[1] + s[1]];
 }
 
 function kvTable(el, rows) {
@@ -101,20 +122,25 @@ function timeOf(it, t0) {
   return `T+${s.toFixed(1)}s`;
 }
 
+const EMPTY = derive([]);
+
 function render() {
-  const items = currentItems();
-  const d = derive(items);
+  const vs = views();
+  const followed = vs.find((v) => v.vid === store.vehicle) || vs[0] || { vid: null, colour: PALETTE[0], d: EMPTY };
+  const d = followed.d, items = d.items;
   const t0 = d.start ? d.start.t_ns : (items.length ? items[0].t_ns : null);
   document.body.dataset.lastSeq = d.lastSeq;
   document.body.dataset.source = store.source;
-  renderMap(d);
+  document.body.dataset.vehicle = followed.vid || "";
+  renderMap(vs, followed);
+  renderFleet(vs, followed);
   renderVehicle(d);
   renderAgent(d);
   renderDetections(d);
   renderGraph(d);
   renderEvents(d, t0);
-  renderAnalysis();
-  const info = d.start ? `flight #${d.start.seq}` + (d.start.payload && d.start.payload.mission ? ` · ${d.start.payload.mission}` : "")
+  renderAnalysis(followed);
+  const info = d.start ? `${followed.vid} flight #${d.start.seq}` + (d.start.payload && d.start.payload.mission ? ` · ${d.start.payload.mission}` : "")
     + (d.end ? " · ended" : (store.source === "live" ? " · in progress" : "")) : "";
   $("flight-info").textContent = info;
 }
@@ -127,28 +153,43 @@ function niceStep(span) {
   return 10 * p;
 }
 
-function renderMap(d) {
-  const pts = d.path;
-  let minE = -20, maxE = 20, minN = -20, maxN = 20;
-  for (const [e, n] of pts) { minE = Math.min(minE, e); maxE = Math.max(maxE, e); minN = Math.min(minN, n); maxN = Math.max(maxN, n); }
-  const dets = (d.detections || []).filter((x) => typeof x.north === "number" && typeof x.east === "number");
-  for (const x of dets) { minE = Math.min(minE, x.east); maxE = Math.max(maxE, x.east); minN = Math.min(minN, x.north); maxN = Math.max(maxN, x.north); }
-  const cx = (minE + maxE) / 2, cy = (minN + maxN) / 2;
-  const span = Math.max(maxE - minE, (maxN - minN) * W / H, 40) * 1.15;
+// The map's extent: the followed vehicle's track when following, else every track (and what the
+// agents estimate); with a city and nothing flown yet, the area round the map's origin.
+function extent(vs, followed) {
+  const box = { minE: Infinity, maxE: -Infinity, minN: Infinity, maxN: -Infinity };
+  const add = ([e, n]) => { box.minE = Math.min(box.minE, e); box.maxE = Math.max(box.maxE, e); box.minN = Math.min(box.minN, n); box.maxN = Math.max(box.maxN, n); };
+  for (const v of (store.follow && followed.vid ? [followed] : vs)) {
+    for (const p of v.d.path) add(onMap(v.d, p));
+    const s = v.d.step || {};
+    if (isXY(s.target_estimate)) add(onMap(v.d, s.target_estimate));
+  }
+  const minSpan = store.world.streets.length || store.world.buildings.length ? 240 : 40;
+  if (!Number.isFinite(box.minE)) { box.minE = box.maxE = box.minN = box.maxN = 0; }
+  if (store.follow && followed.d.path.length) {   // keep the followed vehicle in the middle
+    const [e, n] = onMap(followed.d, followed.d.path[followed.d.path.length - 1]);
+    const half = Math.max(box.maxE - e, e - box.minE, (box.maxN - n) * W / H, (n - box.minN) * W / H, minSpan / 2);
+    return { cx: e, cy: n, span: 2 * half * 1.1 };
+  }
+  return { cx: (box.minE + box.maxE) / 2, cy: (box.minN + box.maxN) / 2,
+           span: Math.max(box.maxE - box.minE, (box.maxN - box.minN) * W / H, minSpan) * 1.15 };
+}
+
+function renderMap(vs, followed) {
+  const { cx, cy, span } = extent(vs, followed);
   const s = W / span;
   const sx = (e) => W / 2 + (e - cx) * s, sy = (n) => H / 2 - (n - cy) * s;
   mapProjection = ([e, n]) => [sx(e), sy(n)];
   $("world").setAttribute("transform", `translate(${W / 2} ${H / 2}) scale(${s} ${-s}) translate(${-cx} ${-cy})`);
-  // Footprints are in the world's frame; the map is in the vehicle's (around its home).
-  const hp = d.state && d.state.payload ? d.state.payload : {};
-  const o = store.worldOrigin;
-  if (o && typeof hp.home_lat === "number" && typeof hp.home_lon === "number") {
-    const offN = (hp.home_lat - o[0]) * M_PER_DEG, offE = (hp.home_lon - o[1]) * M_PER_DEG * Math.cos(o[0] * Math.PI / 180);
-    $("buildings").setAttribute("transform", `translate(${-offE} ${-offN})`);
-  } else $("buildings").removeAttribute("transform");
+
+  // Each vehicle's trail in its colour; the followed one on top, as #trajectory.
+  const line = (v) => v.d.path.map((p) => onMap(v.d, p).join(",")).join(" ");
+  $("trails").replaceChildren(...vs.filter((v) => v !== followed).map((v) =>
+    svg("polyline", { class: "trail", points: line(v), stroke: v.colour, "data-vehicle": v.vid, "data-points": v.d.path.length })));
   const traj = $("trajectory");
-  traj.setAttribute("points", pts.map(([e, n]) => `${e},${n}`).join(" "));
-  traj.dataset.points = pts.length;
+  traj.setAttribute("points", line(followed));
+  traj.setAttribute("stroke", followed.colour);
+  traj.dataset.points = followed.d.path.length;
+  traj.dataset.vehicle = followed.vid || "";
 
   // grid with labels in metres
   const step = niceStep(span), g = $("grid"), kids = [];
@@ -165,22 +206,77 @@ function renderMap(d) {
   $("scale").replaceChildren(svg("line", { x1: W - 20 - step * s, x2: W - 20, y1: 20, y2: 20 }),
                              svg("text", { x: W - 20 - step * s, y: 36 }, `${step} m`));
 
-  $("home").replaceChildren(svg("circle", { cx: sx(0), cy: sy(0), r: 5, fill: "none", stroke: "#f5c451", "stroke-width": 2 }),
-                            svg("text", { x: sx(0) + 7, y: sy(0) - 6, fill: "#f5c451", "font-size": 11 }, "H"));
-  const vm = $("vehicle-marker");
-  if (pts.length) {
-    const [e, n] = pts[pts.length - 1];
-    const yaw = d.state && d.state.payload && typeof d.state.payload.yaw_deg === "number" ? d.state.payload.yaw_deg : 0;
-    vm.replaceChildren(svg("path", { d: "M0,-11 L7,8 L0,4 L-7,8 Z", fill: "#ffffff", stroke: "#4fb3ff", "stroke-width": 2,
-                                     transform: `translate(${sx(e)} ${sy(n)}) rotate(${yaw})` }));
-  } else vm.replaceChildren();
-  $("detections-map").replaceChildren(...dets.map((x) => svg("g", {}, null, [
-    svg("circle", { cx: sx(x.east), cy: sy(x.north), r: 5, fill: "#ff6b6b" }),
-    svg("text", { x: sx(x.east) + 7, y: sy(x.north) + 4, fill: "#ff9b9b", "font-size": 11 }, x.label || "?")])));
+  // Each vehicle's home, and its marker with a label: the followed one larger.
+  const homes = [], marks = [];
+  for (const v of vs) {
+    const [hx, hy] = mapProjection(onMap(v.d, [0, 0]));
+    homes.push(svg("circle", { cx: hx, cy: hy, r: 4, fill: "none", stroke: v.colour, "stroke-width": 1.5 }));
+    if (!v.d.path.length) continue;
+    const [x, y] = mapProjection(onMap(v.d, v.d.path[v.d.path.length - 1]));
+    const p = v.d.state && v.d.state.payload ? v.d.state.payload : {};
+    const yaw = isNum(p.yaw_deg) ? p.yaw_deg : 0;
+    const big = v === followed ? 1.25 : 1;
+    // Over a city, a vehicle without a home fix is in its own frame only: say so rather than mislead.
+    const unplaced = store.world.origin && !v.d.shift;
+    const label = v.vid + (isNum(p.battery_percent) ? ` ${p.battery_percent.toFixed(0)}%` : "") + (unplaced ? " (no home fix: not placed on the map)" : "");
+    marks.push(svg("g", { class: "vehicle" + (v === followed ? " followed" : ""), "data-vehicle": v.vid }, null, [
+      svg("path", { d: "M0,-11 L7,8 L0,4 L-7,8 Z", fill: "#ffffff", stroke: v.colour, "stroke-width": 2.5,
+                    transform: `translate(${x} ${y}) rotate(${yaw}) scale(${big})` }),
+      svg("text", { x: x + 11, y: y - 9, fill: v.colour, class: "label" }, label)]));
+  }
+  $("home").replaceChildren(...homes);
+  $("vehicle-marker").replaceChildren(...marks);
+  renderEstimates(vs, followed, mapProjection);
+  renderLandmarks(mapProjection);
+  const dets = (followed.d.detections || []).filter((x) => x && isNum(x.north) && isNum(x.east));
+  $("detections-map").replaceChildren(...dets.map((x) => {
+    const [px, py] = mapProjection(onMap(followed.d, [x.east, x.north]));
+    return svg("g", {}, null, [svg("circle", { cx: px, cy: py, r: 5, fill: "#ff6b6b" }),
+                               svg("text", { x: px + 7, y: py + 4, fill: "#ff9b9b", "font-size": 11 }, x.label || "?")]);
+  }));
 }
 
-function renderBuildings() {
-  $("buildings").replaceChildren(...store.buildings.map((ring) => svg("polygon", { points: ring.map(([e, n]) => `${e},${n}`).join(" ") })));
+// What each agent believes about its goal (agent_step): the target estimate (a ringed cross, a dashed
+// line from the vehicle to it) and where the goal's name was read (goal_fix, a diamond); the followed
+// agent's fused landmarks as small squares.
+function renderEstimates(vs, followed, proj) {
+  const out = [];
+  for (const v of vs) {
+    const s = v.d.step || {};
+    const here = v.d.path.length ? proj(onMap(v.d, v.d.path[v.d.path.length - 1])) : null;
+    if (isXY(s.target_estimate)) {
+      const [x, y] = proj(onMap(v.d, s.target_estimate));
+      if (here) out.push(svg("line", { x1: here[0], y1: here[1], x2: x, y2: y, stroke: v.colour, class: "to-target" }));
+      out.push(svg("g", { class: "target", "data-vehicle": v.vid }, null, [
+        svg("circle", { cx: x, cy: y, r: 9, stroke: v.colour }),
+        svg("path", { d: `M${x - 13},${y}H${x + 13}M${x},${y - 13}V${y + 13}`, stroke: v.colour }),
+        svg("title", {}, `${v.vid}: target estimate` + (s.goal ? ` (${s.goal})` : ""))]));
+    }
+    if (isXY(s.goal_fix)) {
+      const [x, y] = proj(onMap(v.d, s.goal_fix));
+      out.push(svg("path", { class: "goal-fix", d: `M${x},${y - 8}L${x + 8},${y}L${x},${y + 8}L${x - 8},${y}Z`, stroke: v.colour },
+                   null, [svg("title", {}, `${v.vid}: the goal's name was read here`)]));
+    }
+  }
+  const lm = followed.d.step && followed.d.step.landmarks && typeof followed.d.step.landmarks === "object" ? followed.d.step.landmarks : {};
+  for (const [name, p] of Object.entries(lm).slice(0, 100)) {
+    if (!isXY(p)) continue;
+    const [x, y] = proj(onMap(followed.d, p));
+    out.push(svg("rect", { class: "agent-landmark", x: x - 3, y: y - 3, width: 6, height: 6 }, null, [svg("title", {}, name)]));
+  }
+  $("estimates").replaceChildren(...out);
+}
+
+// Names of the map's landmarks that are in view (at most 40, so labels stay readable).
+function renderLandmarks(proj) {
+  const shown = [];
+  for (const l of store.world.landmarks) {
+    const [x, y] = proj(l.pos);
+    if (x < 0 || x > W || y < 0 || y > H) continue;
+    shown.push(svg("text", { x, y, class: "landmark" }, l.name));
+    if (shown.length >= 40) break;
+  }
+  $("landmarks").replaceChildren(...shown);
 }
 
 function svg(tag, attrs, text, children) {
@@ -189,6 +285,67 @@ function svg(tag, attrs, text, children) {
   if (text !== undefined && text !== null) el.textContent = text;
   if (children) el.append(...children);
   return el;
+}
+
+// ---- vehicle list -------------------------------------------------------------------------------
+
+// Seconds since the ground last heard from the vehicle (server's clock, counted on since fetched).
+function linkAge(vid) {
+  const st = store.status[vid];
+  if (!st || !st.last_message || !isNum(st.last_message.age_s)) return null;
+  return st.last_message.age_s + (performance.now() - store.statusAt) / 1000;
+}
+
+function ageText(age) {
+  return age < 1 ? `${age.toFixed(1)} s` : age < 120 ? `${age.toFixed(0)} s` : `${(age / 60).toFixed(0)} min`;
+}
+
+// One row per vehicle, updated in place: rows rebuilt many times a second would swallow a click
+// that lands between mouse-down and mouse-up.
+function renderFleet(vs, followed) {
+  const body = $("fleet").tBodies[0];
+  const rows = new Map([...body.rows].map((tr) => [tr.dataset.vehicle, tr]));
+  vs.forEach((v, i) => {
+    const p = v.d.state && v.d.state.payload ? v.d.state.payload : {};
+    const s = v.d.step;
+    const age = store.source === "live" ? linkAge(v.vid) : null;
+    const stale = age !== null && age > STALE_S;
+    let tr = rows.get(v.vid);
+    if (!tr) {
+      tr = document.createElement("tr");
+      tr.dataset.vehicle = v.vid;
+      for (let k = 0; k < 5; k++) tr.append(document.createElement("td"));
+    }
+    rows.delete(v.vid);
+    if (body.rows[i] !== tr) body.insertBefore(tr, body.rows[i] || null);
+    tr.className = v === followed ? "followed" : "";
+    const cells = [
+      [v.vid, "id"], [p.flight_mode || "–", "mode"],
+      [isNum(p.battery_percent) ? `${p.battery_percent.toFixed(0)} %` : "–",
+       isNum(p.battery_percent) && p.battery_percent < 20 ? "bad" : ""],
+      [age === null ? "–" : ageText(age) + (stale ? " stale" : ""), stale ? "bad stale" : "link"],
+      [s && isNum(s.step) ? `${s.step}: ${s.strategy || (s.decision && s.decision.action) || "?"}` : (v.d.end ? "ended" : "–"), "step"]];
+    cells.forEach(([text, cls], k) => {
+      const td = tr.cells[k];
+      if (td.textContent !== text) { td.textContent = text; td.title = text; }
+      td.className = cls;
+    });
+    if (!tr.cells[0].querySelector(".swatch")) {
+      const sw = document.createElement("span"); sw.className = "swatch"; sw.style.background = v.colour;
+      tr.cells[0].prepend(sw);
+    }
+    tr.title = s && typeof s.goal === "string" && s.goal ? `goal: ${s.goal}` + (s.decision && s.decision.action ? `; last move: ${s.decision.action}` : "") : "";
+  });
+  for (const tr of rows.values()) tr.remove();
+  $("fleet-count").textContent = `(${vs.length})`;
+  $("fit-all").classList.toggle("hidden", !store.follow);
+}
+
+function followVehicle(vid) {
+  if (!vid) return;
+  store.vehicle = vid; store.follow = true;
+  $("vehicle").value = vid;
+  queueRender();
 }
 
 // ---- panels -------------------------------------------------------------------------------------
@@ -226,7 +383,7 @@ function renderVehicle(d) {
 function stateAge(d) {
   if (!d.state) return null;
   if (store.source !== "live") return { text: `T+${((d.state.t_ns - (d.start ? d.start.t_ns : d.state.t_ns)) / 1e9).toFixed(1)} s`, stale: false };
-  const st = store.status[store.vehicle];
+  const st = store.status[d.state.vehicle_id];
   if (!st || !st.state || st.state.seq !== d.state.seq) return null;
   const age = st.state.age_s + (performance.now() - store.statusAt) / 1000;
   const after = d.end && d.end.seq > d.state.seq ? " · the flight ended after it" : "";
@@ -237,14 +394,15 @@ function renderAgent(d) {
   const s = d.step || {};
   const dec = s.decision || {};
   const goal = s.goal !== undefined ? s.goal : (d.plan ? d.plan.goal : undefined);
-  const rows = [["step", s.step], ["goal", goal], ["state", s.current_state], ["decision", dec.action],
+  const rows = [["task", s.task_instruction || null], ["step", s.step], ["goal", goal],
+                ["strategy", s.strategy || null], ["state", s.current_state], ["decision", dec.action],
                 ["reason", dec.reason, "reason"], ["distance est. m", s.distance_estimate_m]];
   if (s.plan_version !== undefined && s.plan_version !== null) rows.push(["plan version", s.plan_version]);
   if (s.retrieval_mode) rows.push(["retrieval", s.retrieval_mode]);
   if (s.reflect_reason) rows.push(["reflection", s.reflect_reason, "reason"]);
   if (s.refined_action) rows.push(["refined action", s.refined_action]);
-  if (d.plan && Array.isArray(d.plan.steps)) rows.push(["plan", d.plan.steps.map(fmt).join(" → "), "reason"]);
   kvTable($("agent-table"), rows);
+  renderPlan(d);
   // The latest semantic map PNG (served from the flight log; fetched only when it changes).
   const link = $("map-link");
   if (d.map) {
@@ -252,6 +410,26 @@ function renderAgent(d) {
     if (link.getAttribute("href") !== src) { link.href = src; $("map-snapshot").src = src; }
     link.classList.remove("hidden");
   } else link.classList.add("hidden");
+}
+
+// The plan in words: what it is for and where it came from, then its sub-goals as a numbered list of
+// sentences, the one the agent is on marked. The raw message stays one click away.
+function renderPlan(d) {
+  const p = d.plan && typeof d.plan === "object" ? d.plan : null;
+  const s = d.step || {};
+  $("plan-panel").classList.toggle("hidden", !p);
+  if (!p) return;
+  const steps = Array.isArray(p.steps) ? p.steps.filter((x) => x && typeof x === "object" && typeof x.goal === "string") : [];
+  const on = steps.findIndex((x) => x.goal === s.goal);
+  $("plan").replaceChildren(...steps.map((x, i) => {
+    const li = document.createElement("li");
+    li.textContent = planSentence(x);
+    li.className = i === on ? "current" : on > i ? "done" : "";
+    if (x.strategy) { const tag = document.createElement("span"); tag.className = "tag"; tag.textContent = x.strategy; li.append(" ", tag); }
+    return li;
+  }));
+  $("plan-summary").textContent = planSummary(p, s);
+  $("plan-raw").textContent = JSON.stringify(p, null, 1);
 }
 
 function renderDetections(d) {
@@ -299,34 +477,8 @@ function renderEvents(d, t0) {
   $("events").replaceChildren(...list);
 }
 
-// Events in words: the vehicle's (arm, takeoff, landing, mode, failsafe, refusal), the link's and the
-// memory sync's; any other kind shows its detail as "key value" pairs.
-const EVENT_WORDS = {
-  armed: () => "armed", disarmed: () => "disarmed", takeoff: () => "took off", landed: () => "landed",
-  mode: (x) => `mode ${x.mode || x.to || ""}` + (x.from ? ` (was ${x.from})` : ""),
-  mode_change: (x) => EVENT_WORDS.mode(x), mode_changed: (x) => EVENT_WORDS.mode(x),
-  failsafe: (x) => `failsafe${x.action ? ": " + x.action : ""}${x.reason ? " (" + x.reason + ")" : ""}`,
-  refused: (x) => `command refused${x.reason ? ": " + x.reason : ""}`,
-  clamped: (x) => `command clamped${x.reason ? ": " + x.reason : ""}`,
-  link_lost: () => "link to the autopilot lost", link_restored: () => "link to the autopilot restored",
-  battery_warn: (x) => `battery low${typeof x.percent === "number" ? ` (${x.percent.toFixed(0)} %)` : ""}`,
-  battery_return: () => "battery critical: returning home", battery_land: () => "battery critical: landing now",
-  lessons_imported: (x) => `lessons imported: ${fmt(x.added)} new, ${fmt(x.already_present)} already known`,
-  lessons_refused: (x) => `lessons refused: ${x.reason || "no reason given"}`,
-  mission_aborted: (x) => `mission aborted${x.reason ? ": " + x.reason : ""}`,
-  mission_error: (x) => `mission failed${x.error ? ": " + x.error : ""}`,
-};
-
-function eventWords(kind, detail) {
-  if (detail === null || detail === undefined) detail = {};
-  if (typeof detail !== "object" || Array.isArray(detail)) return fmt(detail);
-  const words = EVENT_WORDS[kind];
-  if (words) return words(detail);
-  return Object.entries(detail).map(([k, v]) => `${k.replace(/_/g, " ")} ${fmt(v)}`).join(", ");
-}
-
 // The replayed flight's post-flight analysis, and its key step marked on the map.
-function renderAnalysis() {
+function renderAnalysis(followed) {
   const a = store.source !== "live" && store.replay ? store.replay.analysis : null;
   $("analysis-panel").classList.toggle("hidden", !a);
   const mark = $("key-step");
@@ -338,8 +490,8 @@ function renderAnalysis() {
     ["its state", k.current_state], ["reflection", a.reflect_reason, "reason"], ["refined action", a.refined_action],
     ["plan note", a.reflection_note, "reason"]]);
   let pos = null;
-  for (const it of store.replay.items) { if (it.seq > k.seq) break; if (it.type === "state" && it.pos) pos = it.pos; }
-  const xy = pos && mapProjection ? mapProjection(pos) : null;
+  for (const it of store.replay.items) { if (it.seq > k.seq) break; if (it.type === "state" && isXY(it.pos)) pos = it.pos; }
+  const xy = pos && mapProjection ? mapProjection(onMap(followed.d, pos)) : null;
   mark.replaceChildren(...(xy ? [svg("circle", { cx: xy[0], cy: xy[1], r: 8, fill: "none", stroke: "#ff6b6b", "stroke-width": 2 }),
                                  svg("text", { x: xy[0] + 10, y: xy[1] + 4, fill: "#ff6b6b", "font-size": 12 }, `key step ${k.step}`)] : []));
 }
@@ -349,8 +501,8 @@ function renderAnalysis() {
 function updateVehicleSelect() {
   const sel = $("vehicle");
   const ids = Object.keys(store.live).sort();
-  if (sel.options.length === ids.length) return;
-  sel.replaceChildren(...ids.map((id) => new Option(id, id, false, id === store.vehicle)));
+  if (sel.options.length !== ids.length) sel.replaceChildren(...ids.map((id) => new Option(id, id, false, id === store.vehicle)));
+  if (store.vehicle && sel.value !== store.vehicle) sel.value = store.vehicle;
 }
 
 async function loadFlights() {
@@ -375,13 +527,18 @@ async function loadFlights() {
 async function selectSource(value) {
   store.source = value;
   stopPlay();
-  if (value === "live") { store.replay = null; $("replay").classList.add("hidden"); queueRender(); return; }
+  if (value === "live") {
+    store.replay = null; $("replay").classList.add("hidden");
+    if (!store.live[store.vehicle]) store.vehicle = Object.keys(store.live).sort()[0] || null;
+    queueRender(); return;
+  }
   const r = await fetch(`/api/flights/${value}`);
   if (!r.ok) return;
   const data = await r.json();
   const items = data.items;
   const t0 = items.length ? items[0].t_ns : 0, t1 = items.length ? items[items.length - 1].t_ns : 0;
-  store.replay = { items, t0, t1, t: t1, timer: null, analysis: data.analysis };
+  store.replay = { items, t0, t1, t: t1, timer: null, analysis: data.analysis, vehicle: data.flight.vehicle_id };
+  store.vehicle = data.flight.vehicle_id;
   const scrub = $("scrub");
   scrub.max = 1000; scrub.value = 1000;
   $("replay").classList.remove("hidden");
@@ -431,20 +588,39 @@ function connectLive() {
   const es = new EventSource("/api/live");
   es.onopen = () => { const l = $("link"); l.textContent = "live"; l.className = "pill on"; };
   es.onerror = () => { const l = $("link"); l.textContent = "reconnecting"; l.className = "pill off"; };
-  es.addEventListener("items", (ev) => { const m = JSON.parse(ev.data); addLiveItems(m.vehicle_id, m.items); });
+  es.addEventListener("items", (ev) => {
+    let m;
+    try { m = JSON.parse(ev.data); } catch (e) { return; }   // a batch that does not parse is skipped
+    if (m && typeof m === "object") addLiveItems(m.vehicle_id, m.items);
+  });
 }
 
+// The city beneath the tracks (streets, buildings, landmarks of the onboard map), fetched once.
 async function loadWorld() {
   try {
     const r = await fetch("/api/world");
+    if (!r.ok) return;
     const w = await r.json();
-    store.buildings = w.buildings || [];
-    store.worldOrigin = w.origin || null;
-    renderBuildings();
-  } catch (e) { /* no world: the map shows the trajectory only */ }
+    const rings = (x) => Array.isArray(x) ? x.filter((ring) => Array.isArray(ring) && ring.length >= 2 && ring.every(isXY)) : [];
+    store.world = { origin: isXY(w.origin) ? w.origin : null, buildings: rings(w.buildings), streets: rings(w.streets),
+                    landmarks: Array.isArray(w.landmarks) ? w.landmarks.filter((l) => l && isXY(l.pos) && typeof l.name === "string") : [] };
+    renderCity();
+    queueRender();
+  } catch (e) { /* no city: the map shows the tracks on the grid only */ }
 }
 
-$("vehicle").addEventListener("change", (e) => { store.vehicle = e.target.value; queueRender(); });
+// One path per layer (thousands of footprints stay cheap to draw); in the map's frame under #world.
+function renderCity() {
+  const d = (rings, close) => rings.map((ring) => "M" + ring.map(([e, n]) => `${e},${n}`).join("L") + (close ? "Z" : "")).join("");
+  const b = $("buildings"), st = $("streets");
+  b.setAttribute("d", d(store.world.buildings, true)); b.dataset.count = store.world.buildings.length;
+  st.setAttribute("d", d(store.world.streets, false)); st.dataset.count = store.world.streets.length;
+}
+
+$("vehicle").addEventListener("change", (e) => followVehicle(e.target.value));
+$("fleet").addEventListener("click", (e) => { const tr = e.target.closest("tr[data-vehicle]"); if (tr) followVehicle(tr.dataset.vehicle); });
+$("vehicle-marker").addEventListener("click", (e) => { const g = e.target.closest("g[data-vehicle]"); if (g) followVehicle(g.dataset.vehicle); });
+$("fit-all").addEventListener("click", () => { store.follow = false; queueRender(); });
 $("source").addEventListener("change", (e) => selectSource(e.target.value));
 $("play").addEventListener("click", togglePlay);
 $("scrub").addEventListener("input", (e) => {
