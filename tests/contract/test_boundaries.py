@@ -29,7 +29,7 @@ ALLOWED = {
         "onboard.memory.experience_store",  # lessons are built in a store of the vehicle's own format
         "onboard.memory.embedder",          # ... embedded by the vehicle's own model, so vectors match
         "onboard.memory.bundle",            # ... and exported from that store as the vehicles import them
-        "sim.world.cache",                  # buildings under the dashboard map, until the onboard map exists
+        "onboard.map.map_file",             # the city under the dashboard map: the vehicles' own map file
     },
 }
 
