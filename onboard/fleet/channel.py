@@ -30,7 +30,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,27 +49,16 @@ POLL_MAX_MS = 100
 READ_BURST = 256
 
 
-@dataclass(frozen=True)
-class OwnPosition:
-    """This vehicle as its autopilot reports it; ``age_s``: how old that report already is."""
-
-    lat: float
-    lon: float
-    alt_amsl_m: float
-    vn_m_s: float
-    ve_m_s: float
-    vd_m_s: float
-    age_s: float
-
-
-def position_from_state(state: Any, now: float | None = None) -> OwnPosition | None:
-    """From a ``VehicleState`` (taken by shape), or None while any of it is unknown or too old to tell."""
+def position_from_state(state: Any, member_id: int, now: float | None = None) -> TrafficReport | None:
+    """This vehicle as the others will see it, from a ``VehicleState`` (taken by shape): the same record
+    the bridge gets of them (``age_s``: how old the autopilot's report already is). None while any of
+    it is unknown or too old to tell."""
     now = time.monotonic() if now is None else now
     values = [float(getattr(state, k, math.nan)) for k in ("lat", "lon", "alt_amsl_m", "vn_m_s", "ve_m_s", "vd_m_s")]
     age = now - float(getattr(state, "last_update_t", math.nan))
     if not all(math.isfinite(v) for v in values) or not age <= MAX_REPORT_AGE_S:  # NaN fails too
         return None
-    return OwnPosition(*values, age_s=max(0.0, age))
+    return TrafficReport(member_id, *values, age_s=max(0.0, age))
 
 
 def traffic_of(r: FleetReport) -> TrafficReport:
@@ -97,7 +85,7 @@ class FleetChannel:
     rejected (``FlightBridge.update_traffic``). Both run on the channel's thread.
     """
 
-    def __init__(self, cfg: FleetChannelConfig, member_id: int, own_position: Callable[[], OwnPosition | None],
+    def __init__(self, cfg: FleetChannelConfig, member_id: int, own_position: Callable[[], TrafficReport | None],
                  deliver: Callable[[list[TrafficReport]], Iterable[str] | None], *, data_dir: str | Path = ".") -> None:
         self.cfg = cfg
         self.member_id = member_id

@@ -353,7 +353,8 @@ class Supervisor:
 
         bridge = self.bridge
         self.fleet_channel = FleetChannel(self.cfg.fleet_channel, self.cfg.fleet.member_id,
-                                          lambda: position_from_state(bridge.state), bridge.update_traffic,
+                                          lambda: position_from_state(bridge.state, self.cfg.fleet.member_id),
+                                          bridge.update_traffic,
                                           data_dir=self.data_dir).start()
         self.event("fleet_channel", {"member_id": self.cfg.fleet.member_id, "endpoint": self.fleet_channel.endpoint,
                                      "peers": [p.endpoint for p in self.cfg.fleet_channel.peers],

@@ -19,11 +19,12 @@ from contract.bounded_socket import bounded_socket
 from contract.curve_keys import generate_keypair
 from contract.fleet_report import FleetReport, pack, unpack
 from contract.payloads.base import PayloadError
-from onboard.fleet.channel import FleetChannel, OwnPosition, position_from_state
+from firmware_bridge.fleet_picture import TrafficReport
+from onboard.fleet.channel import FleetChannel, position_from_state
 from onboard.fleet.settings import FleetChannelConfig, FleetPeer
 
 HANG_GUARD_S = 30.0
-HERE = OwnPosition(60.17, 24.94, 40.0, 1.0, -2.0, 0.5, 0.05)
+HERE = TrafficReport(1, 60.17, 24.94, 40.0, 1.0, -2.0, 0.5, 0.05)
 
 
 def free_port() -> int:
@@ -93,13 +94,13 @@ def test_own_position_is_none_while_any_part_is_unknown():
     class S:
         lat, lon, alt_amsl_m, vn_m_s, ve_m_s, vd_m_s, last_update_t = 60.0, 24.0, 30.0, 0.0, 0.0, 0.0, 100.0
 
-    assert position_from_state(S(), now=100.25) == OwnPosition(60.0, 24.0, 30.0, 0.0, 0.0, 0.0, 0.25)
+    assert position_from_state(S(), 7, now=100.25) == TrafficReport(7, 60.0, 24.0, 30.0, 0.0, 0.0, 0.0, 0.25)
     s = S()
     s.lat = math.nan
-    assert position_from_state(s, now=100.25) is None
+    assert position_from_state(s, 7, now=100.25) is None
     s = S()
     s.last_update_t = math.nan  # never updated: no age, no report
-    assert position_from_state(s, now=100.25) is None
+    assert position_from_state(s, 7, now=100.25) is None
 
 
 # -- real sockets --------------------------------------------------------------------------------------
@@ -126,7 +127,7 @@ def test_two_members_hear_each_other_over_curve_and_an_unknown_key_hears_nothing
                                   report_rate_hz=20.0, secret_key=str(keys[me][1]),
                                   authorized_keys_dir=str(_authorized(tmp_path, me, keys, admit)))
 
-    there = OwnPosition(60.171, 24.941, 52.0, 0.0, 3.0, -0.5, 0.0)
+    there = TrafficReport(2, 60.171, 24.941, 52.0, 0.0, 3.0, -0.5, 0.0)
     got_a = Inbox(lambda rs: sum(r.member_id == 2 for r in rs) >= 3)
     got_b = Inbox(lambda rs: sum(r.member_id == 1 for r in rs) >= 3)
     got_x = Inbox()
