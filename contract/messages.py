@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from contract.envelope import MESSAGE_TYPES
-from contract.payloads.agent_step import AgentStep, Anchor, AnchorGraph, Movement, Place, Pose
+from contract.payloads.agent_step import (REGION_BOUND_M, REGION_MOST_VERTICES, AgentStep, Anchor, AnchorGraph,
+                                         Movement, Place, Pose, SearchRegion)
 from contract.payloads.base import Payload, PayloadError, plain
 from contract.payloads.detections import Detection, Detections
 from contract.payloads.event import EVENT_KINDS, Event
@@ -26,7 +27,8 @@ from contract.payloads.state import State
 
 __all__ = ["AgentStep", "Anchor", "AnchorGraph", "Detection", "Detections", "EVENT_KINDS", "Event", "FlightEnd",
            "FlightStart", "LlmPlanCall", "MapImage", "Movement", "PAYLOAD_TYPES", "PNG_MAGIC", "Payload",
-           "PayloadError", "Place", "Plan", "PlanStep", "Pose", "RetrievedLesson", "State", "bridge_event_listener",
+           "PayloadError", "Place", "Plan", "PlanStep", "Pose", "REGION_BOUND_M", "REGION_MOST_VERTICES", "RetrievedLesson", "SearchRegion",
+           "State", "bridge_event_listener",
            "decode_payload", "plain"]
 
 # Message type -> its payload class; the envelope's MESSAGE_TYPES, each with its schema.

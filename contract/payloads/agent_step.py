@@ -4,7 +4,11 @@ Coordinates are the agent's own frame: metres east (``x``) and north (``y``) of
 the take-off point. Everything after ``distance_estimate_m`` is optional: the
 dashboard draws it and the post-flight analyser learns from it (``goal_fix``:
 where the goal's name was read; ``target_estimate``; the fused ``landmarks``),
-but a step without it is still a step.
+but a step without it is still a step. ``search_region`` (added within version 1,
+as ``plan_version`` was: an older reader ignores it) is the part of the
+described region the search has not looked at yet, as a convex outline of at
+most `REGION_MOST_VERTICES` vertices and the area those unseen points cover
+(the outline of a ring-shaped rest would overstate it).
 """
 
 from __future__ import annotations
@@ -91,6 +95,28 @@ class AnchorGraph:
         return cls(r.each("anchors", Anchor.read, ()), r.each("places", Place.read, ()))
 
 
+# How far from take-off an outline's vertex may lie (metres): far beyond any flight, short of absurd.
+REGION_BOUND_M = 100_000.0
+# Vertices an outline may have: enough for a smooth arc, few enough to send every step.
+REGION_MOST_VERTICES = 32
+
+
+@dataclass(frozen=True)
+class SearchRegion:
+    """Where the search still has to look: a convex outline (counter-clockwise) and the unseen area in m²."""
+
+    outline: tuple[tuple[float, float], ...]
+    unseen_m2: float
+
+    def body(self) -> dict[str, Any]:
+        return {"outline": [[x, y] for x, y in self.outline], "unseen_m2": self.unseen_m2}
+
+    @classmethod
+    def read(cls, r: Reader) -> "SearchRegion":
+        return cls(r.xy_ring("outline", fewest=3, most=REGION_MOST_VERTICES, bound=REGION_BOUND_M),
+                   r.number("unseen_m2", lo=0.0, hi=(2 * REGION_BOUND_M) ** 2))
+
+
 @dataclass(frozen=True)
 class AgentStep(Payload):
     MSG_TYPE: ClassVar[str] = "agent_step"
@@ -114,6 +140,7 @@ class AgentStep(Payload):
     anchor_graph: AnchorGraph | None = None
     plan_version: int | None = None      # the plan the step followed (0: the first geometric plan; llm backend +1 per re-plan)
     retrieval_mode: str = ""             # this step's retrieval: skip | single | hierarchical | flat | none ("": none made)
+    search_region: SearchRegion | None = None  # the described region not looked at yet (None: none can be said)
 
     def body(self) -> dict[str, Any]:
         def pair(v: tuple[float, float] | None) -> list[float] | None:
@@ -128,7 +155,8 @@ class AgentStep(Payload):
                 "goal_fix": pair(self.goal_fix),
                 "landmarks": None if self.landmarks is None else {k: pair(v) for k, v in self.landmarks.items()},
                 "anchor_graph": None if self.anchor_graph is None else self.anchor_graph.body(),
-                "plan_version": self.plan_version, "retrieval_mode": self.retrieval_mode}
+                "plan_version": self.plan_version, "retrieval_mode": self.retrieval_mode,
+                "search_region": None if self.search_region is None else self.search_region.body()}
 
     @classmethod
     def _from(cls, r: Reader) -> "AgentStep":
@@ -147,4 +175,5 @@ class AgentStep(Payload):
                    movement=r.nested("movement", Movement.read), effect=r.text("effect", ""),
                    target_estimate=r.xy("target_estimate"), goal_fix=r.xy("goal_fix"),
                    landmarks=r.xy_map("landmarks"), anchor_graph=r.nested("anchor_graph", AnchorGraph.read),
-                   plan_version=r.opt_integer("plan_version", lo=0), retrieval_mode=r.text("retrieval_mode", ""))
+                   plan_version=r.opt_integer("plan_version", lo=0), retrieval_mode=r.text("retrieval_mode", ""),
+                   search_region=r.nested("search_region", SearchRegion.read))

@@ -179,10 +179,18 @@ class Reader:
             return None
         return self._pair(key, value)
 
-    def _pair(self, key: str, value: Any) -> tuple[float, float]:
+    def _pair(self, key: str, value: Any, bound: float | None = None) -> tuple[float, float]:
         if not isinstance(value, (list, tuple)) or len(value) != 2:
             raise self.fail(key, "must be a pair [x, y]")
-        return (self._number(key, value[0], None, None, False), self._number(key, value[1], None, None, False))
+        lo = None if bound is None else -bound
+        return (self._number(key, value[0], lo, bound, False), self._number(key, value[1], lo, bound, False))
+
+    def xy_ring(self, key: str, *, fewest: int, most: int, bound: float) -> tuple[tuple[float, float], ...]:
+        """A required outline: a list of `fewest` to `most` ``[x, y]`` vertices, each within ``±bound``."""
+        items = self.items(key)
+        if not fewest <= len(items) <= most:
+            raise self.fail(key, f"must have {fewest} to {most} vertices, got {len(items)}", "bad_shape")
+        return tuple(self._pair(f"{key}[{i}]", v, bound) for i, v in enumerate(items))
 
     def xy_map(self, key: str) -> dict[str, tuple[float, float]] | None:
         """An optional map of names to ``[x, y]`` pairs."""

@@ -6,7 +6,8 @@ produce exactly what the dashboard and the reflection read: ``current_state``,
 ``decision`` (action + reason), ``pose``, ``distance_estimate_m``, ``goal``,
 ``strategy``, ``plan_source`` and ``plan_version`` (which plan the step flew), ``retrieval_mode``, ``effect``, ``target_estimate``, ``goal_fix`` (where the goal's name
 was read, once it was: the post-flight lesson of where the goal is), the
-fused ``landmarks`` and the ``anchor_graph``. The ``plan`` payload carries, with
+fused ``landmarks``, the ``anchor_graph`` and the ``search_region`` (the part of the
+described region not looked at yet, as the search expert reads it). The ``plan`` payload carries, with
 the llm backend, ``llm``: the model's plan call (``requested_step``,
 ``answered_step``, ``adopted_step``, ``call_s``, ``source``, ``wait``).
 
@@ -18,10 +19,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from onboard.agent.agent_state import AgentState
 from onboard.agent.frame_log import FrameLog
-from contract.messages import (AgentStep, Anchor, AnchorGraph, LlmPlanCall, Movement, Place, Plan, PlanStep, Pose,
-                               RetrievedLesson)
+from onboard.agent.goal_region import REGION_STEP_M
+from onboard.agent.hull import convex_hull, fewest_vertices
+from contract.messages import (REGION_BOUND_M, REGION_MOST_VERTICES, AgentStep, Anchor, AnchorGraph, LlmPlanCall,
+                               Movement, Place, Plan, PlanStep, Pose, RetrievedLesson, SearchRegion)
 
 
 def _finite(value: object) -> float | None:
@@ -51,6 +56,32 @@ def anchor_graph_payload(state: AgentState) -> AnchorGraph | None:
     return AnchorGraph(anchors, places)
 
 
+def search_region_payload(state: AgentState) -> SearchRegion | None:
+    """The described region's unseen part as the search covers it, or None where the search has no region.
+
+    The same reading as `experts.map_destinations`: `unseen_region` with the arrival distance as the
+    reading-range floor, and nothing while a remembered goal leads the search or once the goal's name
+    was read (the search is over, what it left unseen no longer matters). Each grid point stands
+    for a cell `REGION_STEP_M` wide, so the outline runs round the cells (a single point is a square,
+    not nothing) and the area is the cells' (the hull of a ring-shaped rest would overstate it).
+    Cheap enough for every step: the region's points are cached in working memory and only its edge
+    columns reach the hull.
+    """
+    mem = state.static.memory
+    if mem.goal_fix is not None or mem.prior is not None:
+        return None
+    unseen = mem.unseen_region(state.static.config.arrive_within_m)
+    if unseen is None or not len(unseen) or not np.isfinite(unseen).all():
+        return None
+    half = REGION_STEP_M / 2.0
+    edge = convex_hull(unseen)
+    corners = np.concatenate([edge + (dx, dy) for dx in (-half, half) for dy in (-half, half)])
+    ring = np.round(fewest_vertices(convex_hull(corners), REGION_MOST_VERTICES), 1)
+    if np.abs(ring).max() > REGION_BOUND_M:
+        return None
+    return SearchRegion(tuple((float(x), float(y)) for x, y in ring), float(len(unseen)) * REGION_STEP_M ** 2)
+
+
 def step_payload(state: AgentState, frame: FrameLog, *, with_anchor_graph: bool = True) -> AgentStep:
     """The ``agent_step`` payload of `frame` (normally the newest FrameLog of `state`)."""
     d, s = state.dynamic, state.static
@@ -75,7 +106,8 @@ def step_payload(state: AgentState, frame: FrameLog, *, with_anchor_graph: bool 
                      movement=move, effect=frame.effect, target_estimate=_xy(s.memory.target()),
                      goal_fix=_xy(s.memory.goal_fix), landmarks=landmarks,
                      anchor_graph=anchor_graph_payload(state) if with_anchor_graph else None,
-                     plan_version=frame.plan_version, retrieval_mode=str(frame.retrieval.get("mode", "")))
+                     plan_version=frame.plan_version, retrieval_mode=str(frame.retrieval.get("mode", "")),
+                     search_region=search_region_payload(state))
 
 
 def plan_payload(state: AgentState) -> Plan | None:

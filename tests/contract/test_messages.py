@@ -10,7 +10,8 @@ import pytest
 from contract.envelope import MESSAGE_TYPES, decode, encode
 from contract.messages import (PAYLOAD_TYPES, AgentStep, Anchor, AnchorGraph, Detection, Detections, Event,
                                FlightEnd, FlightStart, LlmPlanCall, MapImage, Movement, Payload, PayloadError, Place,
-                               Plan, PlanStep, Pose, RetrievedLesson, State, decode_payload)
+                               Plan, PlanStep, Pose, REGION_MOST_VERTICES, RetrievedLesson, SearchRegion, State,
+                               decode_payload)
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 
@@ -26,7 +27,8 @@ SAMPLES: list[Payload] = [
               movement=Movement("move", 7, 90.0), effect="SUCCESS", target_estimate=(100.0, 20.0),
               goal_fix=(98.5, 21.0), landmarks={"church": (50.0, 60.0)},
               anchor_graph=AnchorGraph((Anchor(1, 0.0, 0.0, 1, (2,)), Anchor(2, 10.0, 0.0, None, (1,))),
-                                       (Place(1, "square", (1,)),)), plan_version=2, retrieval_mode="single"),
+                                       (Place(1, "square", (1,)),)), plan_version=2, retrieval_mode="single",
+              search_region=SearchRegion(((80.0, 0.0), (120.0, 10.5), (110.0, 40.0), (85.0, 30.0)), 1200.0)),
     AgentStep(step=0, current_state="", action="arrive", reason="", pose=Pose(0.0, 0.0), distance_estimate_m=None),
     Detections((Detection("kiosk", 0.91, 45.0, 12.0, 8.5, 8.5), Detection("car", 0.4, -10.0)), step=4,
                timings_ms={"detect": 12.5}),
@@ -87,6 +89,20 @@ def test_an_unknown_schema_version_is_refused_naming_it(payload: Payload) -> Non
     ("agent_step", {"pose": {"x": 1.0, "y": "north"}}, "pose.y"),
     ("agent_step", {"landmarks": {"church": [1.0]}}, "landmarks.church"),
     ("agent_step", {"anchor_graph": {"anchors": [{"anchor_id": "a", "x": 0, "y": 0}]}}, "anchor_graph.anchors[0].anchor_id"),
+    ("agent_step", {"search_region": {"outline": [[0, 0], [10, 0], [math.nan, 5]], "unseen_m2": 50.0}},
+     "search_region.outline[2]"),
+    ("agent_step", {"search_region": {"outline": [[0, 0], [10, 0], [1e9, 5]], "unseen_m2": 50.0}},
+     "search_region.outline[2]"),
+    ("agent_step", {"search_region": {"outline": [[0, 0], [10, 0, 3], [5, 5]], "unseen_m2": 50.0}},
+     "search_region.outline[1]"),
+    ("agent_step", {"search_region": {"outline": "a square", "unseen_m2": 50.0}}, "search_region.outline"),
+    ("agent_step", {"search_region": {"outline": [[0, 0], [10, 0]], "unseen_m2": 50.0}}, "search_region.outline"),
+    ("agent_step", {"search_region": {"outline": [[i, i * i] for i in range(REGION_MOST_VERTICES + 1)],
+                                      "unseen_m2": 50.0}}, "search_region.outline"),
+    ("agent_step", {"search_region": {"outline": [[0, 0], [10, 0], [5, 5]], "unseen_m2": -1.0}},
+     "search_region.unseen_m2"),
+    ("agent_step", {"search_region": {"outline": [[0, 0], [10, 0], [5, 5]]}}, "search_region.unseen_m2"),
+    ("agent_step", {"search_region": [[0, 0], [10, 0], [5, 5]]}, "search_region"),
     ("detections", {"detections": [{"label": "kiosk", "score": 1.5, "bearing_deg": 0.0}]}, "detections[0].score"),
     ("plan", {"steps": "reach the square"}, "steps"),
     ("map", {"png": b"GIF89a"}, "png"),
@@ -122,6 +138,22 @@ def test_not_a_map_and_unknown_type_are_refused() -> None:
 def test_unknown_keys_are_ignored_for_forward_compatibility() -> None:
     step = SAMPLES[4]
     assert decode_payload("agent_step", {**step.encode(), "added_later": {"x": 1}}) == step
+
+
+def test_an_agent_step_from_before_the_search_region_still_decodes() -> None:
+    """``search_region`` came within version 1: a step sent without it reads as a step without a region."""
+    wire = SAMPLES[4].encode()
+    del wire["search_region"]
+    back = decode_payload("agent_step", wire)
+    assert back.search_region is None and back.target_estimate == (100.0, 20.0)
+
+
+def test_an_outline_too_long_or_too_short_says_how_many_vertices_it_may_have() -> None:
+    wire = SAMPLES[4].encode()
+    wire["search_region"] = {"outline": [[float(i), float(i * i)] for i in range(40)], "unseen_m2": 1.0}
+    with pytest.raises(PayloadError, match=f"must have 3 to {REGION_MOST_VERTICES} vertices, got 40") as err:
+        decode_payload("agent_step", wire)
+    assert err.value.reason == "bad_shape"
 
 
 def test_state_from_a_vehicle_state_keeps_what_is_valid_and_makes_the_rest_unknown() -> None:
