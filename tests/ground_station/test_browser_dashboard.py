@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import re
 import shutil
 import threading
 import time
@@ -326,6 +327,12 @@ return {
                              .map((p) => [p.dataset.vehicle, p.getAttribute('points')])),
   followed: document.body.dataset.vehicle,
   targets: q('#estimates .target').length,
+  // each search region: its vehicle, its title, its fill, and whether it lies beneath (before) every target marker
+  regions: q('#estimates .search-region').map((el) => [el.dataset.vehicle, el.querySelector('title').textContent,
+    el.getAttribute('fill'), q('#estimates > *').indexOf(el) < Math.min(...q('#estimates > *').map((x, i) =>
+      x.classList.contains('target') ? i : Infinity))]),
+  target_colour: Object.fromEntries(q('#estimates .target').map((g) => [g.dataset.vehicle, g.querySelector('circle').getAttribute('stroke')])),
+  agent: document.getElementById('agent-table').innerText,
   streets: Number(document.getElementById('streets').dataset.count),
   buildings: Number(document.getElementById('buildings').dataset.count),
   fleet: q('#fleet tbody tr').map((tr) => tr.innerText),
@@ -398,12 +405,19 @@ def test_one_ground_station_shows_two_vehicles_on_the_city_at_1366x768(tmp_path:
                 def both_drawn() -> dict[str, Any] | None:
                     p = page()
                     ok = (p["markers"] == ["aerie-1", "aerie-2"] and len(p["fleet"]) == 2 and p["targets"] == 2
+                          and len(p["regions"]) == 2
                           and all(len(_trail(p["trails"].get(vid))) >= 20 for vid, _ in FLEET) and p["plan"]
                           and all(_cells(row)[3].endswith(" s") for row in p["fleet"]))   # link age known
                     return p if ok else None
 
-                p = _wait(both_drawn, 60, "both vehicles with trails, target estimates and the plan")
+                p = _wait(both_drawn, 60, "both vehicles with trails, target estimates, search regions and the plan")
                 drawn.set()
+                # Each vehicle's search region, in its colour, beneath the target markers, said in words.
+                assert sorted(r[0] for r in p["regions"]) == ["aerie-1", "aerie-2"], p["regions"]
+                for vid, title, fill, beneath in p["regions"]:
+                    assert re.fullmatch(rf"{vid}: search region, [0-9.]+ ha not yet looked at", title), title
+                    assert fill == p["target_colour"][vid] and beneath, (vid, fill, p["target_colour"], beneath)
+                assert re.search(r"search region\t[0-9.]+ ha not yet looked at", p["agent"]), p["agent"]
                 # The city beneath: the map's streets and buildings, fetched once from the server.
                 assert p["streets"] > 300 and p["buildings"] > 300, p
                 # Each vehicle is drawn where its home is on the map: its trail starts at that waypoint.
@@ -442,7 +456,8 @@ def test_one_ground_station_shows_two_vehicles_on_the_city_at_1366x768(tmp_path:
                 # Items the page cannot read are skipped, and the page goes on drawing both vehicles.
                 browser.execute_script(
                     "addLiveItems('aerie-1', [null, 7, {seq: 'x'}, {seq: 1e9, type: 'state', payload: 7, pos: 'no'},"
-                    " {seq: 1e9 + 1, type: 'agent_step', payload: {target_estimate: [1], landmarks: 3}},"
+                    " {seq: 1e9 + 1, type: 'agent_step', payload: {target_estimate: [1], landmarks: 3,"
+                    " search_region: {outline: [[1, 'x'], 5, null], unseen_m2: 'lots'}}},"
                     " {seq: 1e9 + 2, type: 'plan', payload: {steps: [null, 4, {goal: 5}]}}]);"
                     "addLiveItems(null, 'garbage');")
                 drawn.set()
@@ -460,6 +475,7 @@ def test_one_ground_station_shows_two_vehicles_on_the_city_at_1366x768(tmp_path:
                 Select(browser.find_element(By.ID, "source")).select_by_value(flight)
                 replay = _wait(lambda: (p := page())["markers"] == ["aerie-2"] and p["followed"] == "aerie-2"
                                and len(_trail(p["trails"]["aerie-2"])) == FLEET_STEPS and p, 15, "the replayed flight")
+                assert [r[0] for r in replay["regions"]] == ["aerie-2"], replay["regions"]   # its region, replayed
                 e0, n0 = _trail(replay["trails"]["aerie-2"])[0]
                 assert abs(e0 - home_xy["aerie-2"][0]) < 1.0 and abs(n0 - home_xy["aerie-2"][1]) < 1.0
                 # The replay bar and the post-flight analysis fit too.

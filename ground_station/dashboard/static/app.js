@@ -162,6 +162,8 @@ function extent(vs, followed) {
     for (const p of v.d.path) add(onMap(v.d, p));
     const s = v.d.step || {};
     if (isXY(s.target_estimate)) add(onMap(v.d, s.target_estimate));
+    const region = searchRegion(s);
+    if (region) for (const p of region.outline) add(onMap(v.d, p));
   }
   const minSpan = store.world.streets.length || store.world.buildings.length ? 240 : 40;
   if (!Number.isFinite(box.minE)) { box.minE = box.maxE = box.minN = box.maxN = 0; }
@@ -236,11 +238,19 @@ function renderMap(vs, followed) {
   }));
 }
 
-// What each agent believes about its goal (agent_step): the target estimate (a ringed cross, a dashed
-// line from the vehicle to it) and where the goal's name was read (goal_fix, a diamond); the followed
-// agent's fused landmarks as small squares.
+// What each agent believes about its goal (agent_step): the part of the described region it has not
+// looked at yet (search_region, a translucent outline beneath everything else), the target estimate
+// (a ringed cross, a dashed line from the vehicle to it) and where the goal's name was read (goal_fix,
+// a diamond); the followed agent's fused landmarks as small squares.
 function renderEstimates(vs, followed, proj) {
   const out = [];
+  for (const v of vs) {
+    const region = searchRegion(v.d.step);
+    if (!region) continue;
+    const pts = region.outline.slice(0, 64).map((p) => proj(onMap(v.d, p)).join(",")).join(" ");
+    out.push(svg("polygon", { class: "search-region", points: pts, fill: v.colour, stroke: v.colour, "data-vehicle": v.vid },
+                 null, [svg("title", {}, `${v.vid}: search region` + (regionWords(region) ? `, ${regionWords(region)}` : ""))]));
+  }
   for (const v of vs) {
     const s = v.d.step || {};
     const here = v.d.path.length ? proj(onMap(v.d, v.d.path[v.d.path.length - 1])) : null;
@@ -397,6 +407,7 @@ function renderAgent(d) {
   const rows = [["task", s.task_instruction || null], ["step", s.step], ["goal", goal],
                 ["strategy", s.strategy || null], ["state", s.current_state], ["decision", dec.action],
                 ["reason", dec.reason, "reason"], ["distance est. m", s.distance_estimate_m]];
+  if (searchRegion(s)) rows.push(["search region", regionWords(searchRegion(s)) || "–"]);
   if (s.plan_version !== undefined && s.plan_version !== null) rows.push(["plan version", s.plan_version]);
   if (s.retrieval_mode) rows.push(["retrieval", s.retrieval_mode]);
   if (s.reflect_reason) rows.push(["reflection", s.reflect_reason, "reason"]);

@@ -74,3 +74,16 @@ function eventWords(kind, detail) {
   if (words) return words(detail);
   return Object.entries(detail).map(([k, v]) => `${k.replace(/_/g, " ")} ${fmt(v)}`).join(", ");
 }
+
+// A step's search region (agent_step.search_region), if it is one the page can draw: 3 or more [x, y] vertices.
+function searchRegion(s) {
+  const r = s && s.search_region;
+  return r && typeof r === "object" && Array.isArray(r.outline) && r.outline.length >= 3 && r.outline.every(isXY) ? r : null;
+}
+
+// "12 ha not yet looked at": the unseen area the search region stands for.
+function regionWords(r) {
+  if (!r || !isNum(r.unseen_m2)) return "";
+  const ha = r.unseen_m2 / 1e4;
+  return `${ha < 10 ? ha.toFixed(1) : ha.toFixed(0)} ha not yet looked at`;
+}
