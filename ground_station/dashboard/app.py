@@ -22,7 +22,7 @@ Off loopback every route sits behind the token gate (:mod:`.auth`).
 Payload shapes the page understands beyond the envelope types (all optional):
 ``agent_step`` may carry ``goal``, ``task_instruction``, ``strategy``, ``reflect_reason``,
 ``refined_action``, ``target_estimate`` and ``goal_fix`` (``[x, y]``, the agent's frame),
-``landmarks`` (``{name: [x, y]}``) and ``anchor_graph: {anchors: [{anchor_id, x, y, place_id,
+``landmarks`` (``{name: [x, y]}``), ``search_region`` (``{outline: [[x, y], ...], unseen_m2}``) and ``anchor_graph: {anchors: [{anchor_id, x, y, place_id,
 neighbours}], places: [{place_id, place_type, anchors}]}``; ``detections`` is ``{detections:
 [{label, score, bearing_deg, range_m, north, east}]}`` or a bare list; ``plan`` carries ``goal``,
 ``source``, ``reason`` and ``steps: [{goal, strategy, desired_state}]`` (said as sentences).
