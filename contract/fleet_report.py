@@ -2,9 +2,8 @@
 
 The fleet channel (``onboard/fleet/channel.py``) is a wire of its own, beside
 the telemetry to the ground: every member publishes this report a few times a
-second and reads the others'. One frame is the msgpack map of
-:meth:`FleetReport.encode` with ``"type": "fleet_report"`` added, so that a
-telemetry envelope sent to the wrong port is refused by name, not misread.
+second and reads the others'. Its frame on the wire is
+``contract/fleet_frame.py``'s (beside ``fleet_discovery``, what a member found).
 
 The report carries how old its position already was when it was sent
 (``age_s``), not a wall-clock time: members need not share a clock, and the
@@ -21,9 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import msgpack
-
-from contract.payloads.base import Payload, PayloadError, Reader
+from contract.payloads.base import Payload, Reader
 
 # Bounds a report must lie in: an aircraft, not a spacecraft.
 MAX_SPEED_M_S = 100.0
@@ -31,10 +28,8 @@ MIN_ALT_AMSL_M = -500.0
 MAX_ALT_AMSL_M = 20_000.0
 MAX_REPORT_AGE_S = 600.0
 MAX_MEMBER_ID = 255
-# The seq is a count of reports sent by one member since its channel started (loss figures).
+# The seq counts the frames one member sent since its channel started (loss figures).
 MAX_SEQ = (1 << 63) - 1
-
-TYPE_KEY = "type"
 
 
 @dataclass(frozen=True)
@@ -65,27 +60,3 @@ class FleetReport(Payload):
                    alt_amsl_m=r.number("alt_amsl_m", lo=MIN_ALT_AMSL_M, hi=MAX_ALT_AMSL_M),
                    vn_m_s=r.number("vn_m_s", **speed), ve_m_s=r.number("ve_m_s", **speed),
                    vd_m_s=r.number("vd_m_s", **speed), age_s=r.number("age_s", lo=0.0, hi=MAX_REPORT_AGE_S))
-
-
-def pack(report: FleetReport) -> bytes:
-    """The frame of one report; raises :class:`PayloadError` for a report the receiver would refuse."""
-    frame = msgpack.packb({TYPE_KEY: FleetReport.MSG_TYPE, **report.encode()}, use_bin_type=True)
-    unpack(frame, max_bytes=len(frame))  # never send what no member would accept
-    return frame
-
-
-def unpack(frame: bytes, *, max_bytes: int) -> FleetReport:
-    """Parse and check one untrusted frame; raises :class:`PayloadError` with a short ``reason``."""
-    if len(frame) > max_bytes:
-        raise PayloadError(FleetReport.MSG_TYPE, "(frame)", f"{len(frame)} bytes exceed {max_bytes}",
-                           reason="oversized")
-    try:
-        doc = msgpack.unpackb(frame, raw=False, strict_map_key=True, max_bin_len=max_bytes, max_str_len=max_bytes,
-                              max_array_len=max_bytes, max_map_len=max_bytes, max_ext_len=max_bytes)
-    except Exception as exc:  # noqa: BLE001 - msgpack raises many types for hostile input
-        raise PayloadError(FleetReport.MSG_TYPE, "(frame)", f"not msgpack: {type(exc).__name__}",
-                           reason="malformed") from exc
-    if not isinstance(doc, dict) or doc.get(TYPE_KEY) != FleetReport.MSG_TYPE:
-        got = doc.get(TYPE_KEY) if isinstance(doc, dict) else type(doc).__name__
-        raise PayloadError(FleetReport.MSG_TYPE, TYPE_KEY, f"not a fleet report ({got!r})", reason="unknown_type")
-    return FleetReport.decode(doc)

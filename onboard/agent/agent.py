@@ -16,7 +16,7 @@ from onboard.agent.graph import run_step
 from onboard.agent.map_knowledge import MapKnowledge
 from onboard.agent.mission_analysis import MissionAnalysis, await_analysis
 from onboard.agent.mission_lessons import store_analysis
-from onboard.agent.observation import AgentAction, AgentObservation
+from onboard.agent.observation import AgentAction, AgentObservation, SharedFindings, SharedLandmark
 from onboard.agent.place_memory import waypoint_anchor_config
 from onboard.agent.scene_graph import SceneGraph
 from onboard.agent.settings import AgentConfig
@@ -113,6 +113,21 @@ class GraphAgent:
         action, self.last_path = run_step(self.state, observation)
         return action
 
+    def findings(self, most: int) -> SharedFindings | None:
+        """What this vehicle found itself so far (own frame), for the others of its fleet: the `most` newest
+        of each kind (receivers keep what they were told before). None before a mission. Never the fleet's
+        own findings again: they would echo round the fleet and gain weight they do not have."""
+        if self.state is None:
+            return None
+        mem = self.state.static.memory
+        marks = []
+        for name, f in mem.fixes.items():
+            lp = mem.landmark(name, live_only=True)
+            if lp is not None:
+                marks.append(SharedLandmark(name, _xy(lp[0]), round(float(lp[1]), 1), len(f.points)))
+        signs = tuple((key[0], _xy(xy)) for key, xy in list(mem.signs_read.items())[-most:])
+        return SharedFindings(tuple(marks[-most:]), signs, tuple(_xy(p) for p in mem.looked_from[-most:]))
+
     def finish_mission(self, deadline_s: float | None = None) -> MissionAnalysis | None:
         """After the mission: wait (at most the deadline) for the model's analysis, keep and store it.
 
@@ -178,3 +193,7 @@ class GraphAgent:
         """`trajectory.json` (the FrameLogs) and `episode_summary.json` (the summary plus ``extra``) into `folder`."""
         frames = [fr.to_json() for fr in self.state.dynamic.trajectory_history]
         return write_episode(folder, frames, {**self.summary(), **(extra or {})})
+
+
+def _xy(p) -> tuple[float, float]:
+    return round(float(p[0]), 1), round(float(p[1]), 1)

@@ -119,10 +119,14 @@ def perceive_and_model(state: AgentState) -> dict[str, Any]:
     """Landmark fixes into the working memory, the goal's name if readable, caption and geo-instruction."""
     d, s = state.dynamic, state.static
     obs = d.observation
-    before = set(s.memory.landmark_map())
+    before, from_fleet = set(s.memory.landmark_map()), set(s.memory.peer_landmarks)
+    if obs.shared is not None:
+        s.memory.share(obs.shared, s.config.fleet_spread_floor_m)
     s.memory.observe(d.timestep, d.position, obs.landmarks)
     update: dict[str, Any] = {}
     fixed = [n for n in s.memory.landmark_map() if n not in before and n in s.goal.landmarks]
+    fixed += [n for n in s.memory.peer_landmarks if n not in from_fleet | before and n in s.goal.landmarks
+              and n not in fixed]  # another vehicle placed it: the plan's premises changed as much
     if fixed:  # a landmark of the description placed: the plan's premises changed
         update["replan_triggers"] = d.replan_triggers + [f"landmark:{n}" for n in fixed]
         if s.anchors is not None:
@@ -131,6 +135,7 @@ def perceive_and_model(state: AgentState) -> dict[str, Any]:
                                                     f"{n} fixed at step {d.timestep}")
     if not d.from_above:  # from a look-up's altitude no name is readable: it says nothing of where the goal is not
         s.memory.looked(d.position, [p.distance for p in obs.pois])
+        s.memory.read_signs(d.position, obs.pois)
         s.memory.passed(d.timestep, d.position)
         if obs.landmarks:
             update["seen_at_cruise"] = d.seen_at_cruise | {x.name for x in obs.landmarks}

@@ -47,6 +47,30 @@ class PoiSighting:
 
 
 @dataclass(frozen=True)
+class SharedLandmark:
+    """A landmark a vehicle of the fleet placed: own frame (east, north of take-off), spread (m), sightings."""
+
+    name: str
+    xy: tuple[float, float]
+    spread_m: float
+    fixes: int = 1
+
+
+@dataclass(frozen=True)
+class SharedFindings:
+    """What vehicles of a fleet found, in one vehicle's frame (see `onboard.fleet.findings`): the others' for
+    the agent to use, or its own (`GraphAgent.findings`) for the others.
+
+    Their landmarks save a search; a sign they read may be this mission's goal; the
+    places they looked from hold no sign of the goal, or they would have read it.
+    """
+
+    landmarks: tuple[SharedLandmark, ...] = ()
+    signs: tuple[tuple[str, tuple[float, float]], ...] = ()
+    looked_from: tuple[tuple[float, float], ...] = ()
+
+
+@dataclass(frozen=True)
 class AgentObservation:
     """One step's perception plus the step counters."""
 
@@ -59,6 +83,8 @@ class AgentObservation:
     altitude_m: float | None = None
     # The highest a look-up may climb (the safety envelope's ceiling, m); None: no look-up on offer.
     look_up_ceiling_m: float | None = None
+    # The fleet's findings so far (all of them, not only what is new); None: flying alone.
+    shared: SharedFindings | None = None
 
 
 @dataclass(frozen=True)

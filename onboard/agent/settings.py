@@ -121,6 +121,9 @@ class AgentConfig:
     experience_reuse_similarity: float = 0.9
     # Live landmark fixes that put the goal further than this from the prior drop it (metres).
     prior_conflict_m: float = 250.0
+    # In a fleet: the least spread given to a landmark another vehicle placed (metres); its position went
+    # through that vehicle's odometry and home as well as its sightings. Not tuned: a city block's half.
+    fleet_spread_floor_m: float = 25.0
     # Look over the roofs: where the vehicle offers it (the observation names a ceiling), climb at the
     # waypoint, turn a full circle and come back to cruise, when no landmark of the description has been
     # sighted yet. false: never (ablation `geometric-no-look-up`). `aerie fly` offers it up to the safety

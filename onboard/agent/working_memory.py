@@ -39,6 +39,13 @@ live fixes: a map is good to metres, one camera range estimate to tens of
 metres. A map entry whose name names the goal is never used: the goal is
 found by reading its name (`set_map`).
 
+In a fleet the other vehicles' findings come in too (`share`): their landmark
+positions, used for a landmark until this vehicle fixes it itself (no map
+entry is overruled by them: a map is better than another vehicle's range
+estimates); a sign of the goal they read, used as a remembered goal (the
+prior above: the target until this vehicle reads the name, dropped the same
+ways); and the places they looked from, which hold no sign of the goal.
+
 The memory also keeps where the goal is *not*: every place the drone looked
 from, and how far it has read names so far (its reading range, as measured).
 Ground within that range of a place looked from holds no goal (its name would
@@ -59,7 +66,11 @@ from onboard.agent.experience_prior import RememberedFrame, frame_shift
 from onboard.agent.geometry import offset
 from onboard.agent.goal_description import GoalDescription
 from onboard.agent.goal_region import COMPASS_HALF_SECTOR_DEG, DISTANCE_BAND_SHARE, REGION_STEP_M, candidate_points
-from onboard.agent.observation import LandmarkSighting
+from onboard.agent.observation import LandmarkSighting, SharedFindings
+
+
+# Two readings of one name this close (m, a grid cell) are one sign (for what the fleet is told).
+SIGN_CELL_M = 20.0
 
 
 @dataclass(frozen=True)
@@ -174,6 +185,12 @@ class WorkingMemory:
         self.map_overrule_spreads = 0.0
         self.map_overrule_min_fixes = 1
         self.map_absent_within_m = 0.0
+        # the fleet's findings (`share`): landmarks, a sign of the goal, places looked from (own frame)
+        self.peer_landmarks: dict[str, tuple[np.ndarray, float]] = {}
+        self.peer_goal: np.ndarray | None = None
+        self.peer_looked_from: list[np.ndarray] = []
+        self.signs_read: dict[tuple[str, int, int], np.ndarray] = {}  # (name, cell): where the sign stood
+        self._shared: SharedFindings | None = None
 
     def set_map(self, landmarks: Mapping[str, np.ndarray], uncertainty_m: float, *, overrule_m: float,
                 overrule_min_fixes: int, absent_within_m: float, overrule_spreads: float = 0.0) -> None:
@@ -228,8 +245,29 @@ class WorkingMemory:
                                                f"the map position")
 
     def placed(self, name: str) -> bool:
-        """Whether the memory has a position for this landmark from live fixes or a standing map entry."""
-        return name in self.fixes or name in self.map_landmarks
+        """Whether the memory has a position for this landmark: live fixes, a standing map entry or the fleet's."""
+        return name in self.fixes or name in self.map_landmarks or name in self.peer_landmarks
+
+    def share(self, found: SharedFindings, spread_floor_m: float) -> bool:
+        """Take the fleet's findings (all of them so far, own frame); True when anything changed.
+
+        A landmark's spread is at least `spread_floor_m`: its position went through
+        another vehicle's odometry and home as well as its sightings. Of several
+        signs of the goal, the one nearest the description's estimate is taken.
+        """
+        if found == self._shared:
+            return False
+        self._shared = found
+        self.peer_landmarks = {x.name: (np.array(x.xy, dtype=float), max(float(x.spread_m), spread_floor_m))
+                               for x in found.landmarks if not self.goal.names_goal(x.name)}
+        self.peer_looked_from = [np.array(p, dtype=float) for p in found.looked_from]
+        goal_signs = [np.array(xy, dtype=float) for name, xy in found.signs if self.goal.names_goal(name)]
+        self._changed()
+        est = self.estimate() if goal_signs else None
+        self.peer_goal = (None if not goal_signs else goal_signs[0] if est is None
+                          else min(goal_signs, key=lambda p: float(np.hypot(*(p - est.xy)))))
+        self._changed()
+        return True
 
     def observe(self, step: int, position: np.ndarray, landmarks: tuple[LandmarkSighting, ...]) -> None:
         """Add one observation's sightings taken at `position`."""
@@ -259,6 +297,12 @@ class WorkingMemory:
         self.looked_from.append(np.array(position, dtype=float))
         if name_distances:
             self.read_range_m = max(self.read_range_m, max(name_distances))
+
+    def read_signs(self, position: np.ndarray, pois: tuple) -> None:
+        """Signs read from `position` (`PoiSighting`s), placed where they stood: what the fleet is told."""
+        for p in pois:
+            xy = position + offset(p.bearing, p.distance)
+            self.signs_read[(p.name, round(float(xy[0]) / SIGN_CELL_M), round(float(xy[1]) / SIGN_CELL_M))] = xy
 
     def read_range(self, floor_m: float) -> float:
         """How far names are read: the farthest one read on this flight, at least `floor_m`."""
@@ -294,8 +338,8 @@ class WorkingMemory:
         return self._not_looked_at(pts, floor_m)
 
     def _not_looked_at(self, pts: np.ndarray, floor_m: float) -> np.ndarray:
-        if self.looked_from and len(pts):
-            looked = np.array(self.looked_from)
+        if (self.looked_from or self.peer_looked_from) and len(pts):
+            looked = np.array(self.looked_from + self.peer_looked_from)
             near = np.min(np.hypot(pts[:, None, 0] - looked[None, :, 0], pts[:, None, 1] - looked[None, :, 1]), axis=1)
             pts = pts[near > self.read_range(floor_m)]
         return pts
@@ -320,9 +364,12 @@ class WorkingMemory:
 
     @property
     def prior(self) -> np.ndarray | None:
-        """The remembered goal in the own frame; None without one, before it can be placed, or once dropped."""
+        """The remembered goal in the own frame (a fleet-mate's sign first, then past flights); None without
+        one, before it can be placed, or once dropped."""
         if self.prior_dropped:
             return None
+        if self.peer_goal is not None:
+            return self.peer_goal
         for i, f in enumerate(self.frames):
             if f.goal_xy is not None:
                 shift = self._shift(i)
@@ -353,7 +400,11 @@ class WorkingMemory:
             return self._fused[name]
         f = self.fixes.get(name)
         if not f or not f.points:
-            xy = None if live_only or not self.frames else self._remembered(name)
+            if live_only:
+                return None
+            if name in self.peer_landmarks:
+                return self.peer_landmarks[name]
+            xy = None if not self.frames else self._remembered(name)
             return None if xy is None else (xy, 0.0)
         self._fused[name] = robust_position(f.points, self.outlier_mads, self.outlier_floor_m)
         return self._fused[name]
@@ -417,7 +468,7 @@ class WorkingMemory:
         """Where to go: the goal itself once read, else a standing prior, else the description's estimate."""
         if self.goal_fix is not None:
             return self.goal_fix
-        prior = self.prior if self.frames else None
+        prior = self.prior if self.frames or self.peer_goal is not None else None
         if prior is not None:
             return prior
         est = self.estimate()

@@ -29,12 +29,15 @@ import math
 import threading
 import time
 from collections import Counter
+from dataclasses import replace
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from contract.bounded_socket import bounded_socket
-from contract.fleet_report import MAX_REPORT_AGE_S, FleetReport, pack, unpack
+from contract.fleet_discovery import FleetDiscovery
+from contract.fleet_frame import pack, unpack
+from contract.fleet_report import MAX_REPORT_AGE_S, FleetReport
 from contract.payloads.base import PayloadError
 from firmware_bridge.fleet_picture import TrafficReport
 from onboard.fleet.settings import FleetChannelConfig, FleetPeer
@@ -82,15 +85,24 @@ class FleetChannel:
 
     ``own_position`` is asked at every send (None: nothing is sent, the others' picture of this
     vehicle times out); ``deliver`` gets each batch of the others' reports and returns why any was
-    rejected (``FlightBridge.update_traffic``). Both run on the channel's thread.
+    rejected (``FlightBridge.update_traffic``). With ``fleet_channel.share_findings``,
+    ``own_findings`` is asked every ``1 / findings_rate_hz`` seconds for this vehicle's latest
+    findings (None: nothing new to say) and ``take_findings`` gets each finding frame of the others.
+    All of them run on the channel's thread.
     """
 
     def __init__(self, cfg: FleetChannelConfig, member_id: int, own_position: Callable[[], TrafficReport | None],
-                 deliver: Callable[[list[TrafficReport]], Iterable[str] | None], *, data_dir: str | Path = ".") -> None:
+                 deliver: Callable[[list[TrafficReport]], Iterable[str] | None], *, data_dir: str | Path = ".",
+                 own_findings: Callable[[], FleetDiscovery | None] | None = None,
+                 take_findings: Callable[[FleetDiscovery], None] | None = None) -> None:
         self.cfg = cfg
         self.member_id = member_id
         self._own_position = own_position
         self._deliver = deliver
+        share = cfg.share_findings
+        self._own_findings = own_findings if share else None
+        self._take_findings = take_findings if share else None
+        self._next_findings = 0.0  # when this vehicle's findings are next due (monotonic)
         self._data_dir = Path(data_dir).expanduser()
         self._peers = [_Peer(p) for p in cfg.peers]
         self._stop = threading.Event()
@@ -233,6 +245,9 @@ class FleetChannel:
         import zmq
 
         now = time.monotonic()
+        if self._own_findings is not None and now >= self._next_findings:
+            self._next_findings = now + 1.0 / self.cfg.findings_rate_hz
+            self._send_findings(pub)
         if now >= next_send:
             self._send(pub)
             next_send += period
@@ -287,6 +302,31 @@ class FleetChannel:
         except zmq.Again:
             self._count("send_dropped")
 
+    def _send_findings(self, pub: Any) -> None:
+        import zmq
+
+        try:
+            found = self._own_findings() if self._own_findings is not None else None
+        except Exception:  # noqa: BLE001 - the agent's state is someone else's; never end the channel
+            log.exception("own findings for the fleet channel failed")
+            found = None
+        if found is None:
+            return
+        self._seq += 1
+        try:
+            frame = pack(replace(found, member_id=self.member_id, seq=self._seq))
+        except PayloadError as exc:
+            self._count(f"findings_not_sent_{exc.reason}")
+            return
+        if len(frame) > self.cfg.max_message_bytes:  # the peers' bound is this one: they would drop the link
+            self._count("findings_not_sent_oversized")
+            return
+        try:
+            pub.send(frame, zmq.NOBLOCK)
+            self._count("findings_sent")
+        except zmq.Again:
+            self._count("send_dropped")
+
     def _on_monitor(self, peer: _Peer) -> None:
         from zmq.utils.monitor import recv_monitor_message
 
@@ -322,29 +362,35 @@ class FleetChannel:
                 return
             self._count("received")
             try:  # (a frame over the size bound never gets here: ZeroMQ drops the connection instead)
-                report = unpack(frame, max_bytes=self.cfg.max_message_bytes)
+                payload = unpack(frame, max_bytes=self.cfg.max_message_bytes)
             except PayloadError as exc:
                 self._reject(peer, exc.reason, str(exc))
                 continue
             except Exception as exc:  # noqa: BLE001 - whatever a hostile frame does, the thread goes on
                 self._reject(peer, "malformed", f"{type(exc).__name__}: {exc}")
                 continue
-            if report.member_id == self.member_id:
-                self._reject(peer, "own_id", f"a peer reports as this vehicle, member {report.member_id}")
+            if payload.member_id == self.member_id:
+                self._reject(peer, "own_id", f"a peer reports as this vehicle, member {payload.member_id}")
                 continue
-            if peer.cfg.member_id and report.member_id != peer.cfg.member_id:
-                self._reject(peer, "wrong_member", f"member {report.member_id} on the socket of member "
+            if peer.cfg.member_id and payload.member_id != peer.cfg.member_id:
+                self._reject(peer, "wrong_member", f"member {payload.member_id} on the socket of member "
                                                    f"{peer.cfg.member_id}")
                 continue
             with self._lock:
-                if report.seq > peer.last_seq + 1 and peer.last_seq:
-                    self._counters["seq_gap"] += report.seq - peer.last_seq - 1  # reports that never came
-                elif report.seq <= peer.last_seq:
+                if payload.seq > peer.last_seq + 1 and peer.last_seq:
+                    self._counters["seq_gap"] += payload.seq - peer.last_seq - 1  # frames that never came
+                elif payload.seq <= peer.last_seq:
                     self._counters["seq_restart"] += 1  # a restarted peer counts from 1 again: still news
-                peer.last_seq = report.seq
-                self._counters["accepted"] += 1
-                self._heard[report.member_id] = self._heard.get(report.member_id, 0) + 1
-            batch[report.member_id] = report
+                peer.last_seq = payload.seq
+                if isinstance(payload, FleetDiscovery):
+                    self._counters["findings_accepted"] += 1
+                else:
+                    self._counters["accepted"] += 1
+                    self._heard[payload.member_id] = self._heard.get(payload.member_id, 0) + 1
+            if isinstance(payload, FleetReport):
+                batch[payload.member_id] = payload
+            elif self._take_findings is not None:
+                self._hand_findings(payload)
 
     def _reject(self, peer: _Peer, reason: str, why: str) -> None:
         with self._lock:
@@ -354,6 +400,13 @@ class FleetChannel:
             log.warning("fleet report rejected: %s", why, extra={"fields": {"event": "fleet_report_rejected",
                                                                            "peer": peer.cfg.endpoint,
                                                                            "reason": reason}})
+
+    def _hand_findings(self, found: FleetDiscovery) -> None:
+        try:
+            self._take_findings(found)  # type: ignore[misc]
+        except Exception:  # noqa: BLE001 - the agent's side must not end the channel
+            self._count("findings_take_failed")
+            log.exception("handing fleet findings to the agent failed")
 
     def _hand_over(self, reports: list[FleetReport]) -> None:
         try:

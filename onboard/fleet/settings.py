@@ -34,9 +34,14 @@ class FleetChannelConfig:
     peers: tuple[FleetPeer, ...] = ()
     # Own reports sent per second; keep several per fleet.channel_timeout_s.
     report_rate_hz: float = ranged(5.0, 0.2, 50.0)
-    # Largest frame read from a peer (a report is about 150 bytes); ZeroMQ drops a peer's connection
-    # that sends more, and the channel re-creates that socket.
-    max_message_bytes: int = ranged(1024, 256, 65536)
+    # Largest frame read from a peer (a position report is about 150 bytes, a findings frame at most
+    # about 12 KiB); ZeroMQ drops a peer's connection that sends more, and the channel re-creates that socket.
+    max_message_bytes: int = ranged(16384, 256, 65536)
+    # Share findings with the other members: the landmarks this vehicle fixed, the signs it read and
+    # the places it looked from (contract/fleet_discovery.py); the agent folds theirs into its memory.
+    share_findings: bool = True
+    # Findings frames sent per second (each is the latest snapshot; the receiver keeps the union).
+    findings_rate_hz: float = ranged(1.0, 0.05, 10.0)
     # Authenticate and encrypt the channel with CurveZMQ: this vehicle's PUB is a CURVE server
     # admitting the public keys in authorized_keys_dir; each SUB pins its peer's public_key.
     curve: bool = True

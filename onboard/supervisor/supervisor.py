@@ -206,6 +206,7 @@ class Supervisor:
         self.camera: RestartingWorker | None = None
         self.bridge: Any = None
         self.fleet_channel: Any = None  # the fleet channel (onboard.fleet.channel) when fleet.enabled
+        self.fleet_findings: Any = None  # what the fleet found (onboard.fleet.findings), with the channel
         self.status: Any = None
         self.agent: Any = None
         self._state_task: asyncio.Task | None = None
@@ -350,12 +351,15 @@ class Supervisor:
         if not self.cfg.fleet.enabled:
             return
         from onboard.fleet.channel import FleetChannel, position_from_state
+        from onboard.fleet.findings import FleetFindings
 
         bridge = self.bridge
+        self.fleet_findings = FleetFindings(self.cfg.fleet.member_id)
         self.fleet_channel = FleetChannel(self.cfg.fleet_channel, self.cfg.fleet.member_id,
                                           lambda: position_from_state(bridge.state, self.cfg.fleet.member_id),
-                                          bridge.update_traffic,
-                                          data_dir=self.data_dir).start()
+                                          bridge.update_traffic, data_dir=self.data_dir,
+                                          own_findings=self.fleet_findings.outgoing,
+                                          take_findings=self.fleet_findings.take).start()
         self.event("fleet_channel", {"member_id": self.cfg.fleet.member_id, "endpoint": self.fleet_channel.endpoint,
                                      "peers": [p.endpoint for p in self.cfg.fleet_channel.peers],
                                      "curve": self.cfg.fleet_channel.curve})
@@ -624,7 +628,7 @@ class Supervisor:
             outcome.peak_rss_mb = round(peak_rss_mb(), 1)
             outcome.setpoint_period_ms = self.bridge.streamer.period_summary(periods_from)
             if self.fleet_channel is not None:
-                outcome.fleet = self.fleet_channel.counters()
+                outcome.fleet = {**self.fleet_channel.counters(), "findings": self.fleet_findings.counts()}
             self._write_results(folder, outcome)
             if self.publisher is not None:
                 self.publisher.flight_end(FlightEnd(self.flight_id, outcome.agent_success, outcome.reason,
@@ -695,8 +699,10 @@ class Supervisor:
             await self._detect(step, obs, heading, folder)
             t_step = time.perf_counter()
             action = await asyncio.to_thread(self.agent.act, obs.for_agent(
-                step, step_limit - step, cruise_alt_m=self.sup.cruise_alt_m, look_up_ceiling_m=ceiling))
+                step, step_limit - step, cruise_alt_m=self.sup.cruise_alt_m, look_up_ceiling_m=ceiling,
+                shared=self._fleet_findings_in()))
             outcome.step_ms.append((time.perf_counter() - t_step) * 1000.0)
+            self._fleet_findings_out()
             st = self.agent.state
             # A new plan, or the same one with news: the model's plan failed late (source llm-fallback).
             if st.dynamic.plan is not None and (st.dynamic.plan, st.dynamic.plan_source) != published_plan:
@@ -754,6 +760,19 @@ class Supervisor:
             outcome.nodes.append(obs.node)
             outcome.final_node = obs.node
         outcome.reason = "step_limit"
+
+    def _fleet_findings_in(self) -> Any:
+        """What the other members found, in this flight's frame (None: flying alone or nothing yet)."""
+        envelope = self.bridge.envelope() if self.fleet_findings is not None else None
+        return None if envelope is None else self.fleet_findings.for_agent(envelope.home)
+
+    def _fleet_findings_out(self) -> None:
+        """What this vehicle found, for the others: set between steps, while the agent is idle."""
+        from contract.fleet_discovery import MAX_ITEMS
+
+        envelope = self.bridge.envelope() if self.fleet_findings is not None else None
+        if envelope is not None:
+            self.fleet_findings.publish(self.agent.findings(MAX_ITEMS), envelope.home, self.flight_id)
 
     async def _look_up(self, executor: FlightExecutor, obs: WorldObservation, heading: float, altitude_m: float | None,
                        ceiling_m: float | None, step: int, outcome: FlightOutcome) -> WorldObservation:

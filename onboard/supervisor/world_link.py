@@ -23,7 +23,7 @@ import zmq
 
 from contract.bounded_socket import bounded_socket
 
-from onboard.agent.observation import AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting
+from onboard.agent.observation import AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting, SharedFindings
 
 
 # Largest observation reply read (it may carry a rendered PNG); a bigger one drops the connection
@@ -59,13 +59,14 @@ class WorldObservation:
     altitude_m: float | None = None  # the camera altitude of the sightings (a look-up); None: the cruise view
 
     def for_agent(self, step: int, steps_left: int, *, cruise_alt_m: float | None = None,
-                  look_up_ceiling_m: float | None = None) -> AgentObservation:
-        """The agent's view of it: sightings at `altitude_m` (else `cruise_alt_m`), a look-up up to the ceiling."""
+                  look_up_ceiling_m: float | None = None, shared: SharedFindings | None = None) -> AgentObservation:
+        """The agent's view of it: sightings at `altitude_m` (else `cruise_alt_m`), a look-up up to the ceiling,
+        and what the fleet found (`shared`)."""
         return AgentObservation(step=step, steps_left=steps_left,
                                 moves=tuple(NeighbourMove(m.node, m.bearing, m.length) for m in self.moves),
                                 landmarks=self.landmarks, pois=self.pois,
                                 altitude_m=self.altitude_m if self.altitude_m is not None else cruise_alt_m,
-                                look_up_ceiling_m=look_up_ceiling_m)
+                                look_up_ceiling_m=look_up_ceiling_m, shared=shared)
 
     def move(self, node: int) -> MoveOption:
         for m in self.moves:

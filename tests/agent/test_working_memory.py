@@ -100,3 +100,42 @@ def test_two_distances_meet_where_their_arcs_cross_not_at_the_mean_of_their_poin
     mean = (np.array([0.0, 0.5]) + offset(45.0, 360.0) + np.array([400.0, 0.0]) + offset(315.0, 360.0)) / 2
     assert np.hypot(*(mean - [200.0, 300.0])) > 40.0
     assert np.hypot(*(wm.target() - [200.0, 300.0])) < 15.0
+
+
+# -- the fleet's findings ----------------------------------------------------------------------------
+
+def _shared(marks=(), signs=(), looked=()):
+    from onboard.agent.observation import SharedFindings, SharedLandmark
+
+    return SharedFindings(tuple(SharedLandmark(n, xy, spread, fixes) for n, xy, spread, fixes in marks),
+                          tuple(signs), tuple(looked))
+
+
+def test_a_landmark_another_vehicle_placed_gives_the_estimate_until_this_one_fixes_it():
+    wm = _memory("Café Engel is about 300 m north-east of Kiasma.")
+    assert wm.share(_shared(marks=[("Kiasma", (110.0, 390.0), 5.0, 4)]), spread_floor_m=25.0)
+    assert wm.placed("Kiasma") and wm.landmark("Kiasma", live_only=True) is None
+    assert np.allclose(wm.target(), np.array([110.0, 390.0]) + offset(45.0, 300.0), atol=1e-6)
+    assert wm.landmark("Kiasma")[1] == 25.0  # its spread is at least the floor: another vehicle's odometry
+    assert not wm.share(_shared(marks=[("Kiasma", (110.0, 390.0), 5.0, 4)]), spread_floor_m=25.0)  # no news
+    wm.observe(3, np.zeros(2), (sighting("Kiasma", (0, 0), (100, 400)),))  # its own sighting wins
+    assert np.allclose(wm.target(), np.array([100.0, 400.0]) + offset(45.0, 300.0), atol=1e-6)
+
+
+def test_a_sign_of_the_goal_another_vehicle_read_is_the_target_until_the_estimate_contradicts_it():
+    wm = _memory("Café Engel is about 300 m north-east of Kiasma.")
+    wm.prior_conflict_m = 250.0
+    wm.share(_shared(signs=[("Kahvila Kulma", (0.0, 50.0)), ("Café Engel", (330.0, 610.0))]), spread_floor_m=25.0)
+    assert np.allclose(wm.prior, [330.0, 610.0]) and np.allclose(wm.target(), [330.0, 610.0])
+    assert wm.goal_fix is None  # it is a lead, not a reading: this vehicle must read the name itself
+    wm.observe(1, np.zeros(2), (sighting("Kiasma", (0, 0), (-800, -400)),))  # the description says elsewhere
+    assert wm.prior is None and "remembered position" in wm.prior_dropped
+
+
+def test_places_other_vehicles_looked_from_hold_no_goal():
+    wm = _memory("Café Engel is about 400 m east of Kiasma.")
+    wm.observe(0, np.zeros(2), (sighting("Kiasma", (0, 0), (0, 200)),))
+    whole = len(wm.unseen_region(45.0))
+    wm.share(_shared(looked=[(400.0, 200.0)]), spread_floor_m=25.0)
+    left = wm.unseen_region(45.0)
+    assert 0 < len(left) < whole and np.min(np.hypot(*(left - (400.0, 200.0)).T)) > 45.0

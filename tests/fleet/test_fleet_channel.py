@@ -17,7 +17,8 @@ import zmq
 
 from contract.bounded_socket import bounded_socket
 from contract.curve_keys import generate_keypair
-from contract.fleet_report import FleetReport, pack, unpack
+from contract.fleet_frame import pack, unpack
+from contract.fleet_report import FleetReport
 from contract.payloads.base import PayloadError
 from firmware_bridge.fleet_picture import TrafficReport
 from onboard.fleet.channel import FleetChannel, position_from_state

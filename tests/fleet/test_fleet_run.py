@@ -4,7 +4,8 @@ Real parts throughout: two simulated PX4 vehicles over MAVLink/UDP, two `aerie f
 processes with CurveZMQ on telemetry and on the fleet channel, one `aerie ground`
 process. The missions are cut to two steps each; what is judged is that each
 supervisor's bridge was handed the other's reports (the channel's ``delivered``
-counter counts the reports ``FlightBridge.update_traffic`` accepted), that nothing
+counter counts the reports ``FlightBridge.update_traffic`` accepted) and its agent's side
+the other's findings, that nothing
 was refused, that the ground station lost no telemetry, and that the vehicles' TRUE
 positions never came within the separation limit in one altitude band.
 """
@@ -27,6 +28,9 @@ def test_two_supervisors_hear_each_other_and_keep_apart(tmp_path):
         assert ch["heard"].get(other, 0) > 0 and ch["delivered"] > 0, ch
         assert ch.get("refused_by_bridge", 0) == 0 and not any(k.startswith("rejected_") for k in ch), ch
         assert ch["sent"] > 0 and v["setpoint_period_ms"]["count"] > 0
+        # and what it found went over too: the other's places looked from reached this agent's side
+        assert ch.get("findings_sent", 0) > 0 and ch.get("findings_accepted", 0) > 0, ch
+        assert ch["findings"]["members"] == 1 and ch["findings"]["looked_from"] > 0, ch
     assert r["records_sent"] > 0 and r["records_lost"] == 0, r
     assert r["truth_samples"] > 0 and r["min_separation_m"] is not None
     assert r["min_separation_m"] >= r["separation_limit_m"], r["min_separation_at"]
