@@ -302,8 +302,8 @@ class LessonCourier:
     def counters(self) -> dict[str, dict[str, Any]]:
         """Per vehicle: delivered and refused (ledger, all runs), pending now, and this run's attempts.
 
-        ``delivered_now``/``added``/``already_present``/``refused_now``/``no_answer`` count this
-        process's turns; ``backing_off_s`` is how long a silent vehicle is still left alone.
+        ``delivered_now``/``added``/``already_present``/``refused_now``/``attempts``/``no_answer``
+        count this process's turns; ``backing_off_s`` is how long a silent vehicle is still left alone.
         """
         bundles = self.bundles()
         out: dict[str, dict[str, Any]] = {}
@@ -325,6 +325,6 @@ class LessonCourier:
                         "pending": sum((b.name, b.sha256) not in settled for b in bundles),
                         "delivered_now": v.counts["delivered"], "added": v.counts["added"],
                         "already_present": v.counts["already_present"], "refused_now": v.counts["refused"],
-                        "no_answer": v.counts["no_answer"],
+                        "attempts": v.counts["attempts"], "no_answer": v.counts["no_answer"],
                         "backing_off_s": round(max(0.0, v.next_try - time.monotonic()), 1)}
         return out

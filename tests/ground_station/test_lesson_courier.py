@@ -196,6 +196,19 @@ def test_a_silent_vehicle_backs_off_keeps_its_bundles_and_gets_them_later(rig) -
         courier.stop()
 
 
+def test_stopping_does_not_sit_out_a_silent_vehicles_timeout(rig) -> None:
+    vehicle, ground, bundle = rig
+    off = vehicle("aerie-2")
+    bundle("aerie-1")
+    courier = LessonCourier(ground([off.link], lesson_delivery_timeout_s=300.0)).start()
+    assert wait_until(lambda: courier.counters()["aerie-2"]["attempts"] == 1, DEADLINE_S)
+    t0 = time.monotonic()
+    courier.stop()
+    assert time.monotonic() - t0 < 8.0    # cancelled at once: not stop()'s 10 s join, nor the push's 300 s
+    c = courier.counters()["aerie-2"]
+    assert (c["pending"], c["no_answer"]) == (1, 0)            # a cancelled wait is not a silence
+
+
 def test_a_lost_ledger_resends_and_the_vehicle_answers_already_present(rig) -> None:
     vehicle, ground, bundle = rig
     v1 = vehicle("aerie-1").start()
