@@ -31,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "world": ("sim.world.cli", "Build and render the Helsinki world"),
     "map": ("onboard.map.cli", "Build, describe and draw the onboard map (an OpenStreetMap extract)"),
     "fly": ("onboard.supervisor", "Run the onboard supervisor"),
-    "ground": ("ground_station.service", "Run the ground station (ingest, dashboard, post-flight); also show|sync|dashboard|analyse"),
+    "ground": ("ground_station.service", "Run the ground station (ingest, dashboard, post-flight lessons delivered to every vehicle); also show|sync|dashboard|analyse"),
     "keys": ("onboard.telemetry.keys", "Generate CurveZMQ key files"),
     "demo": ("aerie.demo", "Fly a full simulated mission on the embedded defaults"),
     "fleet": ("aerie.fleet", "Fly N simulated vehicles with N supervisors, a fleet channel and one ground station"),

@@ -9,8 +9,8 @@ What runs, all on loopback:
 * the supervisor, `aerie fly` as a child process with a config derived from the shipped
   defaults (only addresses, data directory and key files differ).
 
-Flight 1 flies the task; the ground station derives its lessons and delivers them to the
-vehicle's memory (the same REQ/REP sync as `aerie ground sync`); after a battery swap
+Flight 1 flies the task; the ground station derives its lessons and its lesson courier
+delivers them to the vehicle's memory (the same REQ/REP sync as `aerie ground sync`); after a battery swap
 (a fresh simulated vehicle at the same spot) flight 2 flies the task again with the lesson in
 memory. A table compares the flights, scored against the world's ground truth, which the
 vehicle never sees. Exit status 1 when any part failed (a process, the landing, the lesson
@@ -56,9 +56,9 @@ def _ground_config(vcfg: Any, out: Path, keys: dict[str, Path]) -> Any:
     return ground_config([(vcfg, keys["vehicle_public"])], out / "ground", keys["ground_secret"])
 
 
-def _deliver_lessons(gcfg: Any, out: Path, watcher: Any, flight: int, timeout_s: float = 60.0) -> dict[str, Any]:
-    """Wait for the post-flight bundle of the flight that just ended and push it to the vehicle."""
-    from ground_station.memory_sync import push_bundle
+def _deliver_lessons(courier: Any, watcher: Any, flight: int, timeout_s: float = 60.0) -> dict[str, Any]:
+    """Wait for the post-flight bundle of the flight that just ended; the courier's passes deliver it."""
+    from ground_station.lesson_courier import DELIVERED
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and len(watcher.written) < flight:
@@ -66,8 +66,17 @@ def _deliver_lessons(gcfg: Any, out: Path, watcher: Any, flight: int, timeout_s:
     if len(watcher.written) < flight:
         raise DemoFailed(f"no post-flight lessons for flight {flight} within {timeout_s:.0f} s")
     bundle = watcher.written[flight - 1]
-    reply = push_bundle(bundle, gcfg.vehicles[0], gcfg, base_dir=out)
-    return {"bundle": str(bundle), **{k: v for k, v in reply.items() if k != "op"}}
+    vehicle_id = courier.cfg.vehicles[0].vehicle_id
+    while time.monotonic() < deadline:
+        courier.run_pass()   # a vehicle that did not answer yet is tried again after its back-off
+        row = next((d for d in courier.ledger().rows(vehicle_id) if d.bundle == bundle.name), None)
+        if row is not None and row.outcome != DELIVERED:
+            raise DemoFailed(f"the vehicle refused the lessons of flight {flight}: {row.reason}")
+        if row is not None:
+            return {"bundle": str(bundle), "sha256": row.sha256, "added": row.added,
+                    "already_present": row.already_present}
+        time.sleep(0.2)
+    raise DemoFailed(f"the lessons of flight {flight} were not delivered within {timeout_s:.0f} s")
 
 
 def _fly(n: int, config: Path, mission: Path, out: Path) -> dict[str, Any]:
@@ -95,6 +104,7 @@ def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: i
     """
     from ground_station.dashboard.server import DashboardServer
     from ground_station.ingest import GroundStation
+    from ground_station.lesson_courier import LessonCourier
     from ground_station.post_flight import PostFlightWatcher
     from onboard.supervisor.mission import Mission
     from contract.curve_keys import generate_link_keys
@@ -108,7 +118,7 @@ def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: i
     _say(f"Aerie demo: results in {out}")
     world = load_world(None)
     rig = start_rig(task_id, world=world)
-    station = dashboard = watcher = None
+    station = dashboard = watcher = courier = None
     ground_thread = None
     try:
         _say(f"task {rig.task.id}: \"{rig.task.task.description}\"")
@@ -134,6 +144,7 @@ def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: i
         url = dashboard.start()
         watcher = PostFlightWatcher(Path(gcfg.db_path), Path(gcfg.post_flight_dir), Path(gcfg.post_flight_memory),
                                     interval_s=0.5).start()
+        courier = LessonCourier(gcfg, out)   # one pass at a time from the delivery thread below
         _say(f"ground station: flight log {gcfg.db_path}")
         _say(f"dashboard: {url}   <- open it in a browser to watch the flights live")
 
@@ -151,14 +162,14 @@ def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: i
 
             def deliver(n: int = n) -> None:  # the ground station's side, while the vehicle waits after landing
                 try:
-                    result.update(_deliver_lessons(gcfg, out, watcher, n, timeout_s=240.0))
+                    result.update(_deliver_lessons(courier, watcher, n, timeout_s=240.0))
                 except BaseException as exc:  # reported below
                     errors.append(exc)
 
-            courier = threading.Thread(target=deliver, daemon=True)
-            courier.start()
+            delivery = threading.Thread(target=deliver, daemon=True)
+            delivery.start()
             outcome = _fly(n, config, mission_file, out)
-            courier.join(30.0)
+            delivery.join(30.0)
             if errors:
                 raise DemoFailed(f"lessons of flight {n}: {errors[0]}")
             outcome["judged"] = rig.judge(SimpleNamespace(**outcome))
@@ -193,6 +204,8 @@ def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: i
     finally:
         if watcher is not None:
             watcher.stop()
+        if courier is not None:
+            courier.stop()
         if dashboard is not None:
             dashboard.stop()
         if station is not None:

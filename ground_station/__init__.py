@@ -10,5 +10,7 @@ counters) and acknowledges only what is committed. Bad frames are counted by
 reason, never fatal.
 
 ``aerie ground sync --config FILE --vehicle ID BUNDLE`` delivers a memory
-export bundle (:mod:`.memory_sync`).
+export bundle (:mod:`.memory_sync`); ``aerie ground`` itself writes each ended
+flight's lessons (:mod:`.post_flight`) and delivers every bundle to every
+vehicle, late to one that was off (:mod:`.lesson_courier`).
 """

@@ -9,6 +9,8 @@ idempotent. See :mod:`onboard.telemetry.memory_sync` for the vehicle's side.
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +24,17 @@ class SyncError(RuntimeError):
     """The vehicle refused the bundle or never answered."""
 
 
+class SyncRefused(SyncError):
+    """The vehicle answered and refused the bundle: sending the same bytes again gets the same answer."""
+
+
 def push_bundle(bundle: str | Path, link: VehicleLinkConfig, cfg: GroundConfig, *,
-                base_dir: str | Path = ".") -> dict[str, Any]:
-    """Send ``bundle`` to the vehicle of ``link``; returns its acknowledgement (added, already_present ...)."""
+                base_dir: str | Path = ".", cancel: threading.Event | None = None) -> dict[str, Any]:
+    """Send ``bundle`` to the vehicle of ``link``; returns its acknowledgement (added, already_present ...).
+
+    ``cancel`` set while waiting for an answer ends the wait at once (SyncError): a ground
+    station shutting down does not sit out a silent vehicle's timeout.
+    """
     import zmq
 
     from contract.bundle import read_bundle
@@ -45,18 +55,34 @@ def push_bundle(bundle: str | Path, link: VehicleLinkConfig, cfg: GroundConfig, 
                                            resolve(base_dir, link.server_public_key))
                 req.connect(link.sync_endpoint)
                 req.send(request)
-                if req.poll(int(cfg.sync_timeout_s * 1000)):
+                if _answered(req, cfg.sync_timeout_s, cancel):
                     reply = msgpack.unpackb(req.recv(), raw=False)
                     if not isinstance(reply, dict):
                         raise SyncError(f"{link.vehicle_id}: unreadable acknowledgement")
                     if reply.get("op") == "error":
-                        raise SyncError(f"{link.vehicle_id} refused the bundle: {reply.get('reason')}")
+                        raise SyncRefused(f"{link.vehicle_id} refused the bundle: {reply.get('reason')}")
                     if reply.get("op") != "imported" or reply.get("sha256") != sha:
                         raise SyncError(f"{link.vehicle_id}: acknowledgement does not match the bundle")
                     return reply
+                if cancel is not None and cancel.is_set():
+                    raise SyncError(f"{link.vehicle_id}: cancelled while waiting for an acknowledgement")
             finally:
                 req.close(0)
         raise SyncError(f"{link.vehicle_id}: no acknowledgement after {cfg.sync_attempts} attempts "
                         f"of {cfg.sync_timeout_s:g} s")
     finally:
         ctx.term()
+
+
+def _answered(sock: Any, timeout_s: float, cancel: threading.Event | None) -> bool:
+    """Whether ``sock`` has a reply within ``timeout_s``, looking at ``cancel`` every 0.1 s."""
+    if cancel is None:
+        return bool(sock.poll(int(timeout_s * 1000)))
+    deadline = time.monotonic() + timeout_s
+    while not cancel.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        if sock.poll(int(min(left, 0.1) * 1000) + 1):
+            return True
+    return False

@@ -8,8 +8,9 @@
 (VEHICLE_ID and START_SEQ as `show` lists them; exit 2 when there is no such flight).
 
 `aerie ground` also serves the dashboard (unless `dashboard_enabled: false`) and prints its URL
-on stderr (stdout stays the final JSON counters), and analyses each flight once it has ended
-(unless `post_flight_enabled: false`).
+on stderr (stdout stays the final JSON counters), analyses each flight once it has ended
+(unless `post_flight_enabled: false`) and delivers every lesson bundle to every vehicle
+(unless `lesson_delivery_enabled: false`; its per-vehicle counters are the JSON's `lesson_delivery`).
 """
 
 from __future__ import annotations
@@ -207,6 +208,7 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] == "export-rrd":
         return export_rrd_main(argv[1:])
     from ground_station.ingest import GroundStation, IngestError
+    from ground_station.lesson_courier import LessonCourier
     from contract.log_setup import LoggingConfig, configure_logging
 
     parser = argparse.ArgumentParser(prog="aerie ground", description="Run the ground station")
@@ -228,6 +230,7 @@ def main(argv: list[str]) -> int:
         return 1
     station = GroundStation(cfg, base_dir=base_dir)
     watcher = _watcher(cfg, base_dir).start() if cfg.post_flight_enabled else None
+    courier = LessonCourier(cfg, base_dir).start() if cfg.lesson_delivery_enabled else None
 
     def _stop(signum: int, frame: object) -> None:
         station.stop()
@@ -244,7 +247,12 @@ def main(argv: list[str]) -> int:
             dashboard.stop()
         if watcher is not None:
             watcher.stop()
-    print(json.dumps({"counters": counters}, sort_keys=True))
+        if courier is not None:
+            courier.stop()
+    summary = {"counters": counters}
+    if courier is not None:
+        summary["lesson_delivery"] = courier.counters()
+    print(json.dumps(summary, sort_keys=True))
     return 0
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contract.typed_config import ConfigError, load_file
+from contract.typed_config import ConfigError, load_file, ranged
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,21 @@ class GroundConfig:
     # A flight whose flight_end does not say whether it succeeded succeeded if its last
     # distance estimate to the target is within this many metres.
     post_flight_success_radius_m: float = 20.0
+    # Deliver every bundle in post_flight_dir to every vehicle of `vehicles` on its sync_endpoint
+    # (ground_station.lesson_courier): once in effect per vehicle, and a vehicle that is off keeps
+    # its pending bundles until it answers again.
+    lesson_delivery_enabled: bool = True
+    # The delivery ledger (SQLite, WAL): which bundle (file name and sha256) each vehicle
+    # acknowledged or refused. Losing it only re-sends (the vehicle answers already_present).
+    lesson_delivery_ledger: str = "deliveries.sqlite"
+    # Seconds between delivery passes to each vehicle.
+    lesson_delivery_interval_s: float = ranged(5.0, 0.05, 86400.0)
+    # Seconds to wait for a vehicle's acknowledgement of one bundle (one attempt; the next pass
+    # is the retry). A vehicle that does not answer is left alone until its back-off ends.
+    lesson_delivery_timeout_s: float = ranged(10.0, 0.05, 3600.0)
+    # A silent vehicle is tried again after lesson_delivery_interval_s, then after twice as long
+    # each time it stays silent, at most this many seconds.
+    lesson_delivery_max_backoff_s: float = ranged(300.0, 0.05, 86400.0)
 
 
 def load_ground_config(path: str | Path) -> tuple[GroundConfig, Path]:

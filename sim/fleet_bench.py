@@ -62,6 +62,7 @@ def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: f
         busy1 = _machine_busy()
         rig.stop_ground()
         records = rig.records()
+        lessons = rig.lesson_delivery()
         watch = rig.watch
         per_vehicle = []
         for m, (rc, outcome) in zip(rig.members, results):
@@ -75,6 +76,8 @@ def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: f
                 "success": bool(judged and judged["success"]), "spl": judged and judged["spl"],
                 "setpoint_period_ms": sp, "fleet_channel": fleet,
                 "telemetry": records.get(m.cfg.vehicle_id, {}),
+                "lessons_imported": (outcome or {}).get("lessons_imported"),
+                "lesson_delivery": lessons.get(m.cfg.vehicle_id, {}),
             })
         completed = [v for v, (rc, o) in zip(per_vehicle, results) if rc == 0 and _landed(o)]
         ended_landed = [v for v, (rc, o) in zip(per_vehicle, results) if rc in (0, 3) and _landed(o)]
@@ -98,6 +101,8 @@ def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: f
             "records_lost": sum(r["lost"] for r in records.values()),
             "setpoint_p99_ms_max": max((p for p in p99s if p is not None), default=None),
             "setpoint_p99_ms": p99s,
+            "lesson_bundles_delivered": sum(v.get("delivered", 0) for v in lessons.values()),
+            "lesson_bundles_pending": sum(v.get("pending", 0) for v in lessons.values()),
             "landings_moved": sum(r["separation_events"].get("landing_moved", 0) for r in records.values()),
             "linger_s": linger_s,
             "ground_cpu_s": round(ground_cpu_s, 2),
@@ -129,6 +134,8 @@ def summary_table(r: dict[str, Any]) -> str:
                  f"{r['min_horizontal_any_band_m']} m); records lost {r['records_lost']} of {r['records_sent']}; "
                  f"setpoint p99 max {r['setpoint_p99_ms_max']} ms; ground CPU share {r['ground_cpu_share']} "
                  f"(machine busy {r['machine_cpu_busy']}); {r['wall_s']} s")
+    lines.append(f"lesson bundles delivered {r['lesson_bundles_delivered']}, still pending {r['lesson_bundles_pending']} "
+                 f"(a member that has ended is off: its bundles wait in the ground's ledger for its next run)")
     return "\n".join(lines)
 
 

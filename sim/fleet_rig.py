@@ -10,7 +10,8 @@ What runs, each a real part:
   telemetry journal and experience memory, ``fleet.enabled`` with member id i+1, and the
   fleet channel to the other N-1 (CurveZMQ, a key pair per vehicle);
 * one ground station, `aerie ground` as its own process (so its CPU is its own),
-  ingesting every vehicle's telemetry into one flight log.
+  ingesting every vehicle's telemetry into one flight log, writing each ended flight's
+  lessons and delivering them to every member (its lesson courier).
 
 Each vehicle flies its own task (``FLEET_TASKS``: the public tasks that start nearest the
 demo's, each to a different goal; ``--tasks t019`` sends all to one). After landing each
@@ -180,8 +181,9 @@ class FleetRig:
     tasks: tuple[str, ...] = FLEET_TASKS
     step_limit: int = 0          # 0: each task's own step budget
     # After landing each supervisor stays up this long, its fleet channel reporting the landed vehicle
-    # (as a standby service would), so a member ending its mission nearby lands clear of it
-    # (supervisor.lessons_wait_s: the process waits there anyway for lessons the rig never sends).
+    # (as a standby service would), so a member ending its mission nearby lands clear of it, and
+    # takes the lessons of the flights that end meanwhile (supervisor.lessons_wait_s: a fleet
+    # member waits all of it).
     linger_s: float = LINGER_S
     say: Callable[[str], None] = print
     members: list[Member] = field(default_factory=list)
@@ -228,9 +230,13 @@ class FleetRig:
             self.members.append(Member(i, rig, cfg, write_yaml(cfg, self.out / f"vehicle{i + 1}.yaml"),
                                        write_yaml(mission, self.out / f"mission{i + 1}.yaml"),
                                        folder / "outcome.json", keys["vehicles"][i][0]))
+        # Post-flight lessons on, and the courier delivering each flight's to every member still up
+        # (a member that has ended keeps its bundles pending in the ground's ledger).
         self.ground_config = ground_config([(m.cfg, m.public_key) for m in self.members], self.out / "ground",
-                                           keys["ground_secret"], dashboard_enabled=False, post_flight_enabled=False,
-                                           status_interval_s=0.5, ack_interval_s=0.25)
+                                           keys["ground_secret"], dashboard_enabled=False,
+                                           status_interval_s=0.5, ack_interval_s=0.25,
+                                           lesson_delivery_interval_s=1.0, lesson_delivery_timeout_s=10.0,
+                                           lesson_delivery_max_backoff_s=10.0)
         ground_file = write_yaml(self.ground_config, self.out / "ground.yaml")
         (self.out / "ground").mkdir(exist_ok=True)
         with open(self.out / "ground.log", "w") as log_file:  # the child keeps its own copy of the descriptor
@@ -273,6 +279,22 @@ class FleetRig:
             except subprocess.TimeoutExpired:
                 self.ground.kill()
                 self.ground.wait(5.0)
+
+    def lesson_delivery(self) -> dict[str, Any]:
+        """The ground's lesson courier counters per vehicle, from its exit line (after stop_ground); {} if none."""
+        import json
+
+        try:
+            lines = (self.out / "ground.log").read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return {}
+        for line in reversed(lines):
+            if line.startswith("{") and '"lesson_delivery"' in line:
+                try:
+                    return dict(json.loads(line).get("lesson_delivery") or {})
+                except ValueError:
+                    return {}
+        return {}
 
     def records(self) -> dict[str, dict[str, int]]:
         """Per vehicle: telemetry records journaled (sent) and stored at the ground (ingested)."""

@@ -53,6 +53,7 @@ def ground_config(vehicles: Sequence[tuple[Any, Path]], folder: Path, ground_sec
     settings = dict(db_path=str(folder / "flight_log.sqlite"), vehicles=links, curve=True,
                     client_secret_key=str(ground_secret), dashboard_port=0, stats_interval_s=0.0,
                     post_flight_dir=str(folder / "post_flight"), post_flight_memory=str(folder / "ground_memory.sqlite"),
+                    lesson_delivery_ledger=str(folder / "deliveries.sqlite"),
                     sync_timeout_s=10.0)
     return GroundConfig(**{**settings, **over})
 

@@ -122,7 +122,8 @@ class SupervisorConfig:
     # Accept lesson bundles from the ground station on telemetry.sync_endpoint.
     accept_lessons: bool = True
     # After landing, stay up this long for the ground station's lessons of this flight (served on
-    # telemetry.sync_endpoint; replays keep flowing meanwhile); 0 ends the process at once.
+    # telemetry.sync_endpoint; replays keep flowing meanwhile); 0 ends the process at once. A fleet
+    # member (fleet.enabled) stays all of it: the other members' lessons come too.
     lessons_wait_s: float = 0.0
     # `aerie fly --standby` (the service): mission files dropped here are flown in name order;
     # relative paths are under data_dir.

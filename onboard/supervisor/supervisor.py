@@ -264,7 +264,9 @@ class Supervisor:
 
         with ExperienceStore.open(resolve_path(self.data_dir, self.cfg.memory.path), self.embedder,
                                   self.cfg.memory) as store:
-            report = import_bundle(store, bundle, source="ground_station")
+            # The source stays the bundle's ("bundle:<vehicle_id>"): in a fleet the ground delivers every
+            # vehicle's lessons to every vehicle, and whose flight a lesson came from is worth keeping.
+            report = import_bundle(store, bundle)
             retire_merged(store)  # a flight's lesson that holds this vehicle's own analysis replaces it
             return report
 
@@ -863,14 +865,20 @@ class Supervisor:
             self.event("mission_analysis", analysis.to_json())
 
     async def _wait_for_lessons(self) -> int:
-        """After landing: wait for the ground station to deliver this flight's lessons (or time out)."""
+        """After landing: wait for the ground station to deliver this flight's lessons (or time out).
+
+        A fleet member waits the whole time: the ground's courier delivers every member's lessons
+        to every member, so the first bundle in is not necessarily this flight's, and meanwhile
+        the landed member stays heard on the fleet channel.
+        """
         wait = self.sup.lessons_wait_s
         if wait <= 0 or self.sync_server is None:
             return 0
         before = self.sync_server.counters["imported"]
-        self.on_progress(f"landed; waiting up to {wait:.0f} s for the ground station's lessons")
+        whole = self.cfg.fleet.enabled
+        self.on_progress(f"landed; waiting {'' if whole else 'up to '}{wait:.0f} s for the ground station's lessons")
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and self.sync_server.counters["imported"] == before:
+        while time.monotonic() < deadline and (whole or self.sync_server.counters["imported"] == before):
             await asyncio.sleep(0.2)
         got = self.sync_server.counters["imported"] - before
         self.on_progress(f"lessons imported: {got} bundle(s); memory now holds {self.store.count()} experiences"

@@ -5,9 +5,9 @@ processes with CurveZMQ on telemetry and on the fleet channel, one `aerie ground
 process. The missions are cut to two steps each; what is judged is that each
 supervisor's bridge was handed the other's reports (the channel's ``delivered``
 counter counts the reports ``FlightBridge.update_traffic`` accepted) and its agent's side
-the other's findings, that nothing
-was refused, that the ground station lost no telemetry, and that the vehicles' TRUE
-positions never came within the separation limit in one altitude band.
+the other's findings, that nothing was refused, that the ground station lost no telemetry,
+that it wrote lesson bundles its courier settled or holds for every member, and that the
+vehicles' TRUE positions never came within the separation limit in one altitude band.
 """
 
 from __future__ import annotations
@@ -32,5 +32,10 @@ def test_two_supervisors_hear_each_other_and_keep_apart(tmp_path):
         assert ch.get("findings_sent", 0) > 0 and ch.get("findings_accepted", 0) > 0, ch
         assert ch["findings"]["members"] == 1 and ch["findings"]["looked_from"] > 0, ch
     assert r["records_sent"] > 0 and r["records_lost"] == 0, r
+    # The ground wrote the flights' lessons and its courier settled or holds each for every member.
+    seen = {v["lesson_delivery"]["delivered"] + v["lesson_delivery"]["pending"] for v in r["per_vehicle"]}
+    assert len(seen) == 1 and seen.pop() >= 1, [v["lesson_delivery"] for v in r["per_vehicle"]]
+    assert all(v["lesson_delivery"]["refused"] == 0 for v in r["per_vehicle"])
+    assert r["lesson_bundles_delivered"] == sum(v["lesson_delivery"]["delivered"] for v in r["per_vehicle"])
     assert r["truth_samples"] > 0 and r["min_separation_m"] is not None
     assert r["min_separation_m"] >= r["separation_limit_m"], r["min_separation_at"]
