@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench telemetry": ("onboard.telemetry.benchmark", "ZeroMQ telemetry throughput and latency"),
     "bench explore": ("sim.explore_bench", "Two-agent exploration coverage"),
     "bench fly": ("sim.fly_bench", "The supervisor (aerie fly) on Helsinki tasks: step time, peak memory, SR/SPL"),
+    "bench fleet-channel": ("sim.fleet_channel_bench", "The fleet channel peer to peer vs through a relay: latency, delivery, CPU"),
     "bench team-search": ("sim.team_search", "N vehicles after one goal from different starts: sharing findings vs not"),
     "bench fleet": ("sim.fleet_bench", "N supervisors at once: missions, true separation, telemetry loss, setpoint p99"),
     "flight-check": ("sim.flight_check", "Connect, arm, take off, offboard square, goto, land"),
