@@ -20,7 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench nav": ("sim.nav_bench", "Navigation benchmark on the Helsinki tasks"),
     "bench instructions": ("sim.instructions_bench", "Reading descriptions: accuracy per phrasing family and reader"),
     "bench telemetry": ("onboard.telemetry.benchmark", "ZeroMQ telemetry throughput and latency"),
-    "bench explore": ("sim.explore_bench", "Two-agent exploration coverage"),
+    "bench explore": ("sim.explore_bench", "Exploration coverage: lock-step pairs, or N vehicle processes in real time (--processes)"),
     "bench fly": ("sim.fly_bench", "The supervisor (aerie fly) on Helsinki tasks: step time, peak memory, SR/SPL"),
     "bench fleet": ("sim.fleet_bench", "N supervisors at once: missions, true separation, telemetry loss, setpoint p99"),
     "flight-check": ("sim.flight_check", "Connect, arm, take off, offboard square, goto, land"),

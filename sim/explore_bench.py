@@ -7,6 +7,10 @@ discoveries over real ZeroMQ sockets on loopback. Coverage is the number of
 distinct POIs the team read; overlap is how many were read by both vehicles.
 
     aerie bench explore --starts 20 --budget 40 --json /tmp/explore.json
+
+This lock-step run is deterministic (the regression for the explorer and the
+link). `--processes` flies N vehicles as OS processes in real time instead,
+where frames arrive late and vehicles drift apart (`sim.explore_fleet_bench`).
 """
 
 from __future__ import annotations
@@ -73,12 +77,18 @@ def table(rep: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if "--processes" in argv:
+        from sim import explore_fleet_bench
+
+        return explore_fleet_bench.main([a for a in argv if a != "--processes"])
     ap = argparse.ArgumentParser(prog="aerie bench explore", description=__doc__.splitlines()[0])
     ap.add_argument("--starts", type=int, default=20, help="launch waypoints (drawn from --seed)")
     ap.add_argument("--budget", type=int, default=40, help="moves per vehicle")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--perception", default="perfect", choices=("perfect", "prep", "poor"))
     ap.add_argument("--json", type=Path, default=None, help="write the report here")
+    ap.add_argument("--processes", action="store_true",
+                    help="N vehicle processes in real time instead (see aerie bench explore --processes --help)")
     args = ap.parse_args(argv)
     if args.starts < 1 or args.budget < 1:
         ap.error("--starts and --budget must be positive")
