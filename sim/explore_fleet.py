@@ -17,6 +17,7 @@ its exit code, one that wedges is killed, and the others' results stand.
 
 from __future__ import annotations
 
+import bisect
 import multiprocessing as mp
 import time
 from dataclasses import dataclass
@@ -57,6 +58,28 @@ class FleetTeamResult:
     @property
     def reports(self) -> list[VehicleReport]:
         return [o.report for o in self.outcomes if o.report is not None]
+
+    def news_lag(self) -> tuple[list[float], list[int]]:
+        """At each decision, per peer still flying: age of its newest merged frame, and frames it sent not yet merged.
+
+        One machine, one clock (`time.monotonic`). A peer publishes once per leg, so even a perfect
+        link gives ages up to one of its legs; what exceeds that, and any frame sent but not yet
+        merged, is the link or a starved process. A peer that has landed (sends nothing after this
+        decision) or failed (no report) is left out: its silence is not lateness.
+        """
+        sent = {r.vehicle_id: r.published_at for r in self.reports}
+        ages, behind = [], []
+        for r in self.reports:
+            for s in r.steps:
+                for vid, times in sent.items():
+                    if vid == r.vehicle_id or not times or times[-1] <= s.at:
+                        continue
+                    out = bisect.bisect_left(times, s.at)  # frames this peer had sent by the decision
+                    got = s.heard.get(vid, -1) + 1
+                    behind.append(max(out - got, 0))
+                    if got:
+                        ages.append(s.at - times[got - 1])
+        return ages, behind
 
 
 @dataclass(frozen=True)

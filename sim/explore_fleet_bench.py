@@ -6,7 +6,9 @@ clocks (`sim.explore_fleet`; why this mode exists beside the lock-step one:
 its module doc). Coverage is the number of distinct world POIs the team
 read, as in the lock-step bench; what only this mode can show is how the
 link behaves when nobody waits: frames merged, refused and lost (gaps),
-how many steps behind a peer's latest news was at each decision, how much
+how old a peer's newest news was at each decision (against a leg's flight
+time, the age a perfect link still gives) and how many frames a peer had
+sent that were not merged yet, how much
 longer the flight sleeps took than asked (the machine's CPU starvation)
 and how far apart the vehicles finished.
 
@@ -40,7 +42,9 @@ def _record(r: FleetTeamResult) -> dict:
     steps = [s for rep in reps for s in rep.steps]
     flown = [1000 * s.overshoot_s for s in steps if s.flight_s > 0]
     decide = [1000 * s.decide_s for s in steps]
-    lag = [s.peer_lag_steps for s in steps]
+    ages, behind = r.news_lag()
+    ages = [1000 * a for a in ages]
+    legs = [1000 * s.flight_s for s in steps if s.flight_s > 0]
     missions = [rep.mission_s for rep in reps]
     frames = {k: sum(c.get(k, 0) for c in t.counters) for k in ("sent", "merged", "gaps")}
     frames["refused"] = t.refused_frames
@@ -50,7 +54,9 @@ def _record(r: FleetTeamResult) -> dict:
                         "error": o.error.strip().splitlines()[-1] if o.error.strip() else ""}
                        for o in r.outcomes if o.failed],
             "subscribed": all(rep.subscribed for rep in reps), "frames": frames,
-            "peer_lag_steps_mean": round(mean(lag), 3) if lag else 0.0, "peer_lag_steps_max": max(lag, default=0),
+            "frames_behind_mean": round(mean(behind), 3) if behind else 0.0, "frames_behind_max": max(behind, default=0),
+            "news_age_ms_p50": _pct(ages, 50), "news_age_ms_p99": _pct(ages, 99), "news_age_ms_max": _pct(ages, 100),
+            "leg_ms_p50": _pct(legs, 50), "leg_ms_max": _pct(legs, 100),
             "decide_ms_p50": _pct(decide, 50), "decide_ms_max": _pct(decide, 100),
             "overshoot_ms_p50": _pct(flown, 50), "overshoot_ms_p99": _pct(flown, 99),
             "overshoot_ms_max": _pct(flown, 100), "mission_s": [round(m, 2) for m in missions],
@@ -74,8 +80,11 @@ def _summary(runs: list[dict]) -> dict:
     sh = [r["sharing"] for r in runs]
     out["sharing_beats_independent"] = sum(r["sharing"]["pois"] > r["independent"]["pois"] for r in runs)
     out["frames"] = {k: sum(r["frames"][k] for r in sh) for k in ("sent", "merged", "refused", "gaps")}
-    out["peer_lag_steps_mean"] = round(mean([r["peer_lag_steps_mean"] for r in sh]), 3)
-    out["peer_lag_steps_max"] = max(r["peer_lag_steps_max"] for r in sh)
+    out["news_age_ms_p50_mean"] = round(mean([r["news_age_ms_p50"] for r in sh]), 1)
+    out["news_age_ms_p99_worst"] = max(r["news_age_ms_p99"] for r in sh)
+    out["frames_behind_mean"] = round(mean([r["frames_behind_mean"] for r in sh]), 3)
+    out["frames_behind_max"] = max(r["frames_behind_max"] for r in sh)
+    out["leg_ms_p50_mean"] = round(mean([r["leg_ms_p50"] for r in sh]), 1)
     out["claim_clashes"] = sum(r["claim_clashes"] for r in sh)
     out["all_subscribed"] = all(r["subscribed"] for r in sh)
     return out
@@ -111,7 +120,7 @@ def table(rep: dict) -> str:
              f"perception {rep['perception']}, cruise {rep['cruise_m_s']} m/s x{rep['time_scale']}, "
              f"stagger {rep['stagger_s']} s",
              f"{'N':>2} {'POIs ind':>8} {'POIs shr':>8} {'overlap i/s':>12} {'wayp i/s':>10} {'shr>ind':>7} "
-             f"{'merged':>7} {'refused':>7} {'gaps':>5} {'lag mean/max':>12} {'oversh p99 ms':>13} "
+             f"{'merged':>7} {'refused':>7} {'gaps':>5} {'behind mean/max':>15} {'news age p50/p99 ms':>19} {'leg p50 ms':>10} {'oversh p99 ms':>13} "
              f"{'straggle s':>10} {'mission s':>9} {'failed':>6}"]
     for n, block in rep["by_size"].items():
         s = block["summary"]
@@ -120,7 +129,9 @@ def table(rep: dict) -> str:
                      f"{ind['mean_overlap']:>5.1f}/{shr['mean_overlap']:<6.1f} "
                      f"{ind['mean_waypoints']:>4.0f}/{shr['mean_waypoints']:<5.0f} "
                      f"{s['sharing_beats_independent']:>3}/{rep['starts']:<3} {fr['merged']:>7} {fr['refused']:>7} "
-                     f"{fr['gaps']:>5} {s['peer_lag_steps_mean']:>7.2f}/{s['peer_lag_steps_max']:<4} "
+                     f"{fr['gaps']:>5} {s['frames_behind_mean']:>9.2f}/{s['frames_behind_max']:<5} "
+                     f"{s['news_age_ms_p50_mean']:>9.0f}/{s['news_age_ms_p99_worst']:<9.0f} "
+                     f"{s['leg_ms_p50_mean']:>10.0f} "
                      f"{max(ind['overshoot_ms_p99_worst'], shr['overshoot_ms_p99_worst']):>13.1f} "
                      f"{shr['mean_straggle_s']:>10.2f} {shr['mean_mission_s']:>9.1f} "
                      f"{ind['failed_vehicles'] + shr['failed_vehicles']:>6}")

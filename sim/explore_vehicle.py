@@ -68,10 +68,11 @@ class VehicleOrder:
 class StepTiming:
     """One step's clock: `overshoot_s` is how much longer the flight sleep took than asked (CPU starvation)."""
 
+    at: float  # time.monotonic() when the step began: one clock for every process on the machine
     decide_s: float
     flight_s: float
     overshoot_s: float
-    peer_lag_steps: int  # how many steps the farthest-behind peer's latest frame was behind ours (0: none)
+    heard: dict[str, int] = field(default_factory=dict)  # each peer's latest step merged by then
 
 
 @dataclass
@@ -85,7 +86,8 @@ class VehicleReport:
     claim_clashes: int
     counters: dict
     steps: list[StepTiming] = field(default_factory=list)
-    mission_s: float = 0.0  # from the common take-off to the last view
+    published_at: list[float] = field(default_factory=list)  # time.monotonic() of each step's frame
+    mission_s: float = 0.0  # from this vehicle's take-off to its last view
     subscribed: bool = True
 
 
@@ -140,30 +142,29 @@ def _fly(order: VehicleOrder, world, agent, perception, matcher, share) -> Vehic
         if order.fault is not None and step == order.fault.step:
             _inject(order.fault)
         t_decide = time.monotonic()
-        lag = 0
         if share is not None:
             share.drain()
-            heard = [p.step for p in agent.view.peers.values()]
-            lag = max((step - 1 - s for s in heard), default=0)
+        heard = {vid: p.step for vid, p in agent.view.peers.items()}
         obs, seen = observe(world, perception, node, step, budget)
         pois |= matcher.ids(node, seen)
         fix = fix_of(world, node)
         if step == budget:
             agent.perceive(obs, fix)  # the last view counts; no move left to make
-            report.steps.append(StepTiming(time.monotonic() - t_decide, 0.0, 0.0, max(lag, 0)))
+            report.steps.append(StepTiming(t_decide, time.monotonic() - t_decide, 0.0, 0.0, heard))
             break
         action = agent.act(obs, fix)
         if agent.claim is not None and agent.view.claimed_by_peer(agent.claim.waypoint):
             report.claim_clashes += 1
         if share is not None:
             share.publish(step, fix, agent.claim)
+            report.published_at.append(time.monotonic())
         nxt = action.node if action.kind == "move" and action.node in world.graph.adj[node] else node
         decide_s = time.monotonic() - t_decide
         a, b = world.graph.xy[node], world.graph.xy[nxt]
         flight_s = float(((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5) / speed
         t_fly = time.monotonic()
         time.sleep(flight_s)
-        report.steps.append(StepTiming(decide_s, flight_s, time.monotonic() - t_fly - flight_s, max(lag, 0)))
+        report.steps.append(StepTiming(t_decide, decide_s, flight_s, time.monotonic() - t_fly - flight_s, heard))
         node = nxt
         report.trail.append(node)
     report.mission_s = time.monotonic() - t0

@@ -6,8 +6,9 @@ import json
 
 from sim import explore_bench
 from sim.explore_episode import starts_from_seed
-from sim.explore_fleet import Pace, run_fleet_team
-from sim.explore_vehicle import Fault
+from sim.explore_episode import TeamResult
+from sim.explore_fleet import FleetTeamResult, Pace, VehicleOutcome, run_fleet_team
+from sim.explore_vehicle import Fault, StepTiming, VehicleReport
 from tests.sim._world_fixture import helsinki
 
 FAST = Pace(time_scale=100.0, stagger_s=0.1)  # legs of a few ms: the tests check behaviour, never timing
@@ -72,3 +73,16 @@ def test_cli_processes_mode_writes_the_report_and_counts_a_drilled_failure(tmp_p
     assert block["summary"]["sharing"]["failed_vehicles"] == 1
     assert rec["sharing"]["frames"]["sent"] >= 4  # the survivor kept publishing after its peer died
     assert "POIs shr" in capsys.readouterr().out
+
+
+def test_news_lag_counts_unmerged_frames_and_ignores_a_landed_peer():
+    # v0 publishes at t = 0, 1, 2; v1 decides at t = 1.5 having merged only v0's step 0, then at 2.5
+    # (v0 has sent its last frame: it has landed, so its silence is not lateness)
+    v0 = VehicleReport(0, "v0", [], [], 0, {}, [StepTiming(0.0, 0, 0, 0)], published_at=[0.0, 1.0, 2.0])
+    v1 = VehicleReport(1, "v1", [], [], 0, {}, [StepTiming(1.5, 0, 0, 0, {"v0": 0}),
+                                                 StepTiming(2.5, 0, 0, 0, {"v0": 2})], published_at=[1.6])
+    r = FleetTeamResult(TeamResult(0, 2, True, [set(), set()], [[], []]),
+                        [VehicleOutcome(0, 0, v0), VehicleOutcome(1, 0, v1)], 0.0, 0.0)
+    ages, behind = r.news_lag()
+    assert behind == [0, 1]  # v0 at 0: v1 had sent nothing yet; v1 at 1.5: v0's frame of t=1 not merged
+    assert ages == [1.5]  # v1's news of v0 at 1.5 was from t=0; v0 never heard v1
