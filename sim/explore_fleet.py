@@ -88,9 +88,10 @@ class Pace:
 
     cruise_m_s: float = 10.0
     time_scale: float = 15.0  # Helsinki legs average 52 m: a 40-step mission takes ~14 s
-    # Vehicle i takes off i * stagger_s after the first, as from one pad. With 0 all decide their first
-    # move at the same instant, before any claim is heard, and fly the same legs until jitter parts them.
-    stagger_s: float = 0.5
+    # Vehicle i takes off i * stagger_s after the first, as from one pad. 0 (all at once, as in the
+    # lock-step bench) gave more coverage than 0.5 s on 2026-11-26: the first vehicle's early legs are
+    # then chosen knowing nothing of the others (bench/results/2026-11-26/explore_fleet/).
+    stagger_s: float = 0.0
 
 
 def run_fleet_team(start: int, budget: int, vehicles: int, sharing: bool, seed: int, *,
