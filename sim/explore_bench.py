@@ -77,23 +77,29 @@ def table(rep: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    if "--processes" in argv:
-        from sim import explore_fleet_bench
+    from sim import explore_fleet_bench
 
-        return explore_fleet_bench.main([a for a in argv if a != "--processes"])
     ap = argparse.ArgumentParser(prog="aerie bench explore", description=__doc__.splitlines()[0])
-    ap.add_argument("--starts", type=int, default=20, help="launch waypoints (drawn from --seed)")
+    ap.add_argument("--starts", type=int, default=None, help="launch waypoints (drawn from --seed; 20, or 5 "
+                    "with --processes)")
     ap.add_argument("--budget", type=int, default=40, help="moves per vehicle")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--perception", default="perfect", choices=("perfect", "prep", "poor"))
     ap.add_argument("--json", type=Path, default=None, help="write the report here")
     ap.add_argument("--processes", action="store_true",
-                    help="N vehicle processes in real time instead (see aerie bench explore --processes --help)")
+                    help="N independent vs N sharing vehicles, each an OS process in real time (options below)")
+    explore_fleet_bench.add_options(ap.add_argument_group("with --processes (sim/explore_fleet_bench.py)"))
     args = ap.parse_args(argv)
+    if args.starts is None:
+        args.starts = 5 if args.processes else 20
     if args.starts < 1 or args.budget < 1:
         ap.error("--starts and --budget must be positive")
-    rep = run(args.starts, args.budget, args.seed, args.perception)
-    print(table(rep))
+    if args.processes:
+        rep = explore_fleet_bench.run_from_args(ap, args)
+        print(explore_fleet_bench.table(rep))
+    else:
+        rep = run(args.starts, args.budget, args.seed, args.perception)
+        print(table(rep))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rep, indent=1))

@@ -13,16 +13,16 @@ longer the flight sleeps took than asked (the machine's CPU starvation)
 and how far apart the vehicles finished.
 
     aerie bench explore --processes --vehicles 2,4,8 --starts 5 --budget 40 --json /tmp/fleet.json
+
+The command line is `sim.explore_bench`'s (one parser, one --help for both modes).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -147,30 +147,23 @@ def _fault(text: str) -> tuple[int, Fault]:
     return int(parts[0]), Fault(int(parts[1]), parts[2] if len(parts) == 3 else "crash")
 
 
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="aerie bench explore --processes", description=__doc__.splitlines()[0])
-    ap.add_argument("--vehicles", default="2,4,8", help="team sizes, comma-separated")
-    ap.add_argument("--starts", type=int, default=5, help="launch waypoints (drawn from --seed)")
-    ap.add_argument("--budget", type=int, default=40, help="moves per vehicle")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--perception", default="perfect", choices=("perfect", "prep", "poor"))
-    ap.add_argument("--cruise", type=float, default=Pace.cruise_m_s, help="cruise speed, m/s")
-    ap.add_argument("--time-scale", type=float, default=Pace.time_scale, help="simulated seconds per wall second")
-    ap.add_argument("--stagger", type=float, default=Pace.stagger_s, help="wall seconds between take-offs")
-    ap.add_argument("--fault", type=_fault, action="append", default=[], metavar="VEHICLE:STEP[:crash|hang]",
-                    help="drill: that vehicle of every team fails at that step (the bench reports it and goes on)")
-    ap.add_argument("--json", type=Path, default=None, help="write the report here")
-    args = ap.parse_args(argv)
+def add_options(group) -> None:
+    """The processes mode's own options, shown in `aerie bench explore --help` beside the lock-step ones."""
+    group.add_argument("--vehicles", default="2,4,8", help="team sizes, comma-separated")
+    group.add_argument("--cruise", type=float, default=Pace.cruise_m_s, help="cruise speed, m/s")
+    group.add_argument("--time-scale", type=float, default=Pace.time_scale,
+                       help="simulated seconds per wall second")
+    group.add_argument("--stagger", type=float, default=Pace.stagger_s, help="wall seconds between take-offs")
+    group.add_argument("--fault", type=_fault, action="append", default=[], metavar="VEHICLE:STEP[:crash|hang]",
+                       help="drill: that vehicle of every team fails at that step (the bench reports it and goes on)")
+
+
+def run_from_args(ap, args) -> dict:
+    """Check the options `add_options` added (errors through `ap`) and run."""
     sizes = [int(x) for x in args.vehicles.split(",") if x.strip()]
-    if args.starts < 1 or args.budget < 1 or not sizes or min(sizes) < 1:
-        ap.error("--starts, --budget and every --vehicles size must be positive")
+    if not sizes or min(sizes) < 1:
+        ap.error("every --vehicles size must be positive")
     if args.cruise <= 0 or args.time_scale <= 0 or args.stagger < 0:
         ap.error("--cruise and --time-scale must be positive, --stagger not negative")
-    rep = run(sizes, args.starts, args.budget, args.seed, args.perception,
-              Pace(args.cruise, args.time_scale, args.stagger), dict(args.fault))
-    print(table(rep))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(rep, indent=1))
-        print(f"wrote {args.json}")
-    return 0
+    return run(sizes, args.starts, args.budget, args.seed, args.perception,
+               Pace(args.cruise, args.time_scale, args.stagger), dict(args.fault))
