@@ -50,9 +50,9 @@ def _record(r: FleetTeamResult) -> dict:
     frames["refused"] = t.refused_frames
     return {"pois": t.team_pois, "overlap_pois": t.overlap_pois, "waypoints": t.team_waypoints,
             "pois_by_vehicle": [len(p) for p in t.pois_by_vehicle], "claim_clashes": t.claim_clashes,
-            "failed": [{"vehicle": o.index, "exitcode": o.exitcode,
-                        "error": o.error.strip().splitlines()[-1] if o.error.strip() else ""}
-                       for o in r.outcomes if o.failed],
+            "failed": [{"vehicle": i, "exitcode": r.outcomes[i].exitcode,
+                        "error": r.outcomes[i].error.strip().splitlines()[-1] if r.outcomes[i].error.strip() else ""}
+                       for i in r.failed],
             "subscribed": all(rep.subscribed for rep in reps), "frames": frames,
             "frames_behind_mean": round(mean(behind), 3) if behind else 0.0, "frames_behind_max": max(behind, default=0),
             "news_age_ms_p50": _pct(ages, 50), "news_age_ms_p99": _pct(ages, 99), "news_age_ms_max": _pct(ages, 100),
