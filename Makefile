@@ -62,6 +62,7 @@ bench: setup models
 	    --no-progress --json $(BENCH_DIR)/geometric_ordinary_$${s}_$$p.json || exit 1; \
 	done; done
 	$(PY) -m aerie bench explore --starts 20 --budget 40 --json $(BENCH_DIR)/explore.json
+	$(PY) -m aerie bench explore --processes --vehicles 2,4,8 --starts 5 --budget 40 --time-scale 30 --json $(BENCH_DIR)/explore_fleet.json
 	$(PY) -m aerie bench telemetry --json $(BENCH_DIR)/telemetry.json
 	$(PY) -m sim.benchmark.grammar_decoding --tasks 4 --runs 3 --json $(BENCH_DIR)/grammar_decoding.json
 	$(PY) -m aerie bench nav --agent geometric --perception prep --learn --json $(BENCH_DIR)/learn_prep.json

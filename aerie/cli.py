@@ -20,7 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench nav": ("sim.nav_bench", "Navigation benchmark on the Helsinki tasks"),
     "bench instructions": ("sim.instructions_bench", "Reading descriptions: accuracy per phrasing family and reader"),
     "bench telemetry": ("onboard.telemetry.benchmark", "ZeroMQ telemetry throughput and latency"),
-    "bench explore": ("sim.explore_bench", "Two-agent exploration coverage"),
+    "bench explore": ("sim.explore_bench", "Exploration coverage: lock-step pairs, or N vehicle processes in real time (--processes)"),
     "bench fly": ("sim.fly_bench", "The supervisor (aerie fly) on Helsinki tasks: step time, peak memory, SR/SPL"),
     "bench fleet-channel": ("sim.fleet_channel_bench", "The fleet channel peer to peer vs through a relay: latency, delivery, CPU"),
     "bench team-search": ("sim.team_search", "N vehicles after one goal from different starts: sharing findings vs not"),

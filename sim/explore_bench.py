@@ -7,6 +7,10 @@ discoveries over real ZeroMQ sockets on loopback. Coverage is the number of
 distinct POIs the team read; overlap is how many were read by both vehicles.
 
     aerie bench explore --starts 20 --budget 40 --json /tmp/explore.json
+
+This lock-step run is deterministic (the regression for the explorer and the
+link). `--processes` flies N vehicles as OS processes in real time instead,
+where frames arrive late and vehicles drift apart (`sim.explore_fleet_bench`).
 """
 
 from __future__ import annotations
@@ -73,17 +77,29 @@ def table(rep: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
+    from sim import explore_fleet_bench
+
     ap = argparse.ArgumentParser(prog="aerie bench explore", description=__doc__.splitlines()[0])
-    ap.add_argument("--starts", type=int, default=20, help="launch waypoints (drawn from --seed)")
+    ap.add_argument("--starts", type=int, default=None, help="launch waypoints (drawn from --seed; 20, or 5 "
+                    "with --processes)")
     ap.add_argument("--budget", type=int, default=40, help="moves per vehicle")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--perception", default="perfect", choices=("perfect", "prep", "poor"))
     ap.add_argument("--json", type=Path, default=None, help="write the report here")
+    ap.add_argument("--processes", action="store_true",
+                    help="N independent vs N sharing vehicles, each an OS process in real time (options below)")
+    explore_fleet_bench.add_options(ap.add_argument_group("with --processes (sim/explore_fleet_bench.py)"))
     args = ap.parse_args(argv)
+    if args.starts is None:
+        args.starts = 5 if args.processes else 20
     if args.starts < 1 or args.budget < 1:
         ap.error("--starts and --budget must be positive")
-    rep = run(args.starts, args.budget, args.seed, args.perception)
-    print(table(rep))
+    if args.processes:
+        rep = explore_fleet_bench.run_from_args(ap, args)
+        print(explore_fleet_bench.table(rep))
+    else:
+        rep = run(args.starts, args.budget, args.seed, args.perception)
+        print(table(rep))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rep, indent=1))
