@@ -101,6 +101,7 @@ def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: f
             "records_lost": sum(r["lost"] for r in records.values()),
             "setpoint_p99_ms_max": max((p for p in p99s if p is not None), default=None),
             "setpoint_p99_ms": p99s,
+            "findings_frames_accepted": sum(v["fleet_channel"].get("findings_accepted", 0) for v in per_vehicle),
             "lesson_bundles_delivered": sum(v.get("delivered", 0) for v in lessons.values()),
             "lesson_bundles_pending": sum(v.get("pending", 0) for v in lessons.values()),
             "landings_moved": sum(r["separation_events"].get("landing_moved", 0) for r in records.values()),
@@ -136,7 +137,27 @@ def summary_table(r: dict[str, Any]) -> str:
                  f"(machine busy {r['machine_cpu_busy']}); {r['wall_s']} s")
     lines.append(f"lesson bundles delivered {r['lesson_bundles_delivered']}, still pending {r['lesson_bundles_pending']} "
                  f"(a member that has ended is off: its bundles wait in the ground's ledger for its next run)")
+    x = r.get("exploration")
+    if x:
+        lines.append(f"exploring ({x['starts']} launch waypoints, {x['budget']} moves each): distinct places read "
+                     f"{x['distinct_places_sharing']} sharing vs {x['distinct_places_independent']} independent "
+                     f"(sharing ahead from {x['sharing_beats_independent']} of {x['starts']})")
     return "\n".join(lines)
+
+
+def exploration(n: int, starts: int, budget: int = 40) -> dict[str, Any]:
+    """Distinct places read by N exploring vehicle processes sharing discoveries vs N independent ones."""
+    from sim.explore_fleet_bench import run as explore_run
+
+    rep = explore_run([n], starts, budget, seed=0)
+    s = rep["by_size"][str(n)]["summary"]
+    return {"command": f"aerie bench explore --processes --vehicles {n} --starts {starts} --budget {budget}",
+            "starts": rep["starts"], "budget": budget, "time_scale": rep["time_scale"],
+            "distinct_places_sharing": s["sharing"]["mean_pois"],
+            "distinct_places_independent": s["independent"]["mean_pois"],
+            "sharing_beats_independent": s["sharing_beats_independent"], "frames": s["frames"],
+            "failed_vehicles": s["sharing"]["failed_vehicles"] + s["independent"]["failed_vehicles"],
+            "wall_s": rep["wall_s"]}
 
 
 def parser(prog: str, description: str = __doc__.splitlines()[0]) -> argparse.ArgumentParser:
@@ -158,11 +179,16 @@ def default_out(n: int) -> Path:
 def main(argv: list[str]) -> int:
     p = parser("aerie bench fleet")
     p.add_argument("--json", type=Path, default=None, help="write the figures here")
+    p.add_argument("--explore-starts", type=int, default=2,
+                   help="after the flights, N exploring vehicle processes sharing vs not from this many launch "
+                        "waypoints (`aerie bench explore --processes`, budget 40; 0: skip; default %(default)s)")
     args = p.parse_args(argv)
     out = (args.out or default_out(args.vehicles)).resolve()
     quiet = lambda line: None  # noqa: E731 - the supervisors' step lines are in their logs
     r = run_fleet(args.vehicles, out, step_limit=args.step_limit, say=quiet, timeout_s=args.timeout,
                   tasks=tuple(args.tasks.split(",")))
+    if args.explore_starts > 0:
+        r["exploration"] = exploration(args.vehicles, args.explore_starts)
     print(summary_table(r))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
