@@ -279,51 +279,44 @@ class FleetChannel:
         return next_send
 
     def _send(self, pub: Any) -> None:
-        import zmq
-
-        try:
-            pos = self._own_position()
-        except Exception:  # noqa: BLE001 - the vehicle's state is someone else's; never end the channel
-            log.exception("own position for the fleet channel failed")
-            pos = None
+        pos = self._ask(self._own_position, "own position")
         if pos is None:
             self._count("not_sent_unknown_position")
             return
-        self._seq += 1
-        try:
-            frame = pack(FleetReport(self.member_id, self._seq, pos.lat, pos.lon, pos.alt_amsl_m, pos.vn_m_s,
-                                     pos.ve_m_s, pos.vd_m_s, pos.age_s))
-        except PayloadError as exc:  # e.g. a speed beyond the wire's bound: the others could not read it
-            self._count(f"not_sent_{exc.reason}")
-            return
-        try:
-            pub.send(frame, zmq.NOBLOCK)
-            self._count("sent")
-        except zmq.Again:
-            self._count("send_dropped")
+        # (a report beyond the wire's bounds, e.g. a speed, is not sent: the others could not read it)
+        self._publish(pub, "sent", "not_sent", lambda seq: FleetReport(
+            self.member_id, seq, pos.lat, pos.lon, pos.alt_amsl_m, pos.vn_m_s, pos.ve_m_s, pos.vd_m_s, pos.age_s))
 
     def _send_findings(self, pub: Any) -> None:
+        found = self._ask(self._own_findings, "own findings")
+        if found is not None:
+            self._publish(pub, "findings_sent", "findings_not_sent",
+                          lambda seq: replace(found, member_id=self.member_id, seq=seq))
+
+    @staticmethod
+    def _ask(source: Callable[[], Any] | None, what: str) -> Any:
+        try:
+            return source() if source is not None else None
+        except Exception:  # noqa: BLE001 - the vehicle's state is someone else's; never end the channel
+            log.exception("%s for the fleet channel failed", what)
+            return None
+
+    def _publish(self, pub: Any, sent: str, not_sent: str, payload_at: Callable[[int], Any]) -> None:
+        """One frame with the next seq (reports and findings share one count, so gaps show losses of both)."""
         import zmq
 
-        try:
-            found = self._own_findings() if self._own_findings is not None else None
-        except Exception:  # noqa: BLE001 - the agent's state is someone else's; never end the channel
-            log.exception("own findings for the fleet channel failed")
-            found = None
-        if found is None:
-            return
         self._seq += 1
         try:
-            frame = pack(replace(found, member_id=self.member_id, seq=self._seq))
+            frame = pack(payload_at(self._seq))
         except PayloadError as exc:
-            self._count(f"findings_not_sent_{exc.reason}")
+            self._count(f"{not_sent}_{exc.reason}")
             return
         if len(frame) > self.cfg.max_message_bytes:  # the peers' bound is this one: they would drop the link
-            self._count("findings_not_sent_oversized")
+            self._count(f"{not_sent}_oversized")
             return
         try:
             pub.send(frame, zmq.NOBLOCK)
-            self._count("findings_sent")
+            self._count(sent)
         except zmq.Again:
             self._count("send_dropped")
 
