@@ -78,6 +78,9 @@ def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: f
                 "telemetry": records.get(m.cfg.vehicle_id, {}),
                 "lessons_imported": (outcome or {}).get("lessons_imported"),
                 "lesson_delivery": lessons.get(m.cfg.vehicle_id, {}),
+                # why a supervisor ended without an outcome, in its own words
+                **({"output_tail": m.fly.lines[-25:]} if m.fly is not None and (rc not in (0, 3) or not outcome)
+                   else {}),
             })
         completed = [v for v, (rc, o) in zip(per_vehicle, results) if rc == 0 and _landed(o)]
         ended_landed = [v for v, (rc, o) in zip(per_vehicle, results) if rc in (0, 3) and _landed(o)]
