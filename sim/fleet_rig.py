@@ -198,8 +198,9 @@ class FleetRig:
     def start(self) -> "FleetRig":
         from onboard.config import AerieConfig
         from onboard.supervisor.mission import Mission
-        from sim.flight_rig import SIM_PARAMS, SimRig, free_tcp_port, load_task
+        from sim.flight_rig import SIM_PARAMS, SimRig, load_task
         from sim.vehicle import SimFleet
+        from sim.vehicle.process import free_ports
         from sim.world.cache import load_world
         from sim.world.observation_server import WorldObservationServer
 
@@ -216,14 +217,16 @@ class FleetRig:
         self.fleet = SimFleet(homes, params=dict(SIM_PARAMS), prearm_delay_s=0.5).start()
         self.server = WorldObservationServer(self.world, noise="prep", seed=0).start()
         keys = fleet_keys(self.out / "keys", self.n)
-        fleet_ports = [free_tcp_port() for _ in range(self.n)]
+        ports = free_ports(4 * self.n)  # every member's fleet and telemetry ports, distinct
+        fleet_ports = ports[: self.n]
         base = AerieConfig()
         for i, (task, vehicle) in enumerate(zip(tasks, self.fleet.vehicles)):
             rig = SimRig(self.world, task, vehicle, self.server)
             folder = self.out / f"vehicle{i + 1}"
             cfg = vehicle_config(rig, folder, secret_key=keys["vehicles"][i][1],
                                  authorized_dir=keys["telemetry_authorized"], log_file=folder / "log.jsonl",
-                                 vehicle_id=f"aerie-{i + 1}", base=member_config(base, i, self.n, fleet_ports, keys))
+                                 vehicle_id=f"aerie-{i + 1}", base=member_config(base, i, self.n, fleet_ports, keys),
+                                 ports=ports[self.n + 3 * i: self.n + 3 * i + 3])
             cfg = replace(cfg, supervisor=replace(cfg.supervisor, lessons_wait_s=self.linger_s))
             m = rig.mission(name=f"{task.id}-v{i + 1}")
             mission = Mission(m.instruction, m.name, self.step_limit or m.step_limit)

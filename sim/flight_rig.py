@@ -12,7 +12,7 @@ supervisor itself can never know. The demo, the end-to-end tests and
 
 from __future__ import annotations
 
-import socket
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from onboard.supervisor.mission import Mission
 from sim.benchmark import metrics
 from sim.benchmark.episode import is_success
 from sim.benchmark.tasks import ResolvedTask, load_tasks, resolve_all
+from sim.vehicle.process import free_ports
 from sim.world.observation_server import WorldObservationServer
 from sim.world.world import World
 
@@ -32,9 +33,7 @@ SIM_PARAMS = {"MPC_TKO_SPEED": 5.0, "MPC_LAND_SPEED": 3.0, "MPC_Z_V_AUTO_DN": 3.
 
 
 def free_tcp_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_ports(1)[0]
 
 
 def load_task(task_id: str, world: World, tasks_path: str | Path = DEFAULT_TASKS) -> ResolvedTask:
@@ -56,11 +55,13 @@ class SimRig:
         return Mission(instruction=self.task.task.description, name=name or self.task.id,
                        step_limit=self.task.step_limit)
 
-    def config(self, base: AerieConfig, data_dir: str | Path, *, curve: bool = False) -> AerieConfig:
-        """`base` pointed at this rig; telemetry on free loopback ports (CurveZMQ off unless asked)."""
-        tel = replace(base.telemetry, pub_endpoint=f"tcp://127.0.0.1:{free_tcp_port()}",
-                      replay_endpoint=f"tcp://127.0.0.1:{free_tcp_port()}",
-                      sync_endpoint=f"tcp://127.0.0.1:{free_tcp_port()}", curve=curve)
+    def config(self, base: AerieConfig, data_dir: str | Path, *, curve: bool = False,
+               ports: Sequence[int] | None = None) -> AerieConfig:
+        """`base` pointed at this rig; telemetry on free loopback ports (CurveZMQ off unless asked). `ports`:
+        the three telemetry ports, when the caller picks every port of several rigs at once (distinct)."""
+        pub, replay, sync = ports if ports is not None else free_ports(3)
+        tel = replace(base.telemetry, pub_endpoint=f"tcp://127.0.0.1:{pub}", replay_endpoint=f"tcp://127.0.0.1:{replay}",
+                      sync_endpoint=f"tcp://127.0.0.1:{sync}", curve=curve)
         geofence = replace(base.safety.geofence, max_distance_from_home_m=2500.0)
         return replace(base, data_dir=str(data_dir), link=replace(base.link, url=self.vehicle.mavsdk_url),
                        safety=replace(base.safety, geofence=geofence), telemetry=tel,

@@ -33,12 +33,13 @@ def write_yaml(obj: Any, path: Path) -> Path:
 
 
 def vehicle_config(rig: Any, data_dir: Path, *, secret_key: Path, authorized_dir: Path, log_file: Path,
-                   vehicle_id: str = "aerie-1", base: Any = None) -> Any:
-    """``base`` (default: the shipped defaults) pointed at ``rig``, telemetry with CurveZMQ and these keys."""
+                   vehicle_id: str = "aerie-1", base: Any = None, ports: Sequence[int] | None = None) -> Any:
+    """``base`` (default: the shipped defaults) pointed at ``rig``, telemetry with CurveZMQ and these keys
+    (on ``ports``, the three telemetry ports, when given)."""
     from contract.log_setup import LoggingConfig
     from onboard.config import AerieConfig
 
-    cfg = rig.config(base or AerieConfig(), data_dir, curve=True)
+    cfg = rig.config(base or AerieConfig(), data_dir, curve=True, ports=ports)
     tel = replace(cfg.telemetry, server_secret_key=str(secret_key), authorized_keys_dir=str(authorized_dir))
     return replace(cfg, vehicle_id=vehicle_id, telemetry=tel, logging=LoggingConfig(level="WARNING", file=str(log_file)))
 

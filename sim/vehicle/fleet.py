@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .process import SimVehicleProcess
+from .process import SimVehicleProcess, free_ports
 
 
 class SimFleet:
@@ -21,8 +21,9 @@ class SimFleet:
         if not homes:
             raise ValueError("a fleet needs at least one home")
         seed = common.pop("seed", 0)
-        self.vehicles = [SimVehicleProcess(home=tuple(home), sysid=i + 1, seed=seed + i, **common)
-                         for i, home in enumerate(homes)]
+        gcs_ports = free_ports(len(homes), udp=True)  # distinct: one MAVLink port per member
+        self.vehicles = [SimVehicleProcess(home=tuple(home), sysid=i + 1, seed=seed + i, gcs_port=gcs_ports[i],
+                                           **common) for i, home in enumerate(homes)]
 
     def start(self) -> "SimFleet":
         try:

@@ -20,14 +20,27 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def free_udp_port(host: str = "127.0.0.1") -> int:
-    """A port that was free a moment ago (bind 0, read it back, release)."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+def free_ports(n: int, *, udp: bool = False, host: str = "127.0.0.1") -> list[int]:
+    """`n` distinct ports that were free a moment ago: all are bound at once, then released.
+
+    Picked one at a time (bind 0, read back, release) two picks may return the
+    same port: that put two members of one simulated fleet on one MAVLink port.
+    """
+    socks: list[socket.socket] = []
     try:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM if udp else socket.SOCK_STREAM)
+            socks.append(s)
+            s.bind((host, 0))
+        return [int(s.getsockname()[1]) for s in socks]
     finally:
-        s.close()
+        for s in socks:
+            s.close()
+
+
+def free_udp_port(host: str = "127.0.0.1") -> int:
+    """A UDP port that was free a moment ago."""
+    return free_ports(1, udp=True, host=host)[0]
 
 
 class SimVehicleProcess:

@@ -159,3 +159,13 @@ def test_second_vehicle_with_its_own_sysid():
             assert struct.unpack("<i", struct.pack("<f", m.param_value))[0] == 2
         finally:
             g.close()
+
+
+def test_a_fleet_gets_a_distinct_mavlink_port_per_member():
+    """Ports picked one at a time can repeat: two members once shared one (a supervisor flew another's PX4)."""
+    from sim.vehicle import SimFleet
+    from sim.vehicle.process import free_ports
+
+    assert len(set(free_ports(64))) == 64 and len(set(free_ports(64, udp=True))) == 64
+    fleet = SimFleet([(60.17, 24.94, 10.0)] * 16)  # constructed, not started: the ports are chosen here
+    assert len({v.gcs_port for v in fleet.vehicles}) == 16
