@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from contract.bounded_socket import bounded_socket
 from contract.fleet_discovery import MAX_ITEMS, FleetDiscovery, LandmarkFinding, LookedFrom, SignRead
 from firmware_bridge.fleet_picture import TrafficReport
 from onboard.fleet.channel import FleetChannel
@@ -115,8 +116,10 @@ class _Relay:
     def _run(self) -> None:
         import zmq
 
-        xsub, xpub = self.ctx.socket(zmq.XSUB), self.ctx.socket(zmq.XPUB)
-        ctl = self.ctx.socket(zmq.PAIR)
+        # bounded like every socket (a relay takes the members' largest frame; the control word is tiny)
+        limit = FleetChannelConfig().max_message_bytes
+        xsub, xpub = bounded_socket(self.ctx, zmq.XSUB, limit), bounded_socket(self.ctx, zmq.XPUB, limit)
+        ctl = bounded_socket(self.ctx, zmq.PAIR, 64)
         ctl.bind("inproc://relay-ctl")
         for ep in self._members:
             xsub.connect(ep)
@@ -133,7 +136,7 @@ class _Relay:
     def stop(self) -> None:
         import zmq
 
-        ctl = self.ctx.socket(zmq.PAIR)
+        ctl = bounded_socket(self.ctx, zmq.PAIR, 64)
         ctl.connect("inproc://relay-ctl")
         ctl.send(b"TERMINATE")
         self._thread.join(10.0)
