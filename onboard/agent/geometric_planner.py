@@ -51,8 +51,10 @@ def describe_relations(goal: GoalDescription) -> str:
     return "; ".join(parts) or "unknown area"
 
 
-def make_plan(goal: GoalDescription, use_plan: bool = True, lessons: list[str] | None = None) -> PlanOutput:
-    """The geometric long-term plan; `lessons` (retrieved past plans' notes) are cited in the reason."""
+def make_plan(goal: GoalDescription, use_plan: bool = True, lessons: list[str] | None = None,
+              search: bool = True) -> PlanOutput:
+    """The geometric long-term plan; `lessons` (retrieved past plans' notes) are cited in the reason;
+    `search`: with the search sub-goal (the `use_search_subgoal` ablation)."""
     where = describe_relations(goal)
     if not use_plan:
         return PlanOutput([SubGoal(_short(f"reach the goal: {where}"), "navigate", "goal name read within reach")],
@@ -62,7 +64,7 @@ def make_plan(goal: GoalDescription, use_plan: bool = True, lessons: list[str] |
         reason = f"past lesson: {_short(lessons[0], 70)}; {reason}"
     return PlanOutput([
         SubGoal(_short(f"fly to the area {where}"), "navigate", "target estimate within search radius"),
-        SubGoal("search the streets around the estimate", "search", "goal name readable"),
+        *([SubGoal("search the streets around the estimate", "search", "goal name readable")] if search else []),
         SubGoal("read the goal's name close by and arrive", "locate", "goal within arrival distance"),
     ], _short(reason, 120))
 

@@ -185,7 +185,7 @@ def generate_plan_with_rag(state: AgentState) -> dict[str, Any]:
     if s.experience_store is not None:
         update["retrieval"] = note_retrieval(d.retrieval, "" if replan.llm_backend(state) else "flat",
                                              {"strategic_plan_memory": len(retrieved)})
-    plan = make_plan(s.goal, s.config.use_plan, lessons)
+    plan = make_plan(s.goal, s.config.use_plan, lessons, search=s.config.use_search_subgoal)
     if replan.llm_backend(state):  # the geometric plan is flown until the model's is adopted (at once when waiting)
         update.update(replan.ask_for_plan(state, ["start", *replan.due(state)], lessons,
                                           update.get("retrieval", d.retrieval)))

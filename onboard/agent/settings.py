@@ -68,6 +68,9 @@ class AgentConfig:
     reader: Literal["parser", "combined"] = "combined"
     # Long-term plan (navigate -> search -> locate); false: one navigate sub-goal for the whole task.
     use_plan: bool = True
+    # The plan's search sub-goal (sweep the described region not yet looked at, then round the estimate);
+    # false: navigate hands straight over to locate. Off costs the public set 2 SR points (dev: 1).
+    use_search_subgoal: bool = True
     # Strategy-tree reflections (error-threshold controller, loop breaking) steer the moves.
     use_reflection: bool = True
     # Reflections are kept in the memory file, and a mission starts with the ones earlier flights wrote for

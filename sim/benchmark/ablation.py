@@ -73,6 +73,7 @@ KNOWN: dict[str, tuple[str, str, tuple[str, ...], str]] = {
     "use_place_anchor_plan": ("PlaceAnchorPlan contract", "goal_flag and angle from the model (002 §5, §11)",
                               _LLM, ""),
     "use_plan": ("long-term plan", "navigate -> search -> locate sub-goals (000 §4)", PLANNERS, ""),
+    "use_search_subgoal": ("the plan's search sub-goal", "the search expert (000 §4.2)", ("geometric",), ""),
     "use_reflection": ("strategy-tree reflections", "error-threshold controller, loop breaking (001 §3.3.2)",
                        PLANNERS, ""),
     # The reflection window is read only into the model's prompts (prompt_context, replan): no geometric decision.

@@ -35,3 +35,13 @@ def test_search_goes_where_there_is_something_left_to_see():
     sweep = choose_move(0, moves, target, sm, AgentConfig(), visits={}, closeness=2.0, worth_seeing=worth)
     assert sweep.move.node == 1
     assert math.isfinite(sweep.cost)
+
+
+def test_the_plan_without_its_search_sub_goal_hands_navigate_to_locate():
+    from onboard.agent.geometric_planner import make_plan
+    from onboard.agent.goal_description import parse_goal_description
+
+    goal = parse_goal_description("Café Engel is about 300 m north-east of Kiasma.", ["Kiasma"])
+    assert [g.strategy for g in make_plan(goal).sub_goals] == ["navigate", "search", "locate"]
+    assert [g.strategy for g in make_plan(goal, search=False).sub_goals] == ["navigate", "locate"]
+    assert [g.strategy for g in make_plan(goal, use_plan=False, search=False).sub_goals] == ["navigate"]
