@@ -12,6 +12,8 @@ scores:
 * ``name_recall``: truths read exactly (the known name, within 5 degrees of
   its bearing), over the signs that are resolvable (lettering at least
   `RESOLVABLE_PX` tall, at least 90 % unhidden), also by distance band;
+* ``name_precision``: exact reads of a known name that are a sign of that name
+  in view (within 5 degrees of its bearing), over all exact reads of known names;
 * ``goal_name_precision``: goal locks on the goal's own sign over all goal
   locks; ``false_goal_locks``: locks in frames where the goal is not to be
   seen, or on another sign;
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -34,6 +36,8 @@ RESOLVABLE_PX = 10.0
 MIN_VISIBLE = 0.9
 BEARING_MATCH_DEG = 5.0
 BANDS_M = ((0, 30), (30, 60), (60, 90), (90, 150))
+# Lettering height bands, as multiples of the resolvable size: where reading gives out.
+LETTER_BANDS = ((1.0, 1.6), (1.6, 2.0), (2.0, 4.0), (4.0, float("inf")))
 
 
 def goal_for(name: str, gazetteer: list[str]):
@@ -47,15 +51,26 @@ def _angle(a: float, b: float) -> float:
 
 
 def evaluate_reading(reader, frames: Iterable, names: list[str], *, goal_min_confidence: float = 0.8,
-                     gazetteer: list[str] | None = None) -> dict[str, object]:
+                     gazetteer: list[str] | None = None, resolvable_px: float = RESOLVABLE_PX,
+                     groups: dict[str, Callable[[object], bool]] | None = None) -> dict[str, object]:
+    """`resolvable_px`: the least lettering scored, in the truth's pixels (`SignTruth.letter_px`); a bench that
+    compares frame sizes gives its truth in one frame size so every setting is scored on the same signs.
+    `groups`: name -> which scored signs belong to it, for a recall per group (a cause of misses, told apart)."""
+    groups = groups or {}
     gazetteer = gazetteer or ["Kiasma"]
     goals: dict[str, object] = {}
     det, rec, tot, cpu = [], [], [], []
     resolvable = found = 0
     band_total = {b: 0 for b in BANDS_M}
     band_found = {b: 0 for b in BANDS_M}
+    letter_total = {b: 0 for b in LETTER_BANDS}
+    letter_found = {b: 0 for b in LETTER_BANDS}
+    group_total = {g: 0 for g in groups}
+    group_found = {g: 0 for g in groups}
     bearing_err, range_err = [], {}
     locks = good_locks = 0
+    known = set(names)
+    exact_reads = true_reads = 0
     false_locks = []
     frames_n = 0
     for frame in frames:
@@ -66,16 +81,28 @@ def evaluate_reading(reader, frames: Iterable, names: list[str], *, goal_min_con
         det.append(reader.timings_ms["detect"])
         rec.append(reader.timings_ms["recognise"])
         tot.append(reader.timings_ms["total"])
+        for s in seen:
+            if s.slips == 0 and s.name in known:
+                exact_reads += 1
+                true_reads += any(t.name == s.name and t.visible > 0 and _angle(s.bearing_deg, t.bearing_deg)
+                                  <= BEARING_MATCH_DEG for t in frame.truths)
         for t in frame.truths:
-            ok = t.visible >= MIN_VISIBLE and t.letter_px >= RESOLVABLE_PX
+            ok = t.visible >= MIN_VISIBLE and t.letter_px >= resolvable_px
             hits = [s for s in seen if s.name == t.name and s.slips == 0 and _angle(s.bearing_deg, t.bearing_deg) <= BEARING_MATCH_DEG]
             if ok:
                 resolvable += 1
                 band = next((b for b in BANDS_M if b[0] <= t.distance_m < b[1]), None)
+                size = next(b for b in LETTER_BANDS if b[0] <= t.letter_px / resolvable_px < b[1])
+                letter_total[size] += 1
+                for g, member in groups.items():
+                    if member(t):
+                        group_total[g] += 1
+                        group_found[g] += bool(hits)
                 if band:
                     band_total[band] += 1
                 if hits:
                     found += 1
+                    letter_found[size] += 1
                     if band:
                         band_found[band] += 1
             if hits:
@@ -105,6 +132,15 @@ def evaluate_reading(reader, frames: Iterable, names: list[str], *, goal_min_con
         "name_resolvable_signs": resolvable,
         "name_recall_by_band_m": {f"{lo}-{hi}": (band_found[(lo, hi)] / band_total[(lo, hi)] if band_total[(lo, hi)] else None,
                                                  band_total[(lo, hi)]) for lo, hi in BANDS_M},
+        # lettering height in the truth's pixels: recall, signs
+        "name_recall_by_letter_px": {f"{lo * resolvable_px:g}-{hi * resolvable_px:g}": (
+            letter_found[(lo, hi)] / letter_total[(lo, hi)] if letter_total[(lo, hi)] else None, letter_total[(lo, hi)])
+            for lo, hi in LETTER_BANDS},
+        "name_recall_by_group": {g: (group_found[g] / group_total[g] if group_total[g] else None, group_total[g])
+                                 for g in groups},
+        # exact reads of a known name that name a sign in view at that bearing, over all of them
+        "name_precision": true_reads / exact_reads if exact_reads else None,
+        "name_exact_reads": exact_reads,
         "goal_locks": locks,
         "goal_name_precision": good_locks / locks if locks else None,
         "false_goal_locks": len(false_locks),

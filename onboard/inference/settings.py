@@ -60,9 +60,11 @@ class InferenceConfig:
     text_det_model: str = "ppocrv5-det"
     text_rec_model: str = "ppocrv5-rec"
     # The detector's input: the frame scaled so its longest side is at most this
-    # many pixels (multiples of 32). Cost grows with the pixel count; text shorter
-    # than ~10 px at this scale is not found.
-    text_det_max_side: int = ranged(960, 64, 4096)
+    # many pixels (multiples of 32). Cost grows with the pixel count; lettering
+    # shorter than ~7 px at this scale is not found. Only finding text runs at this
+    # scale: each line found is read from the full frame (1152 of a 1920x1080 frame
+    # finds the 12 px signs that 960 misses; bench/results/2026-11-26/camera_crops).
+    text_det_max_side: int = ranged(1152, 64, 4096)
     # A pixel is text above this probability (DB's binarisation threshold).
     text_det_threshold: float = ranged(0.3, 0.0, 1.0)
     # A text box is kept when the mean probability inside it is at least this.

@@ -69,10 +69,11 @@ class SupervisorConfig:
     # What the detector is asked to find.
     detect_prompts: tuple[str, ...] = ("person",)
     # Camera image size the detector's geometry assumes, pixels; frames of another size are resized
-    # to it. The defaults model a SIYI A8 mini gimbal camera (1920x1080 video) at half resolution, the
-    # size the world renders its views at (sim/world/render.py Camera).
-    camera_width: int = 960
-    camera_height: int = 540
+    # to it. The defaults are a SIYI A8 mini gimbal camera's full 1920x1080 video, the size the world's
+    # feed renders its views at: text is found on a copy scaled to inference.text_det_max_side and each
+    # line read from the full frame, so a shop sign 6 px tall at half resolution is read at 12 px.
+    camera_width: int = 1920
+    camera_height: int = 1080
     # Camera horizontal field of view, degrees (the SIYI A8 mini's is about 81).
     camera_hfov_deg: float = ranged(81.0, 1.0, 179.0)
     # Camera pitch, degrees (negative looks down): a fixed mount, or a gimbal held there. Detections

@@ -2,8 +2,8 @@
 
 The frame is chosen by a rule fixed in advance (the first shop sign of the city
 not named like a landmark, in sign order, that the nearest waypoint 30-60 m in front of it sees 90 % unhidden with lettering
-at least 10 px tall, the reading benchmark's resolvable size, and a name long enough to bear a typo), never by whether it
-reads well. The renderer's truth gives where the sign is; the reader never sees it.
+at least 20 px tall in the sensor's 1920x1080 frame (10 px at half resolution, the reading benchmark's resolvable size), and a
+name long enough to bear a typo), never by whether it reads well. The renderer's truth gives where the sign is; the reader never sees it.
 """
 
 from __future__ import annotations
@@ -47,14 +47,15 @@ def _scene():
         heading = bearing_deg(float(v[0]), float(v[1]))
         img, truths = rnd.render_view(node, heading)
         t = next((t for t in truths if t.name == sign.name and t.kind == "poi"), None)
-        if t is not None and t.visible_fraction >= 0.9 and t.letter_px >= 10.0:
+        if t is not None and t.visible_fraction >= 0.9 and t.letter_px >= 10.0 * rnd.cam.width / 960:
             return world, rnd, node, heading, img, t
     pytest.skip("no shop sign in this world fits the rule")
 
 
 def _reader_for(text_reader, world, goal):
     gazetteer = [lm.name for lm in world.landmarks]
-    intr = CameraIntrinsics.from_hfov(960, 540, 81.0)
+    cam = _scene()[1].cam
+    intr = CameraIntrinsics.from_hfov(cam.width, cam.height, cam.fov_deg)
     return CameraReader(text_reader, intr, gazetteer, [goal]), SightingFusion(gazetteer, [goal], FusionSettings())
 
 

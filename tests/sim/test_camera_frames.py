@@ -6,6 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
+from onboard.supervisor.settings import SupervisorConfig
 from sim.world.observation_server import WorldObservationServer
 from tests.sim._world_fixture import helsinki
 
@@ -37,7 +38,8 @@ def test_a_frame_only_request_carries_no_sightings_and_a_camera_frame(server):
     reply = server.handle({"op": "observe", "lat": lat, "lon": lon, "heading": 90.0, "node": node, "image": True,
                            "sightings": False, "camera_alt": 30.0})
     assert reply["landmarks"] == [] and reply["pois"] == []
-    assert _decode(reply["image_png"]).shape == (540, 960, 3)
+    sup = SupervisorConfig()  # the vehicle's camera: the supervisor refuses a frame of another size
+    assert _decode(reply["image_png"]).shape == (sup.camera_height, sup.camera_width, 3)
 
 
 def test_the_frame_is_taken_where_the_vehicle_reports_it_is(server):

@@ -1,0 +1,212 @@
+"""`aerie bench reading`: reading shop signs on the world's rendered views, per camera setting, same views.
+
+``aerie bench perception`` scores the reader on synthetic walls (`sign_frames`);
+this scores it where the agent flies: views the world's renderer draws from
+waypoints in front of shop signs, the renderer's truth as the key. Each view is
+drawn once per frame size from the same pose, so settings differ only in the
+pixels the camera delivers and in how the reader spends them:
+
+* ``--setting 960x540@960``: a 960x540 camera, detection and recognition on it;
+* ``--setting 1920x1080@1152``: the sensor's full frame, detection on a copy
+  scaled to 1152 px wide, each line recognised from a crop of the full frame.
+
+Views are chosen by a rule fixed in advance, never by whether they read well:
+every `stride`-th shop sign (in the world's sign order) that a waypoint 15-90 m in
+front of its facade sees, one view per sign, aimed at it from the nearest such
+waypoint at cruise altitude. Scored (`evaluate_reading`): every sign in a view
+whose lettering is at least ``resolvable_px`` tall in the sensor's frame
+(1920 px wide) and 90 % unhidden, so every setting is scored on the same signs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+SENSOR = (1920, 1080)
+# Lettering this tall in the sensor's frame is scored: 5 px at half resolution, below what any setting reads.
+RESOLVABLE_SENSOR_PX = 10.0
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A camera frame size and the detector's input side (`inference.text_det_max_side`).
+
+    ``render`` (``1920x1080>960x540@960``): the view is drawn at that size and scaled down to the frame
+    size before reading (the sensor's picture at half resolution, against the sensor's picture read
+    in crops); otherwise it is drawn at the frame size.
+    """
+
+    width: int
+    height: int
+    det_max_side: int
+    render: tuple[int, int] | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "Setting":
+        size, _, side = text.partition("@")
+        src, _, size = size.rpartition(">")
+        w, _, h = size.partition("x")
+        render = tuple(int(v) for v in src.split("x")) if src else None
+        return cls(int(w), int(h), int(side or max(int(w), int(h))), render)
+
+    def __str__(self) -> str:
+        src = f"{self.render[0]}x{self.render[1]}>" if self.render else ""
+        return f"{src}{self.width}x{self.height}@{self.det_max_side}"
+
+
+@dataclass(frozen=True)
+class Truth:
+    """A sign as `evaluate_reading` scores it (lettering height in the sensor's pixels)."""
+
+    name: str
+    bearing_deg: float
+    distance_m: float
+    visible: float
+    letter_px: float
+    squash: float  # mean letter advance over letter height in the frame: ~0.7 square-on, less seen aslant
+
+
+@dataclass(frozen=True)
+class View:
+    node: int
+    heading_deg: float
+    goal: str
+
+
+def choose_views(world, renderer, n: int, stride: int = 7) -> list[View]:
+    """One view per `stride`-th shop sign that a waypoint 15-90 m in front of it sees: the rule, not the reading."""
+    from onboard.map.compass import bearing_deg
+
+    g = world.graph
+    out: list[View] = []
+    for sign in renderer.signs[::stride]:
+        if sign.kind != "poi":
+            continue
+        d = np.hypot(*(g.xy - sign.centre[:2]).T)
+        front = [k for k in np.argsort(d)[:8] if 15.0 <= d[k] <= 90.0
+                 and float(np.dot(g.xy[k] - sign.centre[:2], sign.normal)) >= 0.5 * d[k]]
+        if not front:
+            continue
+        v = sign.centre[:2] - g.xy[front[0]]
+        out.append(View(int(front[0]), round(bearing_deg(float(v[0]), float(v[1])), 1), sign.name))
+        if len(out) >= n:
+            break
+    return out
+
+
+def squash(t) -> float:
+    """A sign's letters' width across the frame for their height (its lettering's top edge's horizontal extent
+    over its characters): about 0.7 for a sign seen square-on, less for one seen along its facade."""
+    return abs(t.quad[1][0] - t.quad[0][0]) / max(1, len(t.name)) / max(t.letter_px, 1e-6)
+
+
+# Letters at least this wide for their height count as facing the camera (a facade seen within ~65 degrees of square-on).
+FACING_SQUASH = 0.3
+GROUPS = {f"facing (squash >= {FACING_SQUASH})": lambda t: t.squash >= FACING_SQUASH,
+          f"aslant (squash < {FACING_SQUASH})": lambda t: t.squash < FACING_SQUASH}
+
+
+@dataclass(frozen=True)
+class Frame:
+    image: np.ndarray
+    intr: object
+    pose: object
+    truths: tuple[Truth, ...]
+    goal: str
+
+
+def frames_for(world, views: list[View], width: int, height: int, cfg_sup,
+               render: tuple[int, int] | None = None) -> tuple[list[Frame], list[float]]:
+    """The views drawn at `render` (default `width` x `height`), as `width` x `height` RGB frames, the truth from
+    the sensor's frame; and ms per render."""
+    import time
+
+    import cv2
+
+    from onboard.perception.camera_model import CameraIntrinsics, CameraPose
+    from sim.world.render import Camera, ViewRenderer
+
+    rw, rh = render or (width, height)
+    cam = replace(Camera.from_config(cfg_sup), width=rw, height=rh)
+    rnd = ViewRenderer(world, cam)
+    truth_rnd = rnd if (rw, rh) == SENSOR else ViewRenderer(world, replace(cam, width=SENSOR[0], height=SENSOR[1]))
+    intr = CameraIntrinsics.from_hfov(width, height, cam.fov_deg)
+    frames, ms = [], []
+    for v in views:
+        t0 = time.perf_counter()
+        img, truths = rnd.render_view(v.node, v.heading_deg)
+        ms.append((time.perf_counter() - t0) * 1e3)
+        if (rw, rh) != (width, height):
+            img = cv2.resize(img, (width, height), interpolation=cv2.INTER_AREA)
+        if truth_rnd is not rnd:
+            truths = truth_rnd.render_view(v.node, v.heading_deg)[1]
+        xy = world.graph.xy[v.node]
+        pose = CameraPose(north=float(xy[1]), east=float(xy[0]), down=-world.cruise_alt, yaw_deg=v.heading_deg,
+                          pitch_deg=cam.pitch_deg)
+        frames.append(Frame(cv2.cvtColor(img, cv2.COLOR_BGR2RGB), intr, pose,
+                            tuple(Truth(t.name, t.bearing_deg, t.distance_m, t.visible_fraction, t.letter_px, squash(t))
+                                  for t in truths),
+                            v.goal))
+    return frames, ms
+
+
+def bench_setting(world, views: list[View], setting: Setting, cfg) -> dict[str, object]:
+    """Render the views for one setting and score the reader on them."""
+    from onboard.inference.reading_bench import evaluate_reading
+    from onboard.perception.text_reader import open_text_reader
+
+    frames, render_ms = frames_for(world, views, setting.width, setting.height, cfg.supervisor, setting.render)
+    inf = replace(cfg.inference, text_det_max_side=setting.det_max_side, text_threads=1,
+                  providers=("CPUExecutionProvider",))
+    reader = open_text_reader(inf)
+    reader.read(frames[0].image)  # warm-up
+    names = sorted({t.name for f in frames for t in f.truths} | {lm.name for lm in world.landmarks})
+    res = evaluate_reading(reader, frames, names, goal_min_confidence=cfg.inference.text_goal_min_confidence,
+                           gazetteer=[lm.name for lm in world.landmarks], resolvable_px=RESOLVABLE_SENSOR_PX,
+                           groups=GROUPS)
+    return {"setting": str(setting), "frame": [setting.width, setting.height], "text_det_max_side": setting.det_max_side,
+            "render_ms_per_view_p50": float(np.percentile(render_ms, 50)), **res}
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="aerie bench reading", description=__doc__.split("\n")[0])
+    p.add_argument("--setting", action="append", default=[],
+                   help="[RWxRH>]WxH@DET: frame size (drawn at RWxRH and scaled down to it) and text_det_max_side (repeatable; default 960x540@960 and 1920x1080@1152)")
+    p.add_argument("--views", type=int, default=40, help="views (one per chosen shop sign)")
+    p.add_argument("--config", help="config file (supervisor.camera_*, world_camera, inference.text_*)")
+    p.add_argument("--json", help="write the results here")
+    args = p.parse_args(argv)
+
+    from onboard.config import load_config
+    from sim.world.cache import load_world
+    from sim.world.render import Camera, ViewRenderer
+
+    cfg = load_config(args.config)
+    world = load_world(None)
+    settings = [Setting.parse(s) for s in (args.setting or ["960x540@960", "1920x1080@1152"])]
+    views = choose_views(world, ViewRenderer(world, replace(Camera.from_config(cfg.supervisor), width=SENSOR[0],
+                                                            height=SENSOR[1])), args.views)
+    out: dict[str, object] = {"views": [[v.node, v.heading_deg, v.goal] for v in views],
+                              "scored": f"signs >= {RESOLVABLE_SENSOR_PX:g} px lettering in the 1920x1080 frame, 90 % unhidden",
+                              "settings": []}
+    for s in settings:
+        print(f"bench reading {s} on {len(views)} views ...", file=sys.stderr)
+        r = bench_setting(world, views, s, cfg)
+        out["settings"].append(r)
+        print(f"{s}: recall {r['name_recall']:.3f} ({r['name_resolvable_signs']} signs), by distance "
+              f"{r['name_recall_by_band_m']}, by letter px {r['name_recall_by_letter_px']}, {r['name_recall_by_group']}; name precision {r['name_precision']}, goal precision "
+              f"{r['goal_name_precision']}; detect {r['text_detect_p50_ms']:.0f} + recognise {r['text_recognise_p50_ms']:.0f} "
+              f"= {r['text_p50_ms_per_view']:.0f} ms/view p50 (CPU {r['text_cpu_p50_ms_per_view']:.0f} ms)", file=sys.stderr)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1, default=float)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
