@@ -15,10 +15,10 @@ import cv2
 import numpy as np
 import pytest
 
-from onboard.map.compass import bearing_deg
 from onboard.perception.camera_model import CameraIntrinsics
 from onboard.perception.camera_sightings import (CameraReader, CameraView, FusionSettings, PerceptionUnavailable,
                                                  SightingFusion, open_reader)
+from tests.perception._sign_views import facing_views
 
 GAZETTEER_SAMPLE = 50
 
@@ -30,24 +30,10 @@ def _scene():
 
     world = helsinki()
     rnd = ViewRenderer(world)
-    g = world.graph
-    landmarks = {lm.name for lm in world.landmarks}
-    for sign in rnd.signs:
-        if sign.kind != "poi" or sign.name in landmarks or sum(ch.isalpha() for ch in sign.name) < 8 or not sign.name.isascii():
-            continue
-        d = np.hypot(*(g.xy - sign.centre[:2]).T)
-        # the nearest waypoint 30-60 m in front of the facade, if any: one frame per sign (nearer, a sign
-        # at street level is below the frame of a camera 25 m up pitched 15 degrees down)
-        front = [n for n in np.argsort(d)[:8] if 30.0 <= d[n] <= 60.0
-                 and float(np.dot(g.xy[n] - sign.centre[:2], sign.normal)) >= 0.5 * d[n]]
-        if not front:
-            continue
-        node = int(front[0])
-        v = sign.centre[:2] - g.xy[node]
-        heading = bearing_deg(float(v[0]), float(v[1]))
-        img, truths = rnd.render_view(node, heading)
-        t = next((t for t in truths if t.name == sign.name and t.kind == "poi"), None)
-        if t is not None and t.visible_fraction >= 0.9 and t.letter_px >= 10.0 * rnd.cam.width / 960:
+    # the nearest waypoint 30-60 m in front of the facade: one frame per sign (nearer, a sign at street level
+    # is below the frame of a camera 25 m up pitched 15 degrees down)
+    for _sign, node, heading, img, t in facing_views(world, rnd, 30.0, 60.0, ascii_only=True):
+        if t.visible_fraction >= 0.9 and t.letter_px >= 10.0 * rnd.cam.width / 960:
             return world, rnd, node, heading, img, t
     pytest.skip("no shop sign in this world fits the rule")
 

@@ -14,13 +14,12 @@ import functools
 from dataclasses import replace
 
 import cv2
-import numpy as np
 import pytest
 
-from onboard.map.compass import bearing_deg
 from onboard.perception.camera_model import CameraIntrinsics
 from onboard.perception.camera_sightings import CameraReader, CameraView
 from onboard.perception.name_matching import match_name
+from tests.perception._sign_views import facing_views
 
 
 @functools.lru_cache(maxsize=1)
@@ -43,21 +42,8 @@ def _scene(text_reader):
     full = ViewRenderer(world)
     assert (full.cam.width, full.cam.height) == (1920, 1080)
     half = ViewRenderer(world, replace(full.cam, width=960, height=540))
-    g, landmarks = world.graph, {lm.name for lm in world.landmarks}
-    for sign in full.signs:
-        if sign.kind != "poi" or sign.name in landmarks or sum(ch.isalpha() for ch in sign.name) < 8:
-            continue
-        d = np.hypot(*(g.xy - sign.centre[:2]).T)
-        front = [n for n in np.argsort(d)[:8] if 20.0 <= d[n] <= 60.0
-                 and float(np.dot(g.xy[n] - sign.centre[:2], sign.normal)) >= 0.5 * d[n]]
-        if not front:
-            continue
-        node = int(front[0])
-        v = sign.centre[:2] - g.xy[node]
-        heading = bearing_deg(float(v[0]), float(v[1]))
-        img, truths = full.render_view(node, heading)
-        t = next((t for t in truths if t.name == sign.name and t.kind == "poi"), None)
-        if t is None or t.visible_fraction < 0.9 or not 12.0 <= t.letter_px <= 16.0:
+    for sign, node, heading, img, t in facing_views(world, full, 20.0, 60.0):
+        if t.visible_fraction < 0.9 or not 12.0 <= t.letter_px <= 16.0:
             continue
         small, _ = half.render_view(node, heading)
         if any(match_name(r.text, r.confidence, [sign.name]) for r in _half_reader().read(cv2.cvtColor(small, cv2.COLOR_BGR2RGB))):
