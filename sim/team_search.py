@@ -120,11 +120,11 @@ class TeamMember:
             self.findings.publish(self.inner.agent.findings(MAX_ITEMS), self.home, f"team-{self.index}")
             frame = self.findings.outgoing()
             if frame is not None:
-                wire = pack(replace(frame, seq=observation.step + 1))
+                heard = unpack(pack(replace(frame, seq=observation.step + 1)), max_bytes=FRAME_BYTES)
                 self.frames_sent += 1
                 for other in self.team:
                     if other is not self:
-                        other.findings.take(unpack(wire, max_bytes=FRAME_BYTES))
+                        other.findings.take(heard)
                         other.frames_taken += 1
         if a.kind != "move":  # no flight follows an arrival (a look-up advances the clock in the mover)
             self.conductor.advance(self.index, 0.0)

@@ -262,11 +262,10 @@ class WorkingMemory:
                                for x in found.landmarks if not self.goal.names_goal(x.name)}
         self.peer_looked_from = [np.array(p, dtype=float) for p in found.looked_from]
         goal_signs = [np.array(xy, dtype=float) for name, xy in found.signs if self.goal.names_goal(name)]
-        self._changed()
+        self._changed()  # the estimate below must see the new landmarks; the goal sign changes no cache
         est = self.estimate() if goal_signs else None
         self.peer_goal = (None if not goal_signs else goal_signs[0] if est is None
                           else min(goal_signs, key=lambda p: float(np.hypot(*(p - est.xy)))))
-        self._changed()
         return True
 
     def observe(self, step: int, position: np.ndarray, landmarks: tuple[LandmarkSighting, ...]) -> None:
@@ -468,7 +467,7 @@ class WorkingMemory:
         """Where to go: the goal itself once read, else a standing prior, else the description's estimate."""
         if self.goal_fix is not None:
             return self.goal_fix
-        prior = self.prior if self.frames or self.peer_goal is not None else None
+        prior = self.prior
         if prior is not None:
             return prior
         est = self.estimate()
