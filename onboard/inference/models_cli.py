@@ -99,12 +99,12 @@ def _import(args, cfg, manifest, directory) -> int:
 
 def _quantize(args, cfg, manifest, directory) -> int:
     from onboard.inference.manifest import record_local_checksum, sha256_file
-    from onboard.inference.quantize import quantize_model
+    from onboard.inference.quantize import calibration_for, quantize_model
 
     spec = manifest.get(args.name)
     base = manifest.get(spec.source["from"])
     out = directory / spec.file
-    print(quantize_model(directory / base.file, out, op_types=spec.source.get("op_types")))
+    print(quantize_model(directory / base.file, out, **calibration_for(spec.source)))
     record_local_checksum(directory, spec.file, sha256_file(out))
     if spec.task == "detector" and base.name.startswith("ssdlite"):
         from onboard.inference.benchmark import ssdlite_agreement

@@ -91,14 +91,14 @@ def _prepare_one(manifest: Manifest, spec: ModelSpec, directory: Path, log) -> P
     if kind == "tf2onnx-package":
         return _tf2onnx_package(spec, directory, log)
     if kind == "quantize":
-        from onboard.inference.quantize import quantize_model
+        from onboard.inference.quantize import calibration_for, quantize_model
 
         base = manifest.get(spec.source["from"])
         base_path = directory / base.file
         if not base_path.exists():
             return Prepared(spec.name, "skipped", f"{base.name} is not prepared")
         out = directory / spec.file
-        report = quantize_model(base_path, out, op_types=spec.source.get("op_types"))
+        report = quantize_model(base_path, out, **calibration_for(spec.source))
         record_local_checksum(directory, spec.file, sha256_file(out))
         return Prepared(spec.name, "made", f"{out} ({report})")
     if kind == "user-file":

@@ -7,6 +7,12 @@ in names long enough to bear one, only where the read is closer to one name
 than to any other. The two readers must agree: a name the operator typed and a
 sign that spells it must meet whatever the operator's case or accents.
 
+Spaces and punctuation inside a name are not letters a reader can misread but
+gaps it may not see: tight lettering comes out as "RavintolalaivaMSMaria" and a
+slash or an apostrophe is dropped as often as kept. A read that spells a name
+letter for letter once both lose everything but letters and digits is that
+name, exactly (two real names that differ only in their gaps are one business).
+
 An exact read and a near read are kept apart. A read one slip from a known name
 may be a misread letter, or a different shop ("Alepa Kalio"); it is reported
 as close to that name, with its confidence lowered, and never locks the goal.
@@ -25,6 +31,7 @@ from onboard.perception.types import TextSighting
 # Confidence kept per slip of a near read.
 SLIP_FACTOR = 0.5
 _EDGE = re.compile(r"^[^\w]+|[^\w]+$")
+_GAPS = re.compile(r"[\W_]+")
 
 
 @dataclass(frozen=True)
@@ -56,8 +63,15 @@ def match_name(text: str, confidence: float, names: Iterable[str]) -> NameMatch 
     for name, k in keyed.items():
         if k == read:
             return NameMatch(name, 0, confidence)
-    near = sorted((edit_distance(read, k, tolerance(name)), name) for name, k in keyed.items()
-                  if tolerance(name) and k[0] == read[0])
+    letters = _GAPS.sub("", read)
+    if len(letters) < 3:
+        return None
+    compact = {n: _GAPS.sub("", k) for n, k in keyed.items()}
+    for name, k in compact.items():
+        if k == letters:
+            return NameMatch(name, 0, confidence)
+    near = sorted((edit_distance(letters, k, tolerance(name)), name) for name, k in compact.items()
+                  if tolerance(name) and k and k[0] == letters[0])
     near = [(d, n) for d, n in near if d <= tolerance(n)]
     if near and (len(near) == 1 or near[0][0] < near[1][0]):  # as close to two names: neither
         slips, name = near[0]

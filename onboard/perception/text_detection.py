@@ -55,6 +55,14 @@ def input_size(width: int, height: int, max_side: int) -> tuple[int, int]:
     return max(32, int(round(width * scale / 32)) * 32), max(32, int(round(height * scale / 32)) * 32)
 
 
+def db_input(image: np.ndarray, max_side: int) -> np.ndarray:
+    """An RGB frame as the detector's (1, 3, H, W) input; INT8 calibration feeds it the same way."""
+    check_image(image)
+    w, h = input_size(image.shape[1], image.shape[0], max_side)
+    resized = cv2.resize(image, (w, h), interpolation=cv2.INTER_LINEAR)
+    return normalise_nchw(resized[:, :, ::-1], MEAN, STD, scale=1.0 / 255.0)
+
+
 def order_corners(pts: np.ndarray) -> np.ndarray:
     """Corners as top-left, top-right, bottom-right, bottom-left (recognition crops in that order)."""
     pts = pts[np.argsort(pts[:, 0])]
@@ -84,10 +92,7 @@ class DbTextDetector:
         self.min_height_px = min_height_px
 
     def preprocess(self, image: np.ndarray) -> np.ndarray:
-        check_image(image)
-        w, h = input_size(image.shape[1], image.shape[0], self.max_side)
-        resized = cv2.resize(image, (w, h), interpolation=cv2.INTER_LINEAR)
-        return normalise_nchw(resized[:, :, ::-1], MEAN, STD, scale=1.0 / 255.0)
+        return db_input(image, self.max_side)
 
     def probability_map(self, image: np.ndarray) -> np.ndarray:
         return self.session.run({self.input_name: self.preprocess(image)})[0][0, 0]

@@ -36,15 +36,27 @@ def rgb():
     return load
 
 
-@pytest.fixture(scope="module")
-def text_reader():
-    """The PP-OCRv5 reader on the prepared model files, CPU, one thread (as on a busy CI box)."""
+def _reader(det_model: str | None = None):
     from dataclasses import replace
 
     from onboard.perception.text_reader import open_text_reader
 
-    _prepared("ppocrv5-det")
-    _prepared("ppocrv5-rec")
     cfg = replace(InferenceConfig(), providers=("CPUExecutionProvider",), text_threads=1)
+    if det_model:
+        cfg = replace(cfg, text_det_model=det_model)
+    _prepared(cfg.text_det_model)
+    _prepared(cfg.text_rec_model)
     directory = model_dir(os.environ.get("AERIE_MODEL_DIR") or cfg.model_dir)
     return open_text_reader(cfg, directory)
+
+
+@pytest.fixture(scope="module")
+def text_reader():
+    """The PP-OCRv5 reader as configured (its INT8 detector) on the prepared files, CPU, one thread (a busy CI box)."""
+    return _reader()
+
+
+@pytest.fixture(scope="module")
+def text_reader_fp32():
+    """The same reader with the fp32 detector the INT8 one is made from."""
+    return _reader("ppocrv5-det")

@@ -112,7 +112,7 @@ def test_a_corrupted_reader_model_is_named(tmp_path):
 
     cfg = replace(InferenceConfig(), providers=("CPUExecutionProvider",), text_threads=1)
     src = model_dir(os.environ.get("AERIE_MODEL_DIR") or cfg.model_dir)
-    for name in ("ppocrv5_det.onnx", "ppocrv5_rec.onnx", "ppocrv5_dict.txt"):
+    for name in ("ppocrv5_det.int8.onnx", "ppocrv5_rec.onnx", "ppocrv5_dict.txt", "checksums.yaml"):
         if not (src / name).exists():
             pytest.skip(f"{src / name} is absent (run `make models`)")
         shutil.copyfile(src / name, tmp_path / name)

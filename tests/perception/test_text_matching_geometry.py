@@ -26,6 +26,18 @@ def test_case_and_diacritics_aside_the_name_is_exact():
     assert match_name('"alepa töölö".', 0.9, NAMES).slips == 0
 
 
+def test_gaps_the_reader_did_not_see_are_no_slips():
+    names = ["Ravintolalaiva M/S Maria", "H&M", "Robert's Coffee", "Alepa Kallio"]
+    assert match_name("RavintolalaivaMSMaria", 0.9, names) == match_name("Ravintolalaiva M/S Maria", 0.9, names)
+    assert match_name("RavintolalaivaMSMaria", 0.9, names).slips == 0
+    assert match_name("Roberts Coffee", 0.9, names).name == "Robert's Coffee"
+    assert match_name("H&M", 0.9, names).slips == 0  # two letters once compacted: matched as written only
+    assert match_name("HM", 0.9, names) is None
+    # a wrong letter is still a slip, gaps or not: near, never exact
+    m = match_name("AlepaKallia", 0.9, names)
+    assert m.name == "Alepa Kallio" and m.slips == 1
+
+
 def test_one_slip_is_near_and_costs_confidence():
     m = match_name("Alepa Kalio", 0.9, NAMES)
     assert m.name == "Alepa Kallio" and m.slips == 1 and m.confidence < 0.9

@@ -89,3 +89,15 @@ def test_rejects_a_non_image(text_reader):
 
     with pytest.raises(PerceptionError):
         text_reader.read(np.zeros((10, 10), np.float32))
+
+
+def test_the_fp32_detector_it_is_made_from_reads_the_same_goal(text_reader, text_reader_fp32):
+    """The INT8 detector (the default) and its fp32 original lock the same goal at the same bearing."""
+    f = frame([SignSpec(GOAL, 48.0, 30.0, letter_m=1.0, facing_deg=15.0),
+               SignSpec("Tavastia", 10.0, 35.0, letter_m=1.0, facing_deg=-20.0)])
+    locks = [goal_sightings(r.sightings(f.image, f.intr, f.pose, NAMES), goal_for(GOAL, ["Kiasma"]), 0.8)
+             for r in (text_reader, text_reader_fp32)]
+    assert [len(x) for x in locks] == [1, 1]
+    assert _angle(locks[0][0].bearing_deg, locks[1][0].bearing_deg) <= 0.5
+    assert text_reader.detector.session.path.name == "ppocrv5_det.int8.onnx"
+    assert text_reader_fp32.detector.session.path.name == "ppocrv5_det.onnx"
