@@ -180,6 +180,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--views", type=int, default=40, help="views (one per chosen shop sign)")
     p.add_argument("--config", help="config file (supervisor.camera_*, world_camera, inference.text_*)")
     p.add_argument("--json", help="write the results here")
+    p.add_argument("--goals", metavar="TASKS",
+                   help="instead: for each task of this file, can its goal's sign be read from any waypoint at all "
+                        "(sim/goal_sign_reach.py; no model runs)")
+    p.add_argument("--pitches", help="with --goals: camera pitches to try, e.g. -15,-30,-45 (default: the configured one)")
     args = p.parse_args(argv)
 
     from onboard.config import load_config
@@ -188,6 +192,8 @@ def main(argv: list[str]) -> int:
 
     cfg = load_config(args.config)
     world = load_world(None)
+    if args.goals:
+        return _goals(world, cfg, args)
     settings = [Setting.parse(s) for s in (args.setting or ["960x540@960", "1920x1080@1152"])]
     views = choose_views(world, ViewRenderer(world, replace(Camera.from_config(cfg.supervisor), width=SENSOR[0],
                                                             height=SENSOR[1])), args.views)
@@ -205,6 +211,26 @@ def main(argv: list[str]) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1, default=float)
+    return 0
+
+
+def _goals(world, cfg, args) -> int:
+    from sim.benchmark.tasks import load_tasks
+    from sim.goal_sign_reach import reach_report
+    from sim.world.render import Camera, ViewRenderer
+
+    cam = replace(Camera.from_config(cfg.supervisor), width=SENSOR[0], height=SENSOR[1])
+    pitches = [float(x) for x in args.pitches.split(",")] if args.pitches else [cam.pitch_deg]
+    rnds = {p: ViewRenderer(world, replace(cam, pitch_deg=p)) for p in pitches}
+    rep = reach_report(world, rnds, load_tasks(args.goals)[1], cfg.supervisor.camera_reading.poi_range_m,
+                       RESOLVABLE_SENSOR_PX)
+    a = rep["any_pitch"]
+    print(f"{args.goals}: of {rep['tasks']} goals, {a['reachable']} readable from some waypoint within "
+          f"{rep['range_m']:g} m at pitch {'/'.join(f'{p:g}' for p in pitches)}, {a['unreadable']} seen only aslant, "
+          f"hidden or too small, {a['no_sign']} with no sign; per pitch {rep['per_pitch']}", file=sys.stderr)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"goals": args.goals, **rep}, f, indent=1, default=float)
     return 0
 
 
