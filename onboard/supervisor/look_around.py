@@ -4,7 +4,10 @@ With ``supervisor.perception: camera`` the agent's landmarks and POIs come
 from here only. At each waypoint the vehicle turns in place through
 ``camera_reading.views`` equal headings (`FlightExecutor.turn_to`: offboard,
 the envelope below it; the turns are flight time), starting with the one
-nearest its heading. For each it asks the world feed for a frame only
+nearest its heading, and at each takes a frame per gimbal pitch
+(``camera_reading.pitches_deg``; default the mounting pitch alone). The pitch
+goes with the frame request to the world feed, the camera stand-in; a vehicle
+points its gimbal instead (MAVSDK's gimbal plugin: not built here). For each it asks the world feed for a frame only
 (`WorldLink.frame`: rendered from the position and heading the autopilot
 *reports*, no sightings with it), reads it (`CameraReader`) and adds the reads
 to the flight's `SightingFusion`, placed from the reported position. Each frame
@@ -88,12 +91,17 @@ class LookAround:
         t0 = time.monotonic()
         views = self.cfg.camera_reading.views
         log: list[dict] = []
-        for k, hd in enumerate(ordered_headings(views, self.bridge.state.yaw_deg)):
-            turned = await self.executor.turn_to(hd, self.cfg.camera_reading.turn_tolerance_deg)
+        # (heading, gimbal pitch) of every frame: each heading's pitches taken before turning on
+        pitches = self.cfg.camera_reading.pitches_deg or (None,)
+        shots = [(hd, p) for hd in ordered_headings(views, self.bridge.state.yaw_deg) for p in pitches]
+        turned = False
+        for k, (hd, pitch) in enumerate(shots):
+            if pitch is None or pitch == pitches[0]:
+                turned = await self.executor.turn_to(hd, self.cfg.camera_reading.turn_tolerance_deg)
             s = self.bridge.state
             here = position_from_home(self.bridge)
             yaw = s.yaw_deg if math.isfinite(s.yaw_deg) else hd  # the reported heading: what the camera saw along
-            obs = await asyncio.to_thread(self.world.frame, s.lat, s.lon, yaw, max(1.0, s.rel_alt_m))
+            obs = await asyncio.to_thread(self.world.frame, s.lat, s.lon, yaw, max(1.0, s.rel_alt_m), pitch)
             rgb, why = frame_rgb(obs.image_png, self.cfg.camera_width, self.cfg.camera_height)
             if self.cfg.save_images and obs.image_png:
                 path = self.folder / "rgb_images" / f"rgb_timestep_{step:04d}{tag}_view{k}.png"
@@ -102,12 +110,14 @@ class LookAround:
             if why is not None:
                 self.bad_frames += 1
                 self.event("bad_frame", {"step": step, "view": k, "reason": why})
-            view = CameraView(rgb, yaw, here.east_m, here.north_m, -here.down_m, self.cfg.camera_pitch_deg, k)
+            view = CameraView(rgb, yaw, here.east_m, here.north_m, -here.down_m,
+                              self.cfg.camera_pitch_deg if pitch is None else pitch, k)
             read: ViewRead = await asyncio.to_thread(self.reader.read_view, view)
             if read.ok:
                 self.read_ms.append(read.timings_ms.get("total", float("nan")))
             self.fusion.add(step, view, read)
-            log.append({"view": k, "heading_deg": round(hd, 1), "reported_yaw_deg": round(yaw, 1), "turned": turned,
+            log.append({"view": k, "heading_deg": round(hd, 1), "reported_yaw_deg": round(yaw, 1),
+                        "pitch_deg": round(view.pitch_deg, 1), "turned": turned,
                         "frame": None if why else f"rgb_timestep_{step:04d}{tag}_view{k}.png", "bad_frame": why,
                         "timings_ms": {a: round(b, 1) for a, b in read.timings_ms.items()},
                         "reads": [sighting_json(x) for x in read.sightings]})

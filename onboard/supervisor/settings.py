@@ -28,6 +28,10 @@ class CameraReadingConfig:
     # Views of a look-around at each waypoint (the vehicle turns through them in equal steps from the
     # heading it flew; 5 x 72 degrees covers the circle with the 81-degree camera).
     views: int = ranged(5, 1, 36)
+    # Gimbal pitches (degrees, down negative) of the frames taken at each heading of the look-around;
+    # empty: the camera's mounting pitch (supervisor.camera_pitch_deg) alone. A street-level sign within
+    # ~25 m of a camera 25 m up is below a -15 degree frame: a second pitch of -45 sees it.
+    pitches_deg: tuple[float, ...] = ()
     # Each turn of the look-around is done within this many degrees of its heading.
     turn_tolerance_deg: float = ranged(5.0, 0.5, 45.0)
     # Reads of one name this close together (m) are one sign.
@@ -43,6 +47,10 @@ class CameraReadingConfig:
     # Names read no farther than this (m) that are neither the goal nor a landmark reach the agent as
     # names seen close by (the oracle's POI range).
     poi_range_m: float = ranged(60.0, 1.0, 1000.0)
+
+    def __post_init__(self) -> None:
+        if len(self.pitches_deg) > 4 or not all(-90.0 <= p <= 90.0 for p in self.pitches_deg):  # NaN fails too
+            raise ValueError(f"camera_reading.pitches_deg must be at most 4 pitches within -90..90, not {self.pitches_deg}")
 
     def fusion(self):
         from onboard.perception.camera_sightings import FusionSettings

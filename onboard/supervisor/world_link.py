@@ -134,18 +134,27 @@ class WorldLink:
             request["altitude"] = float(altitude_m)
         return self._observed(request, altitude_m)
 
-    def frame(self, lat: float, lon: float, heading: float, camera_alt_m: float) -> WorldObservation:
+    def frame(self, lat: float, lon: float, heading: float, camera_alt_m: float,
+              pitch_deg: float | None = None) -> WorldObservation:
         """A camera frame only: rendered from exactly this position, heading and height, no sightings with it.
 
         What camera perception asks for (`supervisor.perception: camera`): the feed is then a camera and
-        nothing else; the reply's landmarks and POIs are empty, its ``image_png`` the frame.
+        nothing else; the reply's landmarks and POIs are empty, its ``image_png`` the frame. `pitch_deg`:
+        the gimbal's pitch for this frame (None: the camera's mounting pitch); a feed that does not
+        echo it did not honour it, and is refused.
         """
         request = {"op": "observe", "lat": lat, "lon": lon, "heading": heading, "node": None, "image": True,
                    "sightings": False, "camera_alt": float(camera_alt_m)}
-        obs = self._observed(request, None)
+        if pitch_deg is not None:
+            request["camera_pitch"] = float(pitch_deg)
+        reply = self._ask(request)
+        obs = parse_observation(reply)
         if obs.landmarks or obs.pois:
             raise WorldLinkError(f"observation server {self.endpoint} sent sightings with a frame-only request "
                                  "(a world feed without the sightings flag?)")
+        if pitch_deg is not None and reply.get("camera_pitch") != float(pitch_deg):
+            raise WorldLinkError(f"observation server {self.endpoint} answered a frame at pitch {pitch_deg:g} with "
+                                 f"{reply.get('camera_pitch')!r} (a world feed without gimbal pitch?)")
         return obs
 
     def _observed(self, request: dict, altitude_m: float | None) -> WorldObservation:

@@ -8,9 +8,13 @@ camera's altitude, read by PP-OCRv5 and placed by `CameraReader`
 the episode into the step's sightings. Nothing of the oracle reaches the agent:
 the oracle only judges success (`episode.is_success`).
 
+With ``camera_reading.pitches_deg`` the gimbal takes a frame at each of those
+pitches at every heading (a second ring below the first, for the signs at
+street level close by).
+
 Rendering and reading a view costs about half a second on this CPU, and a
 waypoint is often visited in many episodes: reads are kept per (node, heading,
-altitude) for the whole run (`ViewMemo`), so a repeated view costs nothing.
+altitude, pitch) for the whole run (`ViewMemo`), so a repeated view costs nothing.
 Each step's perception time (what it cost, and what it would have cost without
 the memo) goes into the episode record. The turns cost flight time:
 `look_around_seconds` (a full circle at PX4's automatic yaw rate and a pause
@@ -20,7 +24,7 @@ per view).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -38,18 +42,19 @@ SETTLE_S_PER_VIEW = 0.5
 
 
 def look_around_seconds(views: int) -> float:
-    """Flight time of one look-around: a full circle in yaw and a pause per view."""
+    """Flight time of one look-around: a full circle in yaw and a pause per view (per frame: a gimbal
+    that takes two pitches at a heading pauses twice)."""
     return 360.0 / YAW_RATE_DEG_S + views * SETTLE_S_PER_VIEW
 
 
 @dataclass
 class ViewMemo:
-    """Lines read per (node, heading, altitude) for a whole run, with what rendering and reading them cost.
+    """Lines read per (node, heading, altitude, pitch) for a whole run, with what rendering and reading them cost.
 
     The raw reads are kept, not the named sightings: which names matter differs per episode.
     """
 
-    reads: dict[tuple[int, float, float], tuple[list, float]] = field(default_factory=dict)
+    reads: dict[tuple[int, float, float, float], tuple[list, float]] = field(default_factory=dict)
     hits: int = 0
     misses: int = 0
     read_ms: list[float] = field(default_factory=list)  # reader time (detect + recognise) of each view read
@@ -73,6 +78,9 @@ class CameraBench:
         cam = self.renderer.cam
         self.intr = CameraIntrinsics.from_hfov(cam.width, cam.height, cam.fov_deg)
         self.pitch = cam.pitch_deg
+        # the gimbal's pitches at each heading (one renderer each; the mounting pitch's is the one above)
+        self.renderers = {p: self.renderer if p == cam.pitch_deg else ViewRenderer(world, replace(cam, pitch_deg=p))
+                          for p in (cfg.camera_reading.pitches_deg or (cam.pitch_deg,))}
         self.gazetteer = [lm.name for lm in world.landmarks]
         # With the onboard map: its building footprints range what is read (the map the drone carries).
         self.ranger = FootprintRanger(b.footprint for b in world.city.buildings) if use_map else None
@@ -89,15 +97,16 @@ class CameraBench:
         reader = CameraReader(self.reader, self.intr, self.gazetteer, names, self.ranger, self.settings)
         return CameraEpisode(self, reader, SightingFusion(self.gazetteer, names, self.settings, goal.names_goal), names)
 
-    def lines(self, node: int, heading: float, altitude: float) -> tuple[list, float, float]:
+    def lines(self, node: int, heading: float, altitude: float, pitch: float | None = None) -> tuple[list, float, float]:
         """(lines read in the view, ms it cost now: 0 for a memo hit, ms it cost when read)."""
-        key = (int(node), round(float(heading), 1), round(float(altitude), 1))
+        pitch = self.pitch if pitch is None else pitch
+        key = (int(node), round(float(heading), 1), round(float(altitude), 1), round(float(pitch), 1))
         hit = self.memo.reads.get(key)
         if hit is not None:
             self.memo.hits += 1
             return hit[0], 0.0, hit[1]
         t0 = time.perf_counter()
-        bgr, _truth = self.renderer.render_view(node, heading, altitude)  # the truth stays here: the judge's only
+        bgr, _truth = self.renderers[pitch].render_view(node, heading, altitude)  # the truth stays here: the judge's only
         t1 = time.perf_counter()
         reads = self.reader.read(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
         t2 = time.perf_counter()
@@ -129,17 +138,20 @@ class CameraEpisode:
         xy = b.world.graph.xy[node]
         spent = full = 0.0
         t0 = time.perf_counter()
-        for k, hd in enumerate(look_around_headings(0.0, views)):
-            lines, cost, cost_once = b.lines(node, hd, alt)
-            spent += cost
-            full += cost_once
-            view = CameraView(None, hd, float(xy[0]), float(xy[1]), alt, b.pitch, k)
-            self.fusion.add(step, view, self.reader.place(lines, view))
+        k = 0
+        for hd in look_around_headings(0.0, views):
+            for pitch in b.renderers:
+                lines, cost, cost_once = b.lines(node, hd, alt, pitch)
+                spent += cost
+                full += cost_once
+                view = CameraView(None, hd, float(xy[0]), float(xy[1]), alt, pitch, k)
+                self.fusion.add(step, view, self.reader.place(lines, view))
+                k += 1
         lms, pois = self.fusion.sightings(step, float(xy[0]), float(xy[1]))
         elapsed = (time.perf_counter() - t0) * 1e3  # rendering and reading the views not in the memo, fusion
         self.step_ms.append(elapsed)
         self.step_ms_unmemoised.append(full + max(0.0, elapsed - spent))
-        self.look_around_s += look_around_seconds(views)
+        self.look_around_s += look_around_seconds(k)
         if altitude is not None:  # from above (a look-up) names are not read: landmarks only
             pois = ()
         return ([LandmarkSighting(s.name, s.bearing, s.distance) for s in lms],

@@ -30,7 +30,10 @@ a finite number within `ALTITUDE_RANGE_M` is a malformed request.
 landmarks or POIs in the reply, and the frame rendered from the reported
 position itself (not its waypoint) at ``camera_alt`` metres (default the
 cruise altitude) along ``heading``, so the picture is what a camera there would
-take, an off-waypoint drone and all.
+take, an off-waypoint drone and all. ``camera_pitch`` (degrees, -90..90,
+optional) is the gimbal's pitch for that frame (default: the camera's
+mounting pitch); the reply echoes it, so a client that asked can tell a server
+that predates the field.
 
 ``node`` is the waypoint the supervisor flew to; it is used when the reported
 position is within `SNAP_TOLERANCE_M` of it, otherwise the nearest waypoint
@@ -160,6 +163,7 @@ class WorldObservationServer:
         if not isinstance(sightings, bool):
             raise ValueError("sightings must be true or false")
         camera_alt = camera_altitude(req.get("camera_alt"))
+        pitch = gimbal_pitch(req.get("camera_pitch"))
         g = self.world.graph
         y, x = ned_from_geo(self.world.origin, lat, lon)
         node = req.get("node")
@@ -182,19 +186,22 @@ class WorldObservationServer:
                 for p in self.perception.pois_at(node)],
             "image_png": None,
             "altitude_m": altitude,
+            "camera_pitch": None,
         }
         self.counters.moves_offered += len(reply["moves"])
         if req.get("image"):
             eye = None
             if not sightings:  # a camera's frame: from where the vehicle says it is
                 eye = np.array([x, y, self.world.cruise_alt if camera_alt is None else camera_alt])
-            reply["image_png"] = self._render(node, heading, eye)
+                reply["camera_pitch"] = pitch
+            reply["image_png"] = self._render(node, heading, eye, pitch if eye is not None else None)
         return reply
 
-    def _render(self, node: int, heading: float, eye: np.ndarray | None = None) -> bytes:
+    def _render(self, node: int, heading: float, eye: np.ndarray | None = None, pitch: float | None = None) -> bytes:
         """The oblique view from the cruise altitude (also after a look-up: the vehicle is back down by then).
 
-        With `eye` (east, north, up m): the frame from exactly there, without any debug overlay.
+        With `eye` (east, north, up m): the frame from exactly there, without any debug overlay, at the
+        gimbal's `pitch` (None: the camera's own).
         """
         import cv2
 
@@ -202,12 +209,21 @@ class WorldObservationServer:
             self._renderer_built.join()
         if self._renderer is None:  # served without start() (handle() called directly), or the build failed
             self._build_renderer()
-        img = self._renderer.oblique(node, heading) if eye is None else self._renderer.render_at(eye, heading)[0]
+        img = self._renderer.oblique(node, heading) if eye is None else self._renderer.render_at(eye, heading, pitch)[0]
         ok, png = cv2.imencode(".png", np.ascontiguousarray(img))
         if not ok:
             raise RuntimeError("PNG encoding failed")
         self.counters.images += 1
         return png.tobytes()
+
+
+def gimbal_pitch(value: object) -> float | None:
+    """An observe request's ``camera_pitch``: None (the camera's own) or a number within -90..90 degrees."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not -90.0 <= value <= 90.0:  # NaN fails
+        raise ValueError(f"camera_pitch must be a number of degrees within -90..90 or null, not {value!r}")
+    return float(value)
 
 
 def camera_altitude(value: object) -> float | None:

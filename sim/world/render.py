@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -230,13 +230,15 @@ class ViewRenderer:
         alt = self.world.cruise_alt if altitude is None else float(altitude)
         return self.render_at(np.array([*self.world.graph.xy[node], alt]), heading)
 
-    def render_at(self, eye: np.ndarray, heading: float) -> tuple[np.ndarray, list[SignTruth]]:
+    def render_at(self, eye: np.ndarray, heading: float, pitch_deg: float | None = None
+                  ) -> tuple[np.ndarray, list[SignTruth]]:
         """The camera frame from `eye` (east, north, up metres) along `heading` (deg), and its signs' truth.
 
+        `pitch_deg`: the gimbal's pitch for this frame (None: the camera's own).
         The truth lists every sign warped into the frame, nearest first, hidden ones too (visible_fraction 0:
         a reader that misses them is not at fault, one that reads them is guessing).
         """
-        cam = self.cam
+        cam = self.cam if pitch_deg is None else replace(self.cam, pitch_deg=float(pitch_deg))
         eye = np.asarray(eye, dtype=float)
         fr = _Frame(cam, eye, heading, self._sky)
         R = cam.max_range_m * 1.5
@@ -250,7 +252,8 @@ class ViewRenderer:
             pts = fr.project(self._sign_pts[drawn])
             truths = [sign_truth(self.signs[k], p, eye, int(counts[k + 1]), (cam.width, cam.height))
                       for k, p in zip(drawn, pts)]
-        seed = name_hash(f"{eye[0]:.1f},{eye[1]:.1f},{eye[2]:.1f},{heading:.1f}", "view")
+        pose = f"{eye[0]:.1f},{eye[1]:.1f},{eye[2]:.1f},{heading:.1f}" + ("" if pitch_deg is None else f",{cam.pitch_deg:.1f}")
+        seed = name_hash(pose, "view")
         img = apply_camera(fr.img, blur_sigma_px=cam.blur_sigma_px, noise_sigma=cam.noise_sigma,
                            jpeg_quality=cam.jpeg_quality, seed=seed)
         return img, sorted(truths, key=lambda t: t.distance_m)

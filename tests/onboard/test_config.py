@@ -56,3 +56,13 @@ def test_malformed_yaml(tmp_path):
     f.write_text("link: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(f)
+
+
+def test_gimbal_pitches_are_range_checked(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("supervisor:\n  camera_reading:\n    pitches_deg: [-15, -45]\n")
+    assert load_config(f).supervisor.camera_reading.pitches_deg == (-15.0, -45.0)
+    for bad in ("[-15, .nan]", "[-95]", "[-10, -20, -30, -40, -50]"):
+        f.write_text(f"supervisor:\n  camera_reading:\n    pitches_deg: {bad}\n")
+        with pytest.raises(ConfigError, match="pitches_deg"):
+            load_config(f)

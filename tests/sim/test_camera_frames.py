@@ -58,6 +58,25 @@ def test_the_frame_is_taken_where_the_vehicle_reports_it_is(server):
 def test_a_bad_sightings_flag_or_camera_altitude_is_a_malformed_request(server):
     w = server.world
     lat, lon = (float(v) for v in w.graph.latlon[0])
-    for bad in ({"sightings": "no"}, {"camera_alt": -3.0}, {"camera_alt": float("nan")}, {"heading": float("inf")}):
+    for bad in ({"sightings": "no"}, {"camera_alt": -3.0}, {"camera_alt": float("nan")}, {"heading": float("inf")},
+                {"camera_pitch": float("nan")}, {"camera_pitch": -91.0}, {"camera_pitch": "down"}, {"camera_pitch": True}):
         with pytest.raises(ValueError):
             server.handle({"op": "observe", "lat": lat, "lon": lon, "heading": 0.0, "image": True, **bad})
+
+
+def test_the_gimbal_pitch_goes_with_the_frame_and_is_echoed(server):
+    """A frame asked at -45 degrees is another picture than at the mounting pitch, and says which it is."""
+    w = server.world
+    node = next(n for n in range(w.graph.n_nodes) if w.visible[n])
+    lat, lon = (float(v) for v in w.graph.latlon[node])
+    req = {"op": "observe", "lat": lat, "lon": lon, "heading": 45.0, "node": node, "image": True,
+           "sightings": False, "camera_alt": 25.0}
+    level, down = server.handle(req), server.handle({**req, "camera_pitch": -45.0})
+    assert level["camera_pitch"] is None and down["camera_pitch"] == -45.0
+    a, b = _decode(level["image_png"]).astype(int), _decode(down["image_png"]).astype(int)
+    assert np.abs(a - b).mean() > 5.0
+    # the top row is sky at the mounting pitch (above the roofs there), not looking 45 degrees down
+    from sim.world.render import SKY_TOP
+
+    sky = lambda img: np.abs(img[0].mean(axis=0) - np.array(SKY_TOP)).max() < 12  # noqa: E731
+    assert sky(a) and not sky(b)

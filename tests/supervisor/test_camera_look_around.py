@@ -65,12 +65,15 @@ def test_a_camera_flight_turns_through_the_views_reads_and_hands_the_agent_only_
     from onboard.supervisor.supervisor import Supervisor
     from sim.flight_rig import start_rig
 
-    _prepared("ppocrv5-det")
+    _prepared(AerieConfig().inference.text_det_model)
     _prepared("ppocrv5-rec")
     rig = start_rig("t019", world=world(), noise="perfect")
     try:
-        base = replace(AerieConfig(), supervisor=replace(AerieConfig().supervisor, use_memory=False,
-                                                         status_socket=False, perception="camera"))
+        sup_cfg = AerieConfig().supervisor
+        # two gimbal pitches at every heading: the mounting one and one below it
+        reading_cfg = replace(sup_cfg.camera_reading, pitches_deg=(-15.0, -45.0))
+        base = replace(AerieConfig(), supervisor=replace(sup_cfg, use_memory=False, status_socket=False,
+                                                         perception="camera", camera_reading=reading_cfg))
         cfg = rig.config(base, tmp_path / "vehicle")
         views = cfg.supervisor.camera_reading.views
         tol = cfg.supervisor.camera_reading.turn_tolerance_deg
@@ -79,14 +82,16 @@ def test_a_camera_flight_turns_through_the_views_reads_and_hands_the_agent_only_
         assert outcome.landed == "landed" and outcome.perception == "camera", outcome
         folder = Path(outcome.results_dir)
         reading = json.loads((folder / "reading_timestep_0000.json").read_text())
-        assert sorted(v["heading_deg"] for v in reading["views"]) == [360.0 * k / views for k in range(views)]
+        assert sorted(v["heading_deg"] for v in reading["views"]) == sorted(2 * [360.0 * k / views for k in range(views)])
+        assert sorted((v["heading_deg"], v["pitch_deg"]) for v in reading["views"]) == sorted(
+            (360.0 * k / views, p) for k in range(views) for p in (-15.0, -45.0))
         for v in reading["views"]:
             assert v["turned"], v
             assert _angle(v["reported_yaw_deg"], v["heading_deg"]) <= tol + 1.0, v
             assert (folder / "rgb_images" / f"rgb_timestep_0000_view{v['view']}.png").exists()
             assert v["bad_frame"] is None
         assert len(outcome.look_around_s) >= 1 and outcome.bad_frames == 0
-        assert len(outcome.read_ms) >= views
+        assert len(outcome.read_ms) >= 2 * views
         first = sup.agent.observations[0]
         assert [[s.name, s.bearing, s.distance] for s in first.landmarks] == reading["landmarks"]
         assert [[p.name, p.bearing, p.distance] for p in first.pois] == reading["pois"]

@@ -135,3 +135,33 @@ def test_a_server_without_look_ups_is_an_error_not_a_view_from_above():
         rep.close(0)
     with pytest.raises(WorldLinkError, match="altitude_m"):
         parse_observation({**old_reply, "altitude_m": float("nan")})
+
+
+def test_a_frame_at_a_gimbal_pitch_the_server_did_not_honour_is_refused():
+    """A world feed older than the pitch field sends the mounting pitch's frame; the link must say so."""
+    rep = zmq.Context.instance().socket(zmq.REP)
+    rep.setsockopt(zmq.LINGER, 0)
+    port = rep.bind_to_random_port("tcp://127.0.0.1")
+    old_reply = {"ok": True, "node": 1, "lat": 60.0, "lon": 24.0, "moves": [], "landmarks": [], "pois": [],
+                 "image_png": b"\x89PNG"}
+    asked = []
+
+    def serve(n: int) -> None:
+        for k in range(n):
+            if rep.poll(5000):
+                request = msgpack.unpackb(rep.recv(), raw=False)
+                asked.append(request.get("camera_pitch"))
+                rep.send(msgpack.packb({**old_reply, "camera_pitch": -45.0} if k == 1 else old_reply))
+
+    link = WorldLink(f"tcp://127.0.0.1:{port}", timeout_s=2.0)
+    server = threading.Thread(target=serve, args=(2,), daemon=True)
+    server.start()
+    try:
+        with pytest.raises(WorldLinkError, match="without gimbal pitch"):
+            link.frame(60.0, 24.0, 0.0, 25.0, pitch_deg=-45.0)
+        assert link.frame(60.0, 24.0, 0.0, 25.0, pitch_deg=-45.0).image_png == b"\x89PNG"
+    finally:
+        server.join(5)
+        link.close()
+        rep.close(0)
+    assert asked == [-45.0, -45.0]
