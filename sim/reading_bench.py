@@ -155,7 +155,7 @@ def frames_for(world, views: list[View], width: int, height: int, cfg_sup,
     return frames, ms
 
 
-def bench_setting(world, views: list[View], setting: Setting, cfg) -> dict[str, object]:
+def bench_setting(world, views: list[View], setting: Setting, cfg, use_map: bool = False) -> dict[str, object]:
     """Render the views for one setting and score the reader on them."""
     from onboard.inference.reading_bench import evaluate_reading
     from onboard.perception.text_reader import open_text_reader
@@ -168,9 +168,15 @@ def bench_setting(world, views: list[View], setting: Setting, cfg) -> dict[str, 
     names = sorted({t.name for f in frames for t in f.truths} | {lm.name for lm in world.landmarks})
     res = evaluate_reading(reader, frames, names, goal_min_confidence=cfg.inference.text_goal_min_confidence,
                            gazetteer=[lm.name for lm in world.landmarks], resolvable_px=RESOLVABLE_SENSOR_PX,
-                           groups=GROUPS)
+                           groups=GROUPS, ranger=_ranger(world) if use_map else None)
     return {"setting": str(setting), "frame": [setting.width, setting.height], "text_det_max_side": setting.det_max_side,
             "render_ms_per_view_p50": float(np.percentile(render_ms, 50)), **res}
+
+
+def _ranger(world):
+    from onboard.perception.text_range import FootprintRanger
+
+    return FootprintRanger([b.footprint for b in world.city.buildings], [b.height for b in world.city.buildings])
 
 
 def main(argv: list[str]) -> int:
@@ -180,6 +186,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--views", type=int, default=40, help="views (one per chosen shop sign)")
     p.add_argument("--config", help="config file (supervisor.camera_*, world_camera, inference.text_*)")
     p.add_argument("--json", help="write the results here")
+    p.add_argument("--map", action="store_true", help="range the reads with the onboard map's footprints")
     p.add_argument("--goals", metavar="TASKS",
                    help="instead: for each task of this file, can its goal's sign be read from any waypoint at all "
                         "(sim/goal_sign_reach.py; no model runs)")
@@ -202,12 +209,14 @@ def main(argv: list[str]) -> int:
                               "settings": []}
     for s in settings:
         print(f"bench reading {s} on {len(views)} views ...", file=sys.stderr)
-        r = bench_setting(world, views, s, cfg)
+        r = bench_setting(world, views, s, cfg, use_map=args.map)
         out["settings"].append(r)
         print(f"{s}: recall {r['name_recall']:.3f} ({r['name_resolvable_signs']} signs), by distance "
               f"{r['name_recall_by_band_m']}, by letter px {r['name_recall_by_letter_px']}, {r['name_recall_by_group']}; name precision {r['name_precision']}, goal precision "
               f"{r['goal_name_precision']}; detect {r['text_detect_p50_ms']:.0f} + recognise {r['text_recognise_p50_ms']:.0f} "
-              f"= {r['text_p50_ms_per_view']:.0f} ms/view p50 (CPU {r['text_cpu_p50_ms_per_view']:.0f} ms)", file=sys.stderr)
+              f"= {r['text_p50_ms_per_view']:.0f} ms/view p50 (CPU {r['text_cpu_p50_ms_per_view']:.0f} ms); range error p50/p90 "
+              + ", ".join(f"{k[len('range_error_p50_m_'):]} {r[k]:.1f}/{r['range_error_p90_m_' + k[len('range_error_p50_m_'):]]:.1f} m"
+                          for k in r if k.startswith("range_error_p50_m_")), file=sys.stderr)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1, default=float)

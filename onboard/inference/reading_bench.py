@@ -52,10 +52,11 @@ def _angle(a: float, b: float) -> float:
 
 def evaluate_reading(reader, frames: Iterable, names: list[str], *, goal_min_confidence: float = 0.8,
                      gazetteer: list[str] | None = None, resolvable_px: float = RESOLVABLE_PX,
-                     groups: dict[str, Callable[[object], bool]] | None = None) -> dict[str, object]:
+                     groups: dict[str, Callable[[object], bool]] | None = None, ranger=None) -> dict[str, object]:
     """`resolvable_px`: the least lettering scored, in the truth's pixels (`SignTruth.letter_px`); a bench that
     compares frame sizes gives its truth in one frame size so every setting is scored on the same signs.
-    `groups`: name -> which scored signs belong to it, for a recall per group (a cause of misses, told apart)."""
+    `groups`: name -> which scored signs belong to it, for a recall per group (a cause of misses, told apart).
+    `ranger` (`FootprintRanger`): range reads with the map's footprints, as a vehicle carrying a map does."""
     groups = groups or {}
     gazetteer = gazetteer or ["Kiasma"]
     goals: dict[str, object] = {}
@@ -76,7 +77,7 @@ def evaluate_reading(reader, frames: Iterable, names: list[str], *, goal_min_con
     for frame in frames:
         frames_n += 1
         c0 = time.process_time()
-        seen = reader.sightings(frame.image, frame.intr, frame.pose, names)
+        seen = reader.sightings(frame.image, frame.intr, frame.pose, names, ranger=ranger)
         cpu.append((time.process_time() - c0) * 1e3)
         det.append(reader.timings_ms["detect"])
         rec.append(reader.timings_ms["recognise"])

@@ -4,7 +4,8 @@ Usage (what the flight loop calls)::
 
     reader = open_text_reader(load_config().inference)
     reads = reader.read(rgb)                              # [ReadText(text, confidence, box, quad)]
-    seen = reader.sightings(rgb, intrinsics, pose, names, ranger=FootprintRanger(b.footprint for b in m.buildings))
+    seen = reader.sightings(rgb, intrinsics, pose, names,
+                            ranger=FootprintRanger([b.footprint for b in m.buildings], [b.height for b in m.buildings]))
     locked = goal_sightings(seen, goal_description, cfg.text_goal_min_confidence)
 
 Detection and recognition are PP-OCRv5 through Aerie's own ONNX Runtime

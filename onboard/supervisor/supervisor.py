@@ -470,7 +470,7 @@ class Supervisor:
         intr = CameraIntrinsics.from_hfov(self.sup.camera_width, self.sup.camera_height, self.sup.camera_hfov_deg)
         ranger = None
         if self.map is not None and self.map.buildings:
-            ranger = FootprintRanger(self._map_footprints())
+            ranger = FootprintRanger(self._map_footprints(), [b.height for b in self.map.buildings])
         reader = CameraReader(self.text_reader, intr, gazetteer, names, ranger, settings)
         self.event("camera_perception", {"goal_names": names, "views": self.sup.camera_reading.views,
                                          "map_ranges": ranger is not None})

@@ -83,7 +83,8 @@ class CameraBench:
                           for p in (cfg.camera_reading.pitches_deg or (cam.pitch_deg,))}
         self.gazetteer = [lm.name for lm in world.landmarks]
         # With the onboard map: its building footprints range what is read (the map the drone carries).
-        self.ranger = FootprintRanger(b.footprint for b in world.city.buildings) if use_map else None
+        self.ranger = FootprintRanger([b.footprint for b in world.city.buildings],
+                                      [b.height for b in world.city.buildings]) if use_map else None
         self.memo = ViewMemo()
         self.settings = cfg.camera_reading.fusion()
 

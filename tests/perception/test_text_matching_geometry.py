@@ -117,3 +117,20 @@ def test_the_map_gives_the_range_to_the_first_facade():
 
 class _NoSession:
     input_names = ["x"]
+
+
+def test_a_sign_seen_over_a_lower_building_is_placed_on_the_wall_behind_it():
+    """A 6 m kiosk at 20 m and a 20 m block at 50 m east: a sight line from 30 m up that clears the kiosk's top
+    meets the block's wall; without heights the kiosk's is taken."""
+    square = lambda e, n, s: np.array([[e, n], [e + s, n], [e + s, n + s], [e, n + s]], float)  # noqa: E731
+    plan = [square(20, -5, 10), square(50, -5, 10)]
+    # the line down to a sign 3 m up on the block's wall, 50 m away: 27 m down over 50 m
+    elevation = -math.degrees(math.atan2(27.0, 50.0))
+    assert FootprintRanger(plan).range_along(0, 0, 90.0, 400, 30.0, elevation) == 20.0
+    with_heights = FootprintRanger(plan, [6.0, 20.0])
+    assert math.isclose(with_heights.range_along(0, 0, 90.0, 400, 30.0, elevation), 50.0, abs_tol=1e-6)
+    # steeper, to the kiosk's own sign 3 m up at 20 m: the kiosk it is
+    steep = -math.degrees(math.atan2(27.0, 20.0))
+    assert math.isclose(with_heights.range_along(0, 0, 90.0, 400, 30.0, steep), 20.0, abs_tol=1e-6)
+    # no elevation given: walls in plan, as before
+    assert with_heights.range_along(0, 0, 90.0, 400) == 20.0
