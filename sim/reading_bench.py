@@ -155,13 +155,14 @@ def frames_for(world, views: list[View], width: int, height: int, cfg_sup,
     return frames, ms
 
 
-def bench_setting(world, views: list[View], setting: Setting, cfg, use_map: bool = False) -> dict[str, object]:
+def bench_setting(world, views: list[View], setting: Setting, cfg, use_map: bool = False,
+                  threads: int = 1) -> dict[str, object]:
     """Render the views for one setting and score the reader on them."""
     from onboard.inference.reading_bench import evaluate_reading
     from onboard.perception.text_reader import open_text_reader
 
     frames, render_ms = frames_for(world, views, setting.width, setting.height, cfg.supervisor, setting.render)
-    inf = replace(cfg.inference, text_det_max_side=setting.det_max_side, text_threads=1,
+    inf = replace(cfg.inference, text_det_max_side=setting.det_max_side, text_threads=threads,
                   providers=("CPUExecutionProvider",))
     reader = open_text_reader(inf)
     reader.read(frames[0].image)  # warm-up
@@ -187,6 +188,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--config", help="config file (supervisor.camera_*, world_camera, inference.text_*)")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--map", action="store_true", help="range the reads with the onboard map's footprints")
+    p.add_argument("--threads", type=int, default=1,
+                   help="ONNX Runtime threads of the reader (default 1: its CPU time is then the idle-core figure)")
     p.add_argument("--goals", metavar="TASKS",
                    help="instead: for each task of this file, can its goal's sign be read from any waypoint at all "
                         "(sim/goal_sign_reach.py; no model runs)")
@@ -209,7 +212,7 @@ def main(argv: list[str]) -> int:
                               "settings": []}
     for s in settings:
         print(f"bench reading {s} on {len(views)} views ...", file=sys.stderr)
-        r = bench_setting(world, views, s, cfg, use_map=args.map)
+        r = bench_setting(world, views, s, cfg, use_map=args.map, threads=args.threads)
         out["settings"].append(r)
         print(f"{s}: recall {r['name_recall']:.3f} ({r['name_resolvable_signs']} signs), by distance "
               f"{r['name_recall_by_band_m']}, by letter px {r['name_recall_by_letter_px']}, {r['name_recall_by_group']}; name precision {r['name_precision']}, goal precision "
