@@ -77,7 +77,7 @@ def evaluate_reading(reader, frames: Iterable, names: list[str], *, goal_min_con
     for frame in frames:
         frames_n += 1
         c0 = time.process_time()
-        seen = reader.sightings(frame.image, frame.intr, frame.pose, names, ranger=ranger)
+        seen = reader.sightings(frame.image, frame.intr, frame.pose, names, **({"ranger": ranger} if ranger else {}))
         cpu.append((time.process_time() - c0) * 1e3)
         det.append(reader.timings_ms["detect"])
         rec.append(reader.timings_ms["recognise"])
