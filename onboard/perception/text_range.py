@@ -42,11 +42,13 @@ class FootprintRanger:
     """
 
     def __init__(self, footprints: Iterable[np.ndarray], heights: Iterable[float] | None = None) -> None:
+        rings = list(footprints)
+        tops_in = [math.inf] * len(rings) if heights is None else [float(h) for h in heights]
+        if len(tops_in) != len(rings):
+            raise ValueError(f"{len(tops_in)} heights for {len(rings)} footprints")
         starts, ends, tops = [], [], []
-        hs = iter(heights) if heights is not None else None
-        for ring in footprints:
+        for ring, top in zip(rings, tops_in):
             ring = np.asarray(ring, float)
-            top = float(next(hs)) if hs is not None else math.inf
             if len(ring) >= 2:
                 starts.append(ring)
                 ends.append(np.roll(ring, -1, axis=0))
