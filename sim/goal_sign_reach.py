@@ -1,4 +1,4 @@
-"""Can a camera on the corridor graph read a task's goal at all? The ceiling of camera navigation, per task.
+"""Can a camera on the corridor graph read a task's goal? A rule of thumb for camera navigation, per task.
 
 The oracle "sees" a POI from any waypoint within its POI range with a line of
 sight; a camera reads a sign only from in front of it, big enough and not
@@ -17,8 +17,11 @@ The camera's pitch decides what is in the frame: 25 m up, a street-level sign
 closer than about 25 m is below the frame of a camera pitched 15 degrees down.
 A gimbal can tilt, so the report is per pitch and for any of them.
 
-Nothing is read here (no model): it bounds what any reader could do from the
-graph's waypoints at cruise altitude.
+Nothing is read here (no model). It is an estimate, not a bound: the reader
+sometimes reads lettering below `RESOLVABLE_SENSOR_PX`, and a look-around view
+that is not aimed at the sign can show it less slanted than the aimed one (of
+the 6 goals the first 12 dev camera flights read, 4 are "unreadable" here at
+the mounting pitch). ``no_sign`` is exact: no camera finds those.
 """
 
 from __future__ import annotations
