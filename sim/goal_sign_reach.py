@@ -45,7 +45,9 @@ class GoalReach:
     best_advance_px: float
 
 
-def goal_reach(world, renderer, task_id: str, goal: str, range_m: float, resolvable_px: float) -> GoalReach:
+def goal_reach(world, renderer, task_id: str, goal: str, range_m: float, resolvable_px: float,
+               altitude_m: float | None = None) -> GoalReach:
+    """`altitude_m`: the camera's height for the views (None: cruise)."""
     from onboard.map.compass import bearing_deg
     from sim.reading_bench import squash
 
@@ -61,7 +63,7 @@ def goal_reach(world, renderer, task_id: str, goal: str, range_m: float, resolva
             if float(np.dot(-v, sign.normal)) <= 0.0:
                 continue  # behind the facade
             front += 1
-            _img, truths = renderer.render_view(int(k), bearing_deg(float(v[0]), float(v[1])))
+            _img, truths = renderer.render_view(int(k), bearing_deg(float(v[0]), float(v[1])), altitude_m)
             t = next((t for t in truths if t.name == goal and t.visible_fraction >= 0.9), None)
             if t is None:
                 continue
@@ -73,12 +75,14 @@ def goal_reach(world, renderer, task_id: str, goal: str, range_m: float, resolva
                      round(best_px, 1), round(best_adv, 1))
 
 
-def reach_report(world, renderers: dict, tasks: list, range_m: float, resolvable_px: float) -> dict:
-    """Per task (`sim.benchmark.tasks.Task`) and in sum: how many goals a camera on the graph can read at all.
+def reach_report(world, renderers: dict, tasks: list, range_m: float, resolvable_px: float,
+                 altitude_m: float | None = None) -> dict:
+    """Per task (`sim.benchmark.tasks.Task`) and in sum: how many goals a camera on the graph can read.
 
     `renderers`: camera pitch (deg) -> a renderer with that pitch; a goal is reachable when some pitch reads it.
+    `altitude_m`: the camera's height (None: cruise), as a descent to read would take it.
     """
-    per = {p: [goal_reach(world, r, t.id, t.goal_name, range_m, resolvable_px) for t in tasks]
+    per = {p: [goal_reach(world, r, t.id, t.goal_name, range_m, resolvable_px, altitude_m) for t in tasks]
            for p, r in renderers.items()}
     any_pitch = []
     for rows in zip(*per.values()):
@@ -86,6 +90,7 @@ def reach_report(world, renderers: dict, tasks: list, range_m: float, resolvable
         any_pitch.append(best.status)
     counts = {s: sum(st == s for st in any_pitch) for s in ("reachable", "unreadable", "no_sign")}
     return {"tasks": len(tasks), "range_m": range_m, "resolvable_px": resolvable_px,
+            "altitude_m": world.cruise_alt if altitude_m is None else altitude_m,
             "resolvable_advance_px": RESOLVABLE_ADVANCE_PX, "any_pitch": counts,
             "per_pitch": {str(p): {s: sum(r.status == s for r in rows) for s in counts} for p, rows in per.items()},
             "rows": {str(p): [r.__dict__ for r in rows] for p, rows in per.items()}}

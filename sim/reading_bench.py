@@ -194,6 +194,7 @@ def main(argv: list[str]) -> int:
                    help="instead: for each task of this file, can its goal's sign be read from any waypoint at all "
                         "(sim/goal_sign_reach.py; no model runs)")
     p.add_argument("--pitches", help="with --goals: camera pitches to try, e.g. -15,-30,-45 (default: the configured one)")
+    p.add_argument("--altitude", type=float, help="with --goals: the camera's height in metres (default: cruise)")
     args = p.parse_args(argv)
 
     from onboard.config import load_config
@@ -234,11 +235,14 @@ def _goals(world, cfg, args) -> int:
     cam = replace(Camera.from_config(cfg.supervisor), width=SENSOR[0], height=SENSOR[1])
     pitches = [float(x) for x in args.pitches.split(",")] if args.pitches else [cam.pitch_deg]
     rnds = {p: ViewRenderer(world, replace(cam, pitch_deg=p)) for p in pitches}
+    if args.altitude is not None and not 1.0 <= args.altitude <= 500.0:  # NaN fails too
+        raise SystemExit(f"--altitude {args.altitude} is not within 1..500 m")
     rep = reach_report(world, rnds, load_tasks(args.goals)[1], cfg.supervisor.camera_reading.poi_range_m,
-                       RESOLVABLE_SENSOR_PX)
+                       RESOLVABLE_SENSOR_PX, args.altitude)
     a = rep["any_pitch"]
     print(f"{args.goals}: of {rep['tasks']} goals, {a['reachable']} readable from some waypoint within "
-          f"{rep['range_m']:g} m at pitch {'/'.join(f'{p:g}' for p in pitches)}, {a['unreadable']} seen only aslant, "
+          f"{rep['range_m']:g} m, {rep['altitude_m']:g} m up, at pitch {'/'.join(f'{p:g}' for p in pitches)}, "
+          f"{a['unreadable']} seen only aslant, "
           f"hidden or too small, {a['no_sign']} with no sign; per pitch {rep['per_pitch']}", file=sys.stderr)
     if args.json:
         with open(args.json, "w") as f:

@@ -33,3 +33,14 @@ def test_a_goal_is_reachable_when_any_pitch_reads_it():
     assert rep["any_pitch"] == {"reachable": 1, "unreadable": 0, "no_sign": 1}
     assert set(rep["per_pitch"]) == {"-15.0", "-45.0"}
     assert all(v["reachable"] <= 1 and v["no_sign"] == 1 for v in rep["per_pitch"].values())
+
+
+def test_the_views_are_taken_at_the_altitude_asked():
+    """Lower down, the same sign is bigger in the frame; the report says from how high."""
+    world, rnd = helsinki(), _renderer(-15.0)
+    cruise = goal_reach(world, rnd, "d001", "Stadin Piste", 60.0, 10.0)
+    low = goal_reach(world, rnd, "d001", "Stadin Piste", 60.0, 10.0, altitude_m=12.0)
+    assert low.best_letter_px > cruise.best_letter_px
+    rep = reach_report(world, {-15.0: rnd}, [_Task("d001", "Stadin Piste")], 60.0, 10.0, 12.0)
+    assert rep["altitude_m"] == 12.0
+    assert reach_report(world, {-15.0: rnd}, [], 60.0, 10.0)["altitude_m"] == world.cruise_alt
