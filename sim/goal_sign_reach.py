@@ -46,8 +46,8 @@ class GoalReach:
 
 
 def goal_reach(world, renderer, task_id: str, goal: str, range_m: float, resolvable_px: float,
-               altitude_m: float | None = None) -> GoalReach:
-    """`altitude_m`: the camera's height for the views (None: cruise)."""
+               altitude_m: float | None = None, pitch_deg: float | None = None) -> GoalReach:
+    """`altitude_m`: the camera's height for the views (None: cruise); `pitch_deg`: its pitch (None: the camera's)."""
     from onboard.map.compass import bearing_deg
     from sim.reading_bench import squash
 
@@ -63,7 +63,7 @@ def goal_reach(world, renderer, task_id: str, goal: str, range_m: float, resolva
             if float(np.dot(-v, sign.normal)) <= 0.0:
                 continue  # behind the facade
             front += 1
-            _img, truths = renderer.render_view(int(k), bearing_deg(float(v[0]), float(v[1])), altitude_m)
+            _img, truths = renderer.render_view(int(k), bearing_deg(float(v[0]), float(v[1])), altitude_m, pitch_deg)
             t = next((t for t in truths if t.name == goal and t.visible_fraction >= 0.9), None)
             if t is None:
                 continue
@@ -75,15 +75,15 @@ def goal_reach(world, renderer, task_id: str, goal: str, range_m: float, resolva
                      round(best_px, 1), round(best_adv, 1))
 
 
-def reach_report(world, renderers: dict, tasks: list, range_m: float, resolvable_px: float,
+def reach_report(world, renderer, pitches: list[float], tasks: list, range_m: float, resolvable_px: float,
                  altitude_m: float | None = None) -> dict:
     """Per task (`sim.benchmark.tasks.Task`) and in sum: how many goals a camera on the graph can read.
 
-    `renderers`: camera pitch (deg) -> a renderer with that pitch; a goal is reachable when some pitch reads it.
+    `pitches`: the camera pitches (deg) to try; a goal is reachable when some pitch reads it.
     `altitude_m`: the camera's height (None: cruise), as a descent to read would take it.
     """
-    per = {p: [goal_reach(world, r, t.id, t.goal_name, range_m, resolvable_px, altitude_m) for t in tasks]
-           for p, r in renderers.items()}
+    per = {p: [goal_reach(world, renderer, t.id, t.goal_name, range_m, resolvable_px, altitude_m, p) for t in tasks]
+           for p in pitches}
     any_pitch = []
     for rows in zip(*per.values()):
         best = next((r for r in rows if r.status == "reachable"), rows[0])

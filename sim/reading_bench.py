@@ -111,23 +111,15 @@ GROUPS = {f"facing (squash >= {FACING_SQUASH})": lambda t: t.squash >= FACING_SQ
           f"aslant (squash < {FACING_SQUASH})": lambda t: t.squash < FACING_SQUASH}
 
 
-@dataclass(frozen=True)
-class Frame:
-    image: np.ndarray
-    intr: object
-    pose: object
-    truths: tuple[Truth, ...]
-    goal: str
-
-
 def frames_for(world, views: list[View], width: int, height: int, cfg_sup,
-               render: tuple[int, int] | None = None) -> tuple[list[Frame], list[float]]:
-    """The views drawn at `render` (default `width` x `height`), as `width` x `height` RGB frames, the truth from
-    the sensor's frame; and ms per render."""
+               render: tuple[int, int] | None = None) -> tuple[list, list[float]]:
+    """The views drawn at `render` (default `width` x `height`), as `width` x `height` RGB `SignFrame`s, the truth
+    (`Truth`) from the sensor's frame; and ms per render."""
     import time
 
     import cv2
 
+    from onboard.inference.sign_frames import SignFrame
     from onboard.perception.camera_model import CameraIntrinsics, CameraPose
     from sim.world.render import Camera, ViewRenderer
 
@@ -148,7 +140,7 @@ def frames_for(world, views: list[View], width: int, height: int, cfg_sup,
         xy = world.graph.xy[v.node]
         pose = CameraPose(north=float(xy[1]), east=float(xy[0]), down=-world.cruise_alt, yaw_deg=v.heading_deg,
                           pitch_deg=cam.pitch_deg)
-        frames.append(Frame(cv2.cvtColor(img, cv2.COLOR_BGR2RGB), intr, pose,
+        frames.append(SignFrame(cv2.cvtColor(img, cv2.COLOR_BGR2RGB), intr, pose,
                             tuple(Truth(t.name, t.bearing_deg, t.distance_m, t.visible_fraction, t.letter_px, squash(t))
                                   for t in truths),
                             v.goal))
@@ -234,11 +226,10 @@ def _goals(world, cfg, args) -> int:
 
     cam = replace(Camera.from_config(cfg.supervisor), width=SENSOR[0], height=SENSOR[1])
     pitches = [float(x) for x in args.pitches.split(",")] if args.pitches else [cam.pitch_deg]
-    rnds = {p: ViewRenderer(world, replace(cam, pitch_deg=p)) for p in pitches}
     if args.altitude is not None and not 1.0 <= args.altitude <= 500.0:  # NaN fails too
         raise SystemExit(f"--altitude {args.altitude} is not within 1..500 m")
-    rep = reach_report(world, rnds, load_tasks(args.goals)[1], cfg.supervisor.camera_reading.poi_range_m,
-                       RESOLVABLE_SENSOR_PX, args.altitude)
+    rep = reach_report(world, ViewRenderer(world, cam), pitches, load_tasks(args.goals)[1],
+                       cfg.supervisor.camera_reading.poi_range_m, RESOLVABLE_SENSOR_PX, args.altitude)
     a = rep["any_pitch"]
     print(f"{args.goals}: of {rep['tasks']} goals, {a['reachable']} readable from some waypoint within "
           f"{rep['range_m']:g} m, {rep['altitude_m']:g} m up, at pitch {'/'.join(f'{p:g}' for p in pitches)}, "

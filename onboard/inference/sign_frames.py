@@ -47,7 +47,9 @@ class SignFrame:
     image: np.ndarray
     intr: CameraIntrinsics
     pose: CameraPose
-    truths: tuple[SignTruth, ...]
+    # SignTruth here; `aerie bench reading` gives its own truth of the world's renderer (sim/reading_bench.Truth):
+    # `evaluate_reading` reads name, bearing_deg, distance_m, visible and letter_px of either
+    truths: tuple
     goal: str = ""  # the task's goal name for this frame ("" = none)
 
 

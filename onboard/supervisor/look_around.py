@@ -91,12 +91,12 @@ class LookAround:
         t0 = time.monotonic()
         views = self.cfg.camera_reading.views
         log: list[dict] = []
-        # (heading, gimbal pitch) of every frame: each heading's pitches taken before turning on
+        # (heading, gimbal pitch) of every frame: the vehicle turns to a heading, then takes each pitch there
         pitches = self.cfg.camera_reading.pitches_deg or (None,)
-        shots = [(hd, p) for hd in ordered_headings(views, self.bridge.state.yaw_deg) for p in pitches]
+        shots = [(hd, j, p) for hd in ordered_headings(views, self.bridge.state.yaw_deg) for j, p in enumerate(pitches)]
         turned = False
-        for k, (hd, pitch) in enumerate(shots):
-            if pitch is None or pitch == pitches[0]:
+        for k, (hd, j, pitch) in enumerate(shots):
+            if j == 0:
                 turned = await self.executor.turn_to(hd, self.cfg.camera_reading.turn_tolerance_deg)
             s = self.bridge.state
             here = position_from_home(self.bridge)

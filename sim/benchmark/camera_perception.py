@@ -24,7 +24,7 @@ per view).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -78,9 +78,7 @@ class CameraBench:
         cam = self.renderer.cam
         self.intr = CameraIntrinsics.from_hfov(cam.width, cam.height, cam.fov_deg)
         self.pitch = cam.pitch_deg
-        # the gimbal's pitches at each heading (one renderer each; the mounting pitch's is the one above)
-        self.renderers = {p: self.renderer if p == cam.pitch_deg else ViewRenderer(world, replace(cam, pitch_deg=p))
-                          for p in (cfg.camera_reading.pitches_deg or (cam.pitch_deg,))}
+        self.pitches = tuple(cfg.camera_reading.pitches_deg or (cam.pitch_deg,))  # the gimbal's, at each heading
         self.gazetteer = [lm.name for lm in world.landmarks]
         # With the onboard map: its building footprints range what is read (the map the drone carries).
         self.ranger = FootprintRanger([b.footprint for b in world.city.buildings],
@@ -107,7 +105,8 @@ class CameraBench:
             self.memo.hits += 1
             return hit[0], 0.0, hit[1]
         t0 = time.perf_counter()
-        bgr, _truth = self.renderers[pitch].render_view(node, heading, altitude)  # the truth stays here: the judge's only
+        # the truth stays here: the judge's only
+        bgr, _truth = self.renderer.render_view(node, heading, altitude, None if pitch == self.pitch else pitch)
         t1 = time.perf_counter()
         reads = self.reader.read(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
         t2 = time.perf_counter()
@@ -141,7 +140,7 @@ class CameraEpisode:
         t0 = time.perf_counter()
         k = 0
         for hd in look_around_headings(0.0, views):
-            for pitch in b.renderers:
+            for pitch in b.pitches:
                 lines, cost, cost_once = b.lines(node, hd, alt, pitch)
                 spent += cost
                 full += cost_once

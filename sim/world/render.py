@@ -224,11 +224,12 @@ class ViewRenderer:
                                                   f"alt {self.world.cruise_alt:.0f} m")
         return img
 
-    def render_view(self, node: int, heading: float, altitude: float | None = None
+    def render_view(self, node: int, heading: float, altitude: float | None = None, pitch_deg: float | None = None
                     ) -> tuple[np.ndarray, list[SignTruth]]:
-        """The camera frame from `node` along `heading` at `altitude` (m; None: cruise), and its signs' truth."""
+        """The camera frame from `node` along `heading` at `altitude` (m; None: cruise), and its signs' truth;
+        `pitch_deg` as `render_at`'s."""
         alt = self.world.cruise_alt if altitude is None else float(altitude)
-        return self.render_at(np.array([*self.world.graph.xy[node], alt]), heading)
+        return self.render_at(np.array([*self.world.graph.xy[node], alt]), heading, pitch_deg)
 
     def render_at(self, eye: np.ndarray, heading: float, pitch_deg: float | None = None
                   ) -> tuple[np.ndarray, list[SignTruth]]:

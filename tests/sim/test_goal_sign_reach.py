@@ -29,7 +29,7 @@ def test_a_sign_in_front_of_a_waypoint_is_reachable_and_a_missing_one_is_not():
 def test_a_goal_is_reachable_when_any_pitch_reads_it():
     world = helsinki()
     tasks = [_Task("d001", "Stadin Piste"), _Task("x", "No Such Shop Anywhere")]
-    rep = reach_report(world, {-15.0: _renderer(-15.0), -45.0: _renderer(-45.0)}, tasks, 60.0, 10.0)
+    rep = reach_report(world, _renderer(-15.0), [-15.0, -45.0], tasks, 60.0, 10.0)
     assert rep["any_pitch"] == {"reachable": 1, "unreadable": 0, "no_sign": 1}
     assert set(rep["per_pitch"]) == {"-15.0", "-45.0"}
     assert all(v["reachable"] <= 1 and v["no_sign"] == 1 for v in rep["per_pitch"].values())
@@ -41,6 +41,6 @@ def test_the_views_are_taken_at_the_altitude_asked():
     cruise = goal_reach(world, rnd, "d001", "Stadin Piste", 60.0, 10.0)
     low = goal_reach(world, rnd, "d001", "Stadin Piste", 60.0, 10.0, altitude_m=12.0)
     assert low.best_letter_px > cruise.best_letter_px
-    rep = reach_report(world, {-15.0: rnd}, [_Task("d001", "Stadin Piste")], 60.0, 10.0, 12.0)
+    rep = reach_report(world, rnd, [-15.0], [_Task("d001", "Stadin Piste")], 60.0, 10.0, 12.0)
     assert rep["altitude_m"] == 12.0
-    assert reach_report(world, {-15.0: rnd}, [], 60.0, 10.0)["altitude_m"] == world.cruise_alt
+    assert reach_report(world, rnd, [-15.0], [], 60.0, 10.0)["altitude_m"] == world.cruise_alt
