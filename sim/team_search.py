@@ -89,8 +89,8 @@ class TimedMover(KinematicMover):
         self.conductor.advance(self.index, s)
         return s
 
-    def look_up(self, altitude_m: float) -> float:
-        s = super().look_up(altitude_m)
+    def look_from(self, altitude_m: float) -> float:
+        s = super().look_from(altitude_m)
         self.conductor.advance(self.index, s)
         return s
 

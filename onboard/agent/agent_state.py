@@ -68,6 +68,8 @@ class DynamicState:
     look_ups: int = 0  # look-ups asked for in this mission (refused ones included)
     looked_up_at_step: int = 0  # the step of the last one
     looked_up_from: list[np.ndarray] = field(default_factory=list)  # where they were asked for (own frame)
+    look_lows: int = 0  # look-lows asked for in this mission (refused ones included)
+    looked_low_from: list[np.ndarray] = field(default_factory=list)  # where they were asked for (own frame)
     seen_at_cruise: frozenset[str] = frozenset()  # landmarks sighted from the streets (not from a look-up)
     from_above: bool = False  # this step's sightings were taken from a look-up's altitude
     action: AgentAction | None = None

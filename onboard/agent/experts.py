@@ -17,7 +17,9 @@ changed, `action` None) so the subtask router dispatches again.
   east of X" is an arc across the compass sector, so the search sweeps the arc
   instead of ringing its middle. Once all of it was looked at, the plain spiral
   again. Back to navigate when the estimate jumps away (re-evaluated on new
-  sightings).
+  sightings). Where the vehicle reads names with its own camera (it offers a
+  look-low), each search waypoint first gets a look-around from low over the
+  street, where shop lettering is readable (see `look_low_altitude`).
 * locate: the goal's name was read: TARGET_LOCKED within the arrival
   distance (arrive), else fly towards the read position; SEARCHING_VICINITY
   hands back to search if the name was never read.
@@ -171,6 +173,42 @@ def _look_up(state: AgentState, strategy: str) -> dict[str, Any] | None:
             "looked_up_from": d.looked_up_from + [d.position.copy()]}
 
 
+def look_low_altitude(state: AgentState) -> float | None:
+    """The altitude to look low from here, or None: not now.
+
+    A camera reads a shop front's name from much lower than cruise (at 25 m
+    over the streets its letters are a few pixels tall and seen steeply from
+    above); a look-low (descend at this waypoint, turn, come back to cruise)
+    is worth its step while searching for a goal whose name has not been read,
+    at waypoints more than `look_low_spacing_m` from every earlier one, at most
+    `max_look_lows` times. Only where the observation offers it (names a floor:
+    a vehicle whose own camera reads the names); never below that floor, and
+    only below the altitude the drone flies at.
+    """
+    d, s = state.dynamic, state.static
+    c, obs = s.config, d.observation
+    if c.look_low_alt_m <= 0 or obs.look_low_floor_m is None or d.look_lows >= c.max_look_lows:
+        return None
+    if s.memory.goal_fix is not None:
+        return None
+    if any(norm(d.position - p) < c.look_low_spacing_m for p in d.looked_low_from):
+        return None
+    alt = max(c.look_low_alt_m, obs.look_low_floor_m)
+    if obs.altitude_m is not None and not alt < obs.altitude_m:
+        return None
+    return alt
+
+
+def _look_low(state: AgentState, strategy: str) -> dict[str, Any] | None:
+    """This step's look-low (see `look_low_altitude`), or None."""
+    d = state.dynamic
+    alt = look_low_altitude(state)
+    if alt is None:
+        return None
+    return {"action": AgentAction.look_low(alt, f"goal not read yet: reading the shop fronts from {alt:.0f} m"),
+            "strategy": strategy, "look_lows": d.look_lows + 1, "looked_low_from": d.looked_low_from + [d.position.copy()]}
+
+
 def _avoid(state: AgentState) -> frozenset[int]:
     """Waypoints not to fly to now: active reflections' lists, and the loop hints' way back."""
     d, s = state.dynamic, state.static
@@ -312,7 +350,7 @@ def search(state: AgentState) -> dict[str, Any]:
     if norm(target - anchor) > s.config.replan_jump_m:
         return {"current_task_index": _index_of(state, "navigate") or 0, "action": None,
                 "search_anchor": None, "strategy": "search"}
-    looking = _look_up(state, "search")
+    looking = _look_up(state, "search") or _look_low(state, "search")
     if looking is not None:
         return looking
     worth, map_dests, sweeping = None, None, False

@@ -64,11 +64,13 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
     trail = list(d.trail) or [TAKEOFF]
     here = d.here if d.here is not None else TAKEOFF
     last = d.trajectory_history[-1].movement if d.trajectory_history else {}
-    if last.get("kind") == "look_up":
+    if last.get("kind") in ("look_up", "look_low"):
         # Still over the same waypoint: no move to confirm, dead-reckon or judge. The sightings are from
-        # above if the look-up was flown (the observation's altitude is the one asked for), else it was refused.
+        # above if the look-up was flown (the observation's altitude is the one asked for), else it was refused;
+        # a look-low's are from the street (names read): nothing says otherwise.
         s.street_map.observe(here, obs.moves)
-        above = obs.altitude_m is not None and obs.altitude_m >= float(last.get("altitude_m", math.inf)) - 0.5
+        above = (last.get("kind") == "look_up" and obs.altitude_m is not None
+                 and obs.altitude_m >= float(last.get("altitude_m", math.inf)) - 0.5)
         hints = ("pattern:STUCK",) if s.anchors is not None and is_stuck(trail) else ()
         return {"here": here, "trail": trail, "position": s.street_map.xy[here].copy(), "hints": hints,
                 "last_effect": "", "from_above": above}
@@ -273,7 +275,7 @@ def finalize_step(state: AgentState) -> dict[str, Any]:
         s.episodic.record_move(tuple(np.round(d.position).tolist()), [compass(o.bearing) for o in d.observation.moves],
                                compass(m.bearing), tuple(np.round(arrived).tolist()), action.reason)
         update.update(here=m.node, trail=d.trail + [m.node])
-    elif action.kind == "look_up":
+    elif action.kind in ("look_up", "look_low"):
         movement.update(altitude_m=action.altitude_m)
     frame = FrameLog(d.timestep, d.current_state, d.strategy, movement, action.reason,
                      (float(d.position[0]), float(d.position[1]), 0.0, float(yaw)),

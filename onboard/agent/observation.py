@@ -12,6 +12,11 @@ altitude. It is on offer only when the observation names a ceiling
 (`look_up_ceiling_m`); the next observation is at the same waypoint, with the
 sightings taken from up there (`altitude_m`). Sightings from above are still
 horizontal: bearing and ground distance from the waypoint to the landmark.
+
+A look-low (`AgentAction.look_low`) is the same turn at an altitude below
+cruise, down among the shop fronts, where a camera reads names it cannot
+from cruise; on offer only when the observation names a floor
+(`look_low_floor_m`). Its sightings include the names read down there.
 """
 
 from __future__ import annotations
@@ -83,18 +88,21 @@ class AgentObservation:
     altitude_m: float | None = None
     # The highest a look-up may climb (the safety envelope's ceiling, m); None: no look-up on offer.
     look_up_ceiling_m: float | None = None
+    # The lowest a look-low may descend to (m above take-off); None: not on offer. A vehicle offers it when
+    # it reads names with its own camera, for which a shop front is readable from much lower than cruise.
+    look_low_floor_m: float | None = None
     # The fleet's findings so far (all of them, not only what is new); None: flying alone.
     shared: SharedFindings | None = None
 
 
 @dataclass(frozen=True)
 class AgentAction:
-    """Move to a neighbouring waypoint, look up from this one, or declare that the goal is reached."""
+    """Move to a neighbouring waypoint, look up or look low from this one, or declare that the goal is reached."""
 
-    kind: str  # "move" | "look_up" | "arrive"
+    kind: str  # "move" | "look_up" | "look_low" | "arrive"
     node: int | None = None
     reason: str = ""
-    altitude_m: float | None = None  # look_up: climb to this altitude (m above take-off)
+    altitude_m: float | None = None  # look_up: climb to this altitude; look_low: descend to it (m above take-off)
 
     @staticmethod
     def move(node: int, reason: str = "") -> "AgentAction":
@@ -103,6 +111,10 @@ class AgentAction:
     @staticmethod
     def look_up(altitude_m: float, reason: str = "") -> "AgentAction":
         return AgentAction("look_up", None, reason, float(altitude_m))
+
+    @staticmethod
+    def look_low(altitude_m: float, reason: str = "") -> "AgentAction":
+        return AgentAction("look_low", None, reason, float(altitude_m))
 
     @staticmethod
     def arrive(reason: str = "") -> "AgentAction":

@@ -145,6 +145,16 @@ class AgentConfig:
     # streets, then outward). Ordinary dev split: 1 -> SR 0.79 perfect but public 0.93 / SPL 0.70; 2 -> dev
     # 0.73 perfect, 0.71 prep (from 0.71, 0.67), public 0.97 / 0.746, 0.94 / 0.712.
     explore_frontier_after_look_ups: int = 2
+    # Look low: where the vehicle offers it (the observation names a floor: it reads names with its camera),
+    # descend at the waypoint to this altitude (metres above take-off; never below the floor), turn a full
+    # circle reading the shop fronts and come back to cruise, while searching for a goal not read yet (0:
+    # never). From cruise a camera resolves few shop signs (aerie bench reading --goals: 27 of the ordinary
+    # dev goals readable from some waypoint at 25 m, 65 from 12 m).
+    look_low_alt_m: float = 12.0
+    # Never look low within this distance (metres) of an earlier look-low: about one waypoint's spacing.
+    look_low_spacing_m: float = 40.0
+    # At most this many look-lows per mission (refused ones count too).
+    max_look_lows: int = 12
     # Onboard map (`GraphAgent.reset(..., map_knowledge=...)`): its landmark positions seed the working memory
     # and its corridors are routed on. false: a given map is ignored (the agent flies as without one).
     use_map: bool = True

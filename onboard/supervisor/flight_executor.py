@@ -1,7 +1,7 @@
 """Agent moves as bridge commands: take off, fly to a waypoint and wait, pause while the link is down, land.
 
 A look-up is three more legs of the same kind (`climb_to`, `turn_around`,
-`descend_to_cruise`): flown in offboard, every setpoint through the envelope,
+`back_to_cruise`; a look-low `descend_to` instead of the climb): flown in offboard, every setpoint through the envelope,
 and raced against the link exactly as a move is (`_leg`).
 
 Every move is flown in PX4 offboard (`firmware_bridge/offboard_pilot.py`), from
@@ -168,8 +168,12 @@ class FlightExecutor:
         """
         return await self._vertical(alt_m, "climb")
 
-    async def descend_to_cruise(self) -> MoveResult:
-        """Back down to the cruise altitude, straight, where the vehicle is (the end of a look-up)."""
+    async def descend_to(self, alt_m: float) -> MoveResult:
+        """Descend straight down where the vehicle is to ``alt_m`` (a look-low), judged as `climb_to` is."""
+        return await self._vertical(alt_m, "descend_low")
+
+    async def back_to_cruise(self) -> MoveResult:
+        """Back to the cruise altitude, straight, where the vehicle is (the end of a look-up or a look-low)."""
         return await self._vertical(self.cfg.cruise_alt_m, "descend")
 
     async def turn_around(self, steps: int = TURN_STEPS) -> bool:
@@ -239,9 +243,9 @@ class FlightExecutor:
             return MoveResult(False, self.altitude_error_m(alt_m), time.monotonic() - t0, 0.0, refused=exc.reason)
         goal = verdict.intent
         flown = self.pilot.as_flown(goal)
-        if command == "climb" and flown.down_m != goal.down_m:
-            # The fleet's separation rule flies this vehicle on its layer: a look-up would be flown at the
-            # layer, and sightings reported from alt_m must be from alt_m.
+        if command in ("climb", "descend_low") and flown.down_m != goal.down_m:
+            # The fleet's separation rule flies this vehicle on its layer: a look-up (or look-low) would be
+            # flown at the layer, and sightings reported from alt_m must be from alt_m.
             reason = f"the fleet's separation rule holds the vehicle on its layer ({-flown.down_m:.1f} m)"
             self.on_event("command_refused", {"command": command, "altitude_m": alt_m, "reason": reason})
             return MoveResult(False, self.altitude_error_m(alt_m), time.monotonic() - t0, 0.0, refused=reason)

@@ -12,7 +12,8 @@ points its gimbal instead (MAVSDK's gimbal plugin: not built here). For each it 
 *reports*, no sightings with it), reads it (`CameraReader`) and adds the reads
 to the flight's `SightingFusion`, placed from the reported position. Each frame
 is kept as ``rgb_images/rgb_timestep_SSSS_viewK.png`` and the step's reads as
-``reading_timestep_SSSS.json`` (``..._up...`` for a look-around from a look-up's altitude).
+``reading_timestep_SSSS.json`` (``..._up...`` / ``..._low...`` for a look-around from a look-up's / look-low's
+altitude).
 
 A frame that does not decode or has the wrong size is a ``bad_frame`` event and
 an empty view, never a crash: the look-around goes on with the other views.
@@ -83,8 +84,8 @@ class LookAround:
     async def run(self, step: int, tag: str = "") -> tuple[tuple[LandmarkSighting, ...], tuple[PoiSighting, ...]]:
         """Turn through the views here, read them, and return the step's fused sightings.
 
-        `tag` marks the files of a look-around that is not the step's cruise one ("_up": from a look-up's
-        altitude), so neither overwrites the other.
+        `tag` marks the files of a look-around that is not the step's cruise one ("_up" / "_low": from a
+        look-up's / look-low's altitude), so neither overwrites the other.
         """
         from firmware_bridge.maneuvers import position_from_home
 

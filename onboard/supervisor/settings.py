@@ -47,6 +47,10 @@ class CameraReadingConfig:
     # Names read no farther than this (m) that are neither the goal nor a landmark reach the agent as
     # names seen close by (the oracle's POI range).
     poi_range_m: float = ranged(60.0, 1.0, 1000.0)
+    # The lowest a look-low descends over a street waypoint to read the shop fronts (m above home): clear
+    # of lamp posts, street trees and tram wires. Offered to the agent (agent.look_low_alt_m) only with
+    # camera perception; never below the safety envelope's floor.
+    low_floor_m: float = ranged(10.0, 1.0, 1000.0)
 
     def __post_init__(self) -> None:
         if len(self.pitches_deg) > 4 or not all(-90.0 <= p <= 90.0 for p in self.pitches_deg):  # NaN fails too

@@ -27,6 +27,9 @@ the envelope, which only clamps altitudes, stays the last line. Otherwise the
 vehicle climbs straight up at its waypoint, turns a full circle, is given the
 world feed's sightings from that altitude, and comes back to cruise: one
 step, its vertical metres counted in `flown_m`, as the benchmark counts them.
+A look-low (`AgentAction.look_low`) is the same below cruise, offered only with
+camera perception (`look_low_floor`): the vehicle descends to read the shop
+fronts, and the look-around down there gives the agent the names it read.
 """
 
 from __future__ import annotations
@@ -83,8 +86,10 @@ class FlightOutcome:
     look_ups: int = 0            # look-ups flown (each one step; its climb and descent are in flown_m)
     climb_m: float = 0.0         # vertical metres of the look-ups, as measured
     look_up_at: list[list] = field(default_factory=list)  # [step, waypoint, altitude_m] per look-up flown
-    refused_look_ups: int = 0    # look-ups refused (outside the offered altitudes, or by the envelope): not flown
+    refused_look_ups: int = 0    # look-ups and look-lows refused (outside the offered altitudes, or by the envelope)
     refused_look_up_at: list[list] = field(default_factory=list)  # [step, waypoint, altitude_m, reason]
+    look_lows: int = 0           # look-lows flown (each one step; its descent and climb back are in flown_m)
+    look_low_at: list[list] = field(default_factory=list)  # [step, waypoint, altitude_m] per look-low flown
     perception: str = "oracle"   # where the agent's sightings came from (supervisor.perception)
     look_around_s: list[float] = field(default_factory=list)  # camera perception: seconds per look-around
     read_ms: list[float] = field(default_factory=list)  # camera perception: reader time per view read
@@ -150,6 +155,19 @@ def look_up_ceiling(cfg: AerieConfig) -> float | None:
     return ceiling if cfg.agent.use_look_up and ceiling > cfg.supervisor.cruise_alt_m else None
 
 
+def look_low_floor(cfg: AerieConfig) -> float | None:
+    """The lowest look-low offered to the agent (m above home), or None: no look-low on offer.
+
+    Only with camera perception (the world feed's names do not depend on altitude), when the agent
+    looks low at all (`agent.look_low_alt_m`) and the floor (`camera_reading.low_floor_m`, never below
+    the envelope's) leaves room under the cruise altitude.
+    """
+    sup = cfg.supervisor
+    floor = max(sup.camera_reading.low_floor_m, cfg.safety.altitude_floor_m)
+    on = sup.perception == "camera" and cfg.agent.look_low_alt_m > 0
+    return floor if on and floor < sup.cruise_alt_m else None
+
+
 def look_up_refusal(altitude_m: float | None, cruise_alt_m: float, ceiling_m: float | None) -> str | None:
     """Why a look-up to `altitude_m` may not be flown, or None: it may (cruise < altitude <= ceiling; NaN fails)."""
     if ceiling_m is None:
@@ -157,6 +175,16 @@ def look_up_refusal(altitude_m: float | None, cruise_alt_m: float, ceiling_m: fl
     if (not isinstance(altitude_m, (int, float)) or isinstance(altitude_m, bool)
             or not cruise_alt_m < altitude_m <= ceiling_m):
         return f"altitude {altitude_m} m is not within the look-up range ({cruise_alt_m:g}, {ceiling_m:g}] m"
+    return None
+
+
+def look_low_refusal(altitude_m: float | None, cruise_alt_m: float, floor_m: float | None) -> str | None:
+    """Why a look-low to `altitude_m` may not be flown, or None: it may (floor <= altitude < cruise; NaN fails)."""
+    if floor_m is None:
+        return "no look-low on offer"
+    if (not isinstance(altitude_m, (int, float)) or isinstance(altitude_m, bool)
+            or not floor_m <= altitude_m < cruise_alt_m):
+        return f"altitude {altitude_m} m is not within the look-low range [{floor_m:g}, {cruise_alt_m:g}) m"
     return None
 
 
@@ -690,7 +718,7 @@ class Supervisor:
         published_plan = None
         last_pos = position_from_home(self.bridge)
         refused: set[int] = set()  # waypoints the safety envelope refused: never offered to the agent again
-        ceiling = look_up_ceiling(self.cfg)
+        ceiling, floor = look_up_ceiling(self.cfg), look_low_floor(self.cfg)
         for step in range(step_limit + 1):
             if stop.is_set():
                 outcome.reason = "terminated"
@@ -702,7 +730,7 @@ class Supervisor:
             t_step = time.perf_counter()
             action = await asyncio.to_thread(self.agent.act, obs.for_agent(
                 step, step_limit - step, cruise_alt_m=self.sup.cruise_alt_m, look_up_ceiling_m=ceiling,
-                shared=self._fleet_findings_in()))
+                look_low_floor_m=floor, shared=self._fleet_findings_in()))
             outcome.step_ms.append((time.perf_counter() - t_step) * 1000.0)
             self._fleet_findings_out()
             st = self.agent.state
@@ -716,7 +744,8 @@ class Supervisor:
             if await asyncio.to_thread(self._maps, step, folder):
                 outcome.map_ms.append((time.perf_counter() - t_map) * 1000.0)
             dist = frame.distance_to_target
-            what = {"arrive": "arrive", "look_up": f"look up {action.altitude_m} m"}.get(
+            what = {"arrive": "arrive", "look_up": f"look up {action.altitude_m} m",
+                    "look_low": f"look low {action.altitude_m} m"}.get(
                 action.kind, f"-> waypoint {action.node}")
             self.on_progress(f"step {step:>3}  {frame.strategy:<8} {what:<18} "
                              f"target est. {'?' if dist is None else f'{dist:.0f} m':>7}  {action.reason[:70]}")
@@ -728,9 +757,11 @@ class Supervisor:
             if step >= step_limit:
                 break
             outcome.steps = step + 1
-            if action.kind == "look_up":  # one step, at this waypoint: the agent sees the same moves after it
-                done, seen = await unless_stopped(
-                    self._look_up(executor, obs, heading, action.altitude_m, ceiling, step, outcome), stop)
+            if action.kind in ("look_up", "look_low"):  # one step, at this waypoint: the same moves after it
+                look = self._look_up(executor, obs, heading, action.altitude_m, ceiling, step, outcome) \
+                    if action.kind == "look_up" else \
+                    self._look_low(executor, obs, heading, action.altitude_m, floor, step, outcome)
+                done, seen = await unless_stopped(look, stop)
                 if not done:
                     outcome.reason = "terminated"
                     return
@@ -808,7 +839,7 @@ class Supervisor:
             seen = await self._observe(obs.node, heading, altitude_m)
         else:  # not up there in time: what it sees is not the view from altitude_m
             self.event("move_timeout", {"command": "climb", "altitude_m": altitude_m, "error_m": round(climb.error_m, 1)})
-        down = await executor.descend_to_cruise()
+        down = await executor.back_to_cruise()
         if not down.arrived:
             self.event("move_timeout", {"command": "descend", "altitude_m": self.sup.cruise_alt_m,
                                         "error_m": round(down.error_m, 1)})
@@ -823,13 +854,53 @@ class Supervisor:
                          f"{len(seen.landmarks) if seen else 0} landmark(s) in sight; back at cruise")
         return seen if seen is not None else await self._observe(obs.node, heading)
 
+    async def _look_low(self, executor: FlightExecutor, obs: WorldObservation, heading: float,
+                        altitude_m: float | None, floor_m: float | None, step: int,
+                        outcome: FlightOutcome) -> WorldObservation:
+        """Descend at this waypoint, look around reading the shop fronts, come back to cruise; the observation
+        to act on (the names read down there). Refused as a look-up is (`look_low_refusal`, the envelope)."""
+        reason = look_low_refusal(altitude_m, self.sup.cruise_alt_m, floor_m)
+        if reason is None and self._look is None:
+            reason = "no camera to read with"
+        if reason is not None:
+            shown = altitude_m if altitude_m is None or math.isfinite(altitude_m) else str(altitude_m)
+            self.event("command_refused", {"command": "look_low", "step": step, "waypoint": obs.node,
+                                           "altitude_m": shown, "reason": reason})
+            return await self._refused_look_up(obs, heading, step, altitude_m, reason, outcome)
+        assert altitude_m is not None
+        before = self.bridge.state.rel_alt_m
+        down = await executor.descend_to(altitude_m)
+        if down.refused is not None:
+            return await self._refused_look_up(obs, heading, step, altitude_m, f"safety envelope: {down.refused}",
+                                               outcome)
+        bottom = self.bridge.state.rel_alt_m
+        seen = None
+        if down.arrived:
+            seen = await self._observe(obs.node, heading, altitude_m)
+            seen = await self._camera_view(step, seen, outcome, "_low")
+            bottom = min(bottom, self.bridge.state.rel_alt_m)
+        else:  # not down there in time: what it would read is not the view from altitude_m
+            self.event("move_timeout", {"command": "descend", "altitude_m": altitude_m, "error_m": round(down.error_m, 1)})
+        back = await executor.back_to_cruise()
+        if not back.arrived:
+            self.event("move_timeout", {"command": "climb", "altitude_m": self.sup.cruise_alt_m,
+                                        "error_m": round(back.error_m, 1)})
+        vertical = abs(before - bottom) + abs(self.bridge.state.rel_alt_m - bottom)
+        if math.isfinite(vertical):
+            outcome.flown_m = round(outcome.flown_m + vertical, 1)
+        outcome.look_lows += 1
+        outcome.look_low_at.append([step, obs.node, altitude_m])
+        self.on_progress(f"looked low from {altitude_m:.0f} m at waypoint {obs.node}: "
+                         f"{len(seen.pois) if seen else 0} name(s) read; back at cruise")
+        return seen if seen is not None else await self._observe(obs.node, heading)
+
     async def _refused_look_up(self, obs: WorldObservation, heading: float, step: int, altitude_m: float | None,
                                reason: str, outcome: FlightOutcome) -> WorldObservation:
         """Recorded in the outcome; the agent goes on with the cruise view (from cruise: it was not flown)."""
         outcome.refused_look_ups += 1
         shown = altitude_m if altitude_m is None or math.isfinite(altitude_m) else str(altitude_m)
         outcome.refused_look_up_at.append([step, obs.node, shown, reason])
-        self.on_progress(f"look-up to {altitude_m} m refused: {reason}")
+        self.on_progress(f"look to {altitude_m} m refused: {reason}")
         return obs if obs.altitude_m is None else await self._observe(obs.node, heading)
 
     def _maps(self, step: int, folder: Path) -> bool:

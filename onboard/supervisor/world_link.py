@@ -59,14 +59,16 @@ class WorldObservation:
     altitude_m: float | None = None  # the camera altitude of the sightings (a look-up); None: the cruise view
 
     def for_agent(self, step: int, steps_left: int, *, cruise_alt_m: float | None = None,
-                  look_up_ceiling_m: float | None = None, shared: SharedFindings | None = None) -> AgentObservation:
+                  look_up_ceiling_m: float | None = None, look_low_floor_m: float | None = None,
+                  shared: SharedFindings | None = None) -> AgentObservation:
         """The agent's view of it: sightings at `altitude_m` (else `cruise_alt_m`), a look-up up to the ceiling,
-        and what the fleet found (`shared`)."""
+        a look-low down to the floor, and what the fleet found (`shared`)."""
         return AgentObservation(step=step, steps_left=steps_left,
                                 moves=tuple(NeighbourMove(m.node, m.bearing, m.length) for m in self.moves),
                                 landmarks=self.landmarks, pois=self.pois,
                                 altitude_m=self.altitude_m if self.altitude_m is not None else cruise_alt_m,
-                                look_up_ceiling_m=look_up_ceiling_m, shared=shared)
+                                look_up_ceiling_m=look_up_ceiling_m, look_low_floor_m=look_low_floor_m,
+                                shared=shared)
 
     def move(self, node: int) -> MoveOption:
         for m in self.moves:

@@ -34,7 +34,8 @@ def to_agent_observation(obs: Observation) -> AgentObservation:
         landmarks=tuple(LandmarkSighting(s.name, float(s.bearing), float(s.distance)) for s in obs.landmarks),
         pois=tuple(PoiSighting(p.name, float(p.bearing), float(p.distance)) for p in obs.pois),
         altitude_m=None if obs.altitude_m is None else float(obs.altitude_m),
-        look_up_ceiling_m=None if obs.look_up_ceiling_m is None else float(obs.look_up_ceiling_m))
+        look_up_ceiling_m=None if obs.look_up_ceiling_m is None else float(obs.look_up_ceiling_m),
+        look_low_floor_m=None if obs.look_low_floor_m is None else float(obs.look_low_floor_m))
 
 
 def to_action(a: AgentAction) -> Action:
@@ -43,6 +44,8 @@ def to_action(a: AgentAction) -> Action:
         return Action.arrive(a.reason)
     if a.kind == "look_up":
         return Action.look_up(a.altitude_m, a.reason)
+    if a.kind == "look_low":
+        return Action.look_low(a.altitude_m, a.reason)
     return Action.move(a.node, a.reason)
 
 

@@ -12,6 +12,9 @@ to cruise altitude (one step; its vertical metres count in the path length,
 see `sim.benchmark.episode`). The next observation is at the same node and
 carries what was seen from up there (`altitude_m`); `look_up_ceiling_m` says
 how high a look-up may go (above it the look-up is refused, not flown).
+`Action.look_low(altitude_m)` is the same turn below cruise, among the shop
+fronts; offered (`look_low_floor_m`) only where the names come from a camera
+(`--perception camera`): the oracle's names do not depend on altitude.
 """
 
 from __future__ import annotations
@@ -41,21 +44,24 @@ class Observation:
     pois: tuple[PoiSighting, ...]
     heading: float  # bearing of the last move; 0 (north) before the first
     # Camera altitude (m above ground) the landmark sightings were taken at: the cruise altitude, or the
-    # look-up's altitude right after a look-up (then `pois` is empty: names are not readable from above).
+    # look-up's altitude right after a look-up (then `pois` is empty: names are not readable from above),
+    # or the look-low's right after a look-low (names read down there).
     altitude_m: float | None = None
     # The highest altitude a look-up may climb to (the safety envelope's ceiling); None: no look-up on offer.
     look_up_ceiling_m: float | None = None
+    # The lowest altitude a look-low may descend to; None: no look-low on offer.
+    look_low_floor_m: float | None = None
     image: Callable[[], np.ndarray] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class Action:
-    """Move to a neighbouring node, look up from this one, or declare that the goal is reached."""
+    """Move to a neighbouring node, look up or low from this one, or declare that the goal is reached."""
 
-    kind: str  # "move" | "look_up" | "arrive"
+    kind: str  # "move" | "look_up" | "look_low" | "arrive"
     node: int | None = None
     reason: str = ""
-    altitude_m: float | None = None  # look_up: climb to this altitude (m above ground)
+    altitude_m: float | None = None  # look_up / look_low: climb / descend to this altitude (m above ground)
 
     @staticmethod
     def move(node: int, reason: str = "") -> "Action":
@@ -65,6 +71,11 @@ class Action:
     def look_up(altitude_m: float, reason: str = "") -> "Action":
         """Climb at this node to `altitude_m`, turn a full circle, come back down (one step)."""
         return Action("look_up", None, reason, float(altitude_m))
+
+    @staticmethod
+    def look_low(altitude_m: float, reason: str = "") -> "Action":
+        """Descend at this node to `altitude_m`, turn a full circle, climb back to cruise (one step)."""
+        return Action("look_low", None, reason, float(altitude_m))
 
     @staticmethod
     def arrive(reason: str = "") -> "Action":

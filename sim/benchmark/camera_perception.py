@@ -131,7 +131,8 @@ class CameraEpisode:
     look_around_s: float = 0.0
 
     def observe(self, step: int, node: int, altitude: float | None) -> tuple[list[LandmarkSighting], list[PoiSighting]]:
-        """The look-around at `node` (from `altitude` after a look-up; None: cruise): the step's sightings."""
+        """The look-around at `node` (from `altitude` after a look-up or look-low; None: cruise): the step's
+        sightings."""
         b = self.bench
         alt = b.world.cruise_alt if altitude is None else float(altitude)
         views = b.cfg.camera_reading.views
@@ -152,7 +153,7 @@ class CameraEpisode:
         self.step_ms.append(elapsed)
         self.step_ms_unmemoised.append(full + max(0.0, elapsed - spent))
         self.look_around_s += look_around_seconds(k)
-        if altitude is not None:  # from above (a look-up) names are not read: landmarks only
+        if alt > b.world.cruise_alt:  # from above (a look-up) names are not read: landmarks only
             pois = ()
         return ([LandmarkSighting(s.name, s.bearing, s.distance) for s in lms],
                 [PoiSighting(p.name, "read", p.bearing, p.distance) for p in pois])

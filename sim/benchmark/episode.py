@@ -16,6 +16,13 @@ altitude and no POI names. A look-up above the altitude ceiling (the safety
 envelope's: `firmware_bridge.settings.SafetyConfig.altitude_ceiling_m`), or
 not above cruise altitude, is refused: not flown, no sightings from above,
 one step spent (as an invalid move), counted in `refused_look_ups`.
+
+A look-low (`Action.look_low(altitude_m)`) is the same below cruise, down to
+`LOOK_LOW_FLOOR_M` over the street: its vertical metres count likewise (in
+`low_m`), and the next observation carries what is read down there, names
+included. It is offered only to an episode whose names come from the camera
+(`camera`): the oracle's names do not depend on altitude, so a look-low would
+buy nothing there. One outside [floor, cruise) is refused like a look-up.
 """
 
 from __future__ import annotations
@@ -41,19 +48,22 @@ LOOK_UP_VERTICAL_SPEED_M_S = 3.0
 LOOK_UP_TURN_S = 10.0
 # The highest a look-up may climb (m above ground): the safety envelope's default ceiling.
 ALTITUDE_CEILING_M = SafetyConfig().altitude_ceiling_m
+# The lowest a look-low may descend over a street waypoint (m above ground): clear of lamp posts, street
+# trees and tram wires (about 8-10 m in central Helsinki); not a figure of the safety envelope.
+LOOK_LOW_FLOOR_M = 10.0
 
 
 class Mover(Protocol):
     def fly_to(self, node: int) -> float:
         """Fly from the current node to the neighbouring `node`; returns seconds taken."""
 
-    # Optional: `look_up(altitude_m) -> seconds` climbs at the current node, turns, comes back to cruise
-    # (`KinematicMover`, `MavsdkMover`). A mover without it does not climb; the episode counts `look_up_seconds`.
+    # Optional: `look_from(altitude_m) -> seconds` climbs or descends at the current node, turns, comes back
+    # to cruise (`KinematicMover`, `MavsdkMover`). A mover without it stays put; the episode counts `look_seconds`.
 
 
-def look_up_seconds(altitude_m: float, cruise_alt: float) -> float:
-    """Time of a look-up: climb and descent at `LOOK_UP_VERTICAL_SPEED_M_S`, plus the turn."""
-    return 2.0 * (altitude_m - cruise_alt) / LOOK_UP_VERTICAL_SPEED_M_S + LOOK_UP_TURN_S
+def look_seconds(altitude_m: float, cruise_alt: float) -> float:
+    """Time of a look-up or look-low: there and back at `LOOK_UP_VERTICAL_SPEED_M_S`, plus the turn."""
+    return 2.0 * abs(altitude_m - cruise_alt) / LOOK_UP_VERTICAL_SPEED_M_S + LOOK_UP_TURN_S
 
 
 @dataclass
@@ -69,8 +79,8 @@ class KinematicMover:
         self.node = node
         return d / self.speed_m_s
 
-    def look_up(self, altitude_m: float) -> float:
-        return look_up_seconds(altitude_m, self.world.cruise_alt)
+    def look_from(self, altitude_m: float) -> float:
+        return look_seconds(altitude_m, self.world.cruise_alt)
 
 
 def is_success(world: World, rt: ResolvedTask, node: int) -> bool:
@@ -100,6 +110,8 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
     traj = [node]
     path_m, flight_s, invalid = 0.0, 0.0, 0
     look_ups, refused_look_ups, climb_m, look_up_at = 0, 0, 0.0, []
+    look_lows, low_m, look_low_at = 0, 0.0, []
+    floor = LOOK_LOW_FLOOR_M if camera is not None else None
     view_alt: float | None = None  # the altitude of this observation's sightings when a look-up was flown
     arrived, reason, steps = False, "step_limit", 0
     t0 = time.perf_counter()
@@ -110,11 +122,11 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
             seen_lms, seen_pois = camera.observe(steps, node, view_alt)
         else:
             seen_lms = perception.landmarks_at(node, view_alt)
-            seen_pois = () if view_alt is not None else perception.pois_at(node)
+            seen_pois = () if view_alt is not None and view_alt > world.cruise_alt else perception.pois_at(node)
         obs = Observation(step=steps, steps_left=rt.step_limit - steps, neighbours=tuple(g.neighbours(node)),
                           landmarks=tuple(seen_lms), pois=tuple(seen_pois),
                           heading=heading, altitude_m=world.cruise_alt if view_alt is None else view_alt,
-                          look_up_ceiling_m=altitude_ceiling_m, image=image)
+                          look_up_ceiling_m=altitude_ceiling_m, look_low_floor_m=floor, image=image)
         view_alt = None
         action: Action = agent.act(obs)
         if action.kind == "arrive":
@@ -123,19 +135,27 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
         if steps >= rt.step_limit:
             break
         steps += 1
-        if action.kind == "look_up":
+        if action.kind in ("look_up", "look_low"):
             alt = action.altitude_m
             traj.append(node)  # the drone stays over this node
-            if alt is None or not world.cruise_alt < alt <= altitude_ceiling_m:  # NaN fails too
-                refused_look_ups += 1  # not flown: a step spent, nothing seen from above
+            up = action.kind == "look_up"
+            low, high = (world.cruise_alt, altitude_ceiling_m) if up else (floor, world.cruise_alt)
+            # NaN fails too; a look-up must be above cruise, a look-low below it and offered
+            if alt is None or low is None or not (low < alt <= high if up else low <= alt < high):
+                refused_look_ups += 1  # not flown: a step spent, nothing seen from there
                 continue
-            climb = 2.0 * (alt - world.cruise_alt)
-            path_m += climb
-            climb_m += climb
-            look_ups += 1
-            look_up_at.append([steps, node, alt])
-            fly_up = getattr(mover, "look_up", None)
-            flight_s += fly_up(alt) if fly_up is not None else look_up_seconds(alt, world.cruise_alt)
+            vertical = 2.0 * abs(alt - world.cruise_alt)
+            path_m += vertical
+            if up:
+                climb_m += vertical
+                look_ups += 1
+                look_up_at.append([steps, node, alt])
+            else:
+                low_m += vertical
+                look_lows += 1
+                look_low_at.append([steps, node, alt])
+            fly = getattr(mover, "look_from", None)
+            flight_s += fly(alt) if fly is not None else look_seconds(alt, world.cruise_alt)
             view_alt = alt
             continue
         if action.kind != "move" or action.node not in g.adj[node]:
@@ -166,6 +186,7 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
         "unique_ratio": metrics.unique_ratio(traj), "mean_unique_ratio": metrics.mean_unique_ratio(traj),
         "invalid_moves": invalid, "look_ups": look_ups, "climb_m": round(climb_m, 1),
         "refused_look_ups": refused_look_ups, "look_up_at": look_up_at,
+        "look_lows": look_lows, "low_m": round(low_m, 1), "look_low_at": look_low_at,
         "final_dist_m": round(float(np.hypot(g.xy[node][0] - gx, g.xy[node][1] - gy)), 1),
         "start_goal_m": round(float(np.hypot(g.xy[rt.start_node][0] - gx, g.xy[rt.start_node][1] - gy)), 1),
         "flight_s": round(flight_s, 1), "wall_s": wall, "wall_ms_per_step": 1000.0 * wall / max(1, steps),

@@ -120,8 +120,9 @@ class MavsdkMover:
         self.record.seconds.append(seconds)
         return seconds
 
-    def look_up(self, altitude_m: float) -> float:
-        """Climb at the current node to `altitude_m`, turn a full circle, come back to cruise; seconds taken."""
+    def look_from(self, altitude_m: float) -> float:
+        """Climb (a look-up) or descend (a look-low) at the current node to `altitude_m`, turn a full circle,
+        come back to cruise; seconds taken."""
         assert self._bridge is not None, "start() first"
         t0 = time.monotonic()
         self.record.look_up_tops_m.append(self._run(self._look_up(altitude_m)))
@@ -132,7 +133,7 @@ class MavsdkMover:
         lat, lon = (float(v) for v in self.world.graph.latlon[self.node])
         await bridge.commands.goto(GlobalTarget(lat, lon, altitude_m))
         await wait_until(bridge, lambda s: abs(s.rel_alt_m - altitude_m) <= VERTICAL_TOLERANCE_M, self.move_timeout_s,
-                         f"look-up climb to {altitude_m:.0f} m")
+                         f"look-up/low to {altitude_m:.0f} m")
         top = bridge.state.rel_alt_m
         yaw0 = bridge.state.yaw_deg
         if math.isfinite(yaw0):
@@ -145,7 +146,7 @@ class MavsdkMover:
         alt = self.world.cruise_alt
         await bridge.commands.goto(GlobalTarget(lat, lon, alt))
         await wait_until(bridge, lambda s: abs(s.rel_alt_m - alt) <= VERTICAL_TOLERANCE_M, self.move_timeout_s,
-                         "look-up descent to cruise")
+                         "look-up/low back to cruise")
         return top
 
     async def _goto(self, lat: float, lon: float) -> float:

@@ -97,3 +97,45 @@ def test_a_camera_flight_turns_through_the_views_reads_and_hands_the_agent_only_
         assert [[p.name, p.bearing, p.distance] for p in first.pois] == reading["pois"]
     finally:
         rig.close()
+
+
+class LooksLow(Recording):
+    """The agent steps as configured (its state is the supervisor's to publish), but the vehicle is told to look
+    low once where it offers that, then to end the mission."""
+
+    def act(self, observation):
+        from onboard.agent.observation import AgentAction
+
+        super().act(observation)
+        if len(self.observations) == 1 and observation.look_low_floor_m is not None:
+            return AgentAction.look_low(max(12.0, observation.look_low_floor_m), "test: read the shop fronts")
+        return AgentAction.arrive("test: done")
+
+
+@pytest.mark.slow
+def test_a_camera_flight_looks_low_reads_down_there_and_comes_back_to_cruise(tmp_path):
+    from tests.perception.conftest import _prepared
+    from onboard.supervisor.supervisor import Supervisor
+    from sim.flight_rig import start_rig
+
+    _prepared(AerieConfig().inference.text_det_model)
+    _prepared("ppocrv5-rec")
+    rig = start_rig("t019", world=world(), noise="perfect")
+    try:
+        sup_cfg = AerieConfig().supervisor
+        base = replace(AerieConfig(), supervisor=replace(sup_cfg, use_memory=False, status_socket=False,
+                                                         perception="camera"))
+        cfg = rig.config(base, tmp_path / "vehicle")
+        cruise, floor = cfg.supervisor.cruise_alt_m, cfg.supervisor.camera_reading.low_floor_m
+        sup = Supervisor(cfg, replace(rig.mission(), step_limit=3), agent_factory=LooksLow)
+        outcome = asyncio.run(sup.run())
+        assert outcome.landed == "landed" and outcome.look_lows == 1 and outcome.refused_look_ups == 0, outcome
+        first, second = sup.agent.observations[:2]
+        assert first.look_low_floor_m == floor and second.altitude_m == 12.0
+        assert outcome.flown_m >= 2 * (cruise - 12.0) - 2.0  # down and back up, as flown
+        folder = Path(outcome.results_dir)
+        low = json.loads((folder / "reading_timestep_0000_low.json").read_text())
+        assert len(low["views"]) == cfg.supervisor.camera_reading.views
+        assert [[p.name, p.bearing, p.distance] for p in second.pois] == low["pois"]  # the names read down there
+    finally:
+        rig.close()

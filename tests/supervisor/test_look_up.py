@@ -15,7 +15,8 @@ from firmware_bridge.settings import SafetyConfig
 from firmware_bridge.vehicle_state import VehicleState
 from onboard.config import AerieConfig
 from onboard.supervisor.flight_executor import FlightExecutor
-from onboard.supervisor.supervisor import LOOK_UP_CEILING_MARGIN_M, look_up_ceiling, look_up_refusal
+from onboard.supervisor.supervisor import (LOOK_UP_CEILING_MARGIN_M, look_low_floor, look_low_refusal, look_up_ceiling,
+                                          look_up_refusal)
 
 HOME = GeoPoint(60.17, 24.94, 10.0)
 
@@ -34,6 +35,27 @@ def test_the_ceiling_offered_and_the_altitudes_refused():
     for bad in (None, float("nan"), float("inf"), -float("inf"), cruise, cruise - 5.0, ceiling + 0.1, 1e9, True, "60"):
         assert look_up_refusal(bad, cruise, ceiling) is not None, bad
     assert look_up_refusal(60.0, cruise, None) == "no look-up on offer"
+
+
+def test_the_look_low_floor_offered_only_with_camera_perception_and_the_altitudes_refused():
+    cfg = AerieConfig()
+    cruise = cfg.supervisor.cruise_alt_m
+    assert look_low_floor(cfg) is None  # the world feed's names do not depend on altitude: nothing on offer
+    cam = replace(cfg, supervisor=replace(cfg.supervisor, perception="camera"))
+    floor = cam.supervisor.camera_reading.low_floor_m
+    assert look_low_floor(cam) == floor < cruise
+    assert look_low_floor(replace(cam, agent=replace(cam.agent, look_low_alt_m=0.0))) is None
+    high_floor = replace(cam, safety=replace(cam.safety, altitude_floor_m=15.0))
+    assert look_low_floor(high_floor) == 15.0  # never below the envelope's floor
+    no_room = replace(cam, supervisor=replace(cam.supervisor, camera_reading=replace(
+        cam.supervisor.camera_reading, low_floor_m=cruise)))
+    assert look_low_floor(no_room) is None
+
+    assert look_low_refusal(floor, cruise, floor) is None
+    assert look_low_refusal(cruise - 0.1, cruise, floor) is None
+    for bad in (None, float("nan"), float("inf"), -float("inf"), cruise, cruise + 5.0, floor - 0.1, -1e9, True, "12"):
+        assert look_low_refusal(bad, cruise, floor) is not None, bad
+    assert look_low_refusal(12.0, cruise, None) == "no look-low on offer"
 
 
 class _Bridge:
@@ -84,3 +106,20 @@ def test_the_executor_refuses_a_look_up_while_the_fleet_rule_flies_the_layer():
     assert executor.pilot.as_flown(goal) == goal  # a hold is not the layer: the goal stays
     bridge.fleet.last = Decision(PositionNed(0.0, 0.0, -30.0), "clear")
     assert executor.pilot.as_flown(goal) == goal
+
+
+def test_the_executor_refuses_a_look_low_the_envelope_or_the_fleet_layer_would_change():
+    from types import SimpleNamespace
+
+    from firmware_bridge.intents import PositionNed
+    from firmware_bridge.separation import Decision
+
+    bridge = _Bridge(SafetyConfig(altitude_floor_m=15.0))
+    executor = FlightExecutor(bridge, AerieConfig().supervisor, lambda kind, detail: None)
+    result = asyncio.run(executor.descend_to(12.0))  # clamped to the floor: a view it would never have
+    assert result.refused is not None and not result.arrived and bridge.submitted == []
+    bridge = _Bridge(SafetyConfig())
+    executor = FlightExecutor(bridge, AerieConfig().supervisor, lambda kind, detail: None)
+    bridge.fleet = SimpleNamespace(last=Decision(PositionNed(0.0, 0.0, -45.0), "fallback", "fleet channel silent"))
+    result = asyncio.run(executor.descend_to(12.0))
+    assert result.refused is not None and "layer (45.0 m)" in result.refused and bridge.submitted == []
