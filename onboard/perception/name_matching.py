@@ -13,6 +13,13 @@ slash or an apostrophe is dropped as often as kept. A read that spells a name
 letter for letter once both lose everything but letters and digits is that
 name, exactly (two real names that differ only in their gaps are one business).
 
+A near read must begin with the name's first letter (a recogniser misreads
+inside a word far more than it invents one's start), where I, l and 1 are
+one letter, and O and 0 another: they are the same strokes in many sign
+fonts ("littala" for Iittala). Names that are one business once folded and
+compacted ("Robert's coffee", "Robert's Coffee") are one candidate, not two
+equally near ones.
+
 An exact read and a near read are kept apart. A read one slip from a known name
 may be a misread letter, or a different shop ("Alepa Kalio"); it is reported
 as close to that name, with its confidence lowered, and never locks the goal.
@@ -32,6 +39,8 @@ from onboard.perception.types import TextSighting
 SLIP_FACTOR = 0.5
 _EDGE = re.compile(r"^[^\w]+|[^\w]+$")
 _GAPS = re.compile(r"[\W_]+")
+# First letters a recogniser confuses (folded: lower case): the same strokes in many sign fonts.
+_SAME_START = str.maketrans({"l": "i", "1": "i", "0": "o"})
 
 
 @dataclass(frozen=True)
@@ -70,9 +79,16 @@ def match_name(text: str, confidence: float, names: Iterable[str]) -> NameMatch 
     for name, k in compact.items():
         if k == letters:
             return NameMatch(name, 0, confidence)
-    near = sorted((edit_distance(letters, k, tolerance(name)), name) for name, k in compact.items()
-                  if tolerance(name) and k and k[0] == letters[0])
-    near = [(d, n) for d, n in near if d <= tolerance(n)]
+    start = letters[0].translate(_SAME_START)
+    near, keys = [], set()
+    for name, k in compact.items():
+        if k in keys or not tolerance(name) or not k or k[0].translate(_SAME_START) != start:
+            continue  # one business under two spellings of its gaps or case counts once
+        keys.add(k)
+        d = edit_distance(letters, k, tolerance(name))
+        if d <= tolerance(name):
+            near.append((d, name))
+    near.sort()
     if near and (len(near) == 1 or near[0][0] < near[1][0]):  # as close to two names: neither
         slips, name = near[0]
         return NameMatch(name, slips, confidence * SLIP_FACTOR ** slips)

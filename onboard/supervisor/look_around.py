@@ -93,7 +93,7 @@ class LookAround:
         views = self.cfg.camera_reading.views
         log: list[dict] = []
         # (heading, gimbal pitch) of every frame: the vehicle turns to a heading, then takes each pitch there
-        pitches = self.cfg.camera_reading.pitches_deg or (None,)
+        pitches = self.cfg.camera_reading.pitches_at(tag == "_low") or (None,)
         shots = [(hd, j, p) for hd in ordered_headings(views, self.bridge.state.yaw_deg) for j, p in enumerate(pitches)]
         turned = False
         for k, (hd, j, pitch) in enumerate(shots):

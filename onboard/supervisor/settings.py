@@ -51,10 +51,19 @@ class CameraReadingConfig:
     # of lamp posts, street trees and tram wires. Offered to the agent (agent.look_low_alt_m) only with
     # camera perception; never below the safety envelope's floor.
     low_floor_m: float = ranged(10.0, 1.0, 1000.0)
+    # Gimbal pitches (degrees) of a look-low's frames; empty: those of the look-around at cruise. Down in
+    # the street the nearest shop fronts are below a -15 degree frame.
+    low_pitches_deg: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
-        if len(self.pitches_deg) > 4 or not all(-90.0 <= p <= 90.0 for p in self.pitches_deg):  # NaN fails too
-            raise ValueError(f"camera_reading.pitches_deg must be at most 4 pitches within -90..90, not {self.pitches_deg}")
+        for key in ("pitches_deg", "low_pitches_deg"):
+            pitches = getattr(self, key)
+            if len(pitches) > 4 or not all(-90.0 <= p <= 90.0 for p in pitches):  # NaN fails too
+                raise ValueError(f"camera_reading.{key} must be at most 4 pitches within -90..90, not {pitches}")
+
+    def pitches_at(self, low: bool) -> tuple[float, ...]:
+        """The gimbal pitches of a look-around (a look-low's when `low`); empty: the mounting pitch alone."""
+        return (self.low_pitches_deg or self.pitches_deg) if low else self.pitches_deg
 
     def fusion(self):
         from onboard.perception.camera_sightings import FusionSettings

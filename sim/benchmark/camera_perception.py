@@ -79,6 +79,7 @@ class CameraBench:
         self.intr = CameraIntrinsics.from_hfov(cam.width, cam.height, cam.fov_deg)
         self.pitch = cam.pitch_deg
         self.pitches = tuple(cfg.camera_reading.pitches_deg or (cam.pitch_deg,))  # the gimbal's, at each heading
+        self.low_pitches = tuple(cfg.camera_reading.pitches_at(low=True) or (cam.pitch_deg,))  # a look-low's
         self.gazetteer = [lm.name for lm in world.landmarks]
         # With the onboard map: its building footprints range what is read (the map the drone carries).
         self.ranger = FootprintRanger([b.footprint for b in world.city.buildings],
@@ -141,7 +142,7 @@ class CameraEpisode:
         t0 = time.perf_counter()
         k = 0
         for hd in look_around_headings(0.0, views):
-            for pitch in b.pitches:
+            for pitch in (b.low_pitches if alt < b.world.cruise_alt else b.pitches):
                 lines, cost, cost_once = b.lines(node, hd, alt, pitch)
                 spent += cost
                 full += cost_once

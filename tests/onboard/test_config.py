@@ -62,7 +62,11 @@ def test_gimbal_pitches_are_range_checked(tmp_path):
     f = tmp_path / "c.yaml"
     f.write_text("supervisor:\n  camera_reading:\n    pitches_deg: [-15, -45]\n")
     assert load_config(f).supervisor.camera_reading.pitches_deg == (-15.0, -45.0)
-    for bad in ("[-15, .nan]", "[-95]", "[-10, -20, -30, -40, -50]"):
-        f.write_text(f"supervisor:\n  camera_reading:\n    pitches_deg: {bad}\n")
-        with pytest.raises(ConfigError, match="pitches_deg"):
-            load_config(f)
+    for key in ("pitches_deg", "low_pitches_deg"):
+        for bad in ("[-15, .nan]", "[-95]", "[-10, -20, -30, -40, -50]"):
+            f.write_text(f"supervisor:\n  camera_reading:\n    {key}: {bad}\n")
+            with pytest.raises(ConfigError, match=key):
+                load_config(f)
+    f.write_text("supervisor:\n  camera_reading:\n    low_pitches_deg: [-30]\n")
+    reading = load_config(f).supervisor.camera_reading
+    assert reading.pitches_at(low=True) == (-30.0,) and reading.pitches_at(low=False) == ()

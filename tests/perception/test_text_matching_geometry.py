@@ -52,6 +52,15 @@ def test_short_names_bear_no_typo():
     assert match_name("Alko", 0.9, ["Alku"]) is None
 
 
+def test_a_near_read_may_start_with_a_look_alike_letter_and_one_business_is_one_candidate():
+    m = match_name("littala Store", 0.9, ["Iittala Store", "Stockmann"])
+    assert m is not None and m.name == "Iittala Store" and m.slips == 1
+    assert match_name("Kittala Store", 0.9, ["Iittala Store"]) is None  # another first letter: not near
+    m = match_name("Roberts cofee", 0.9, ["Robert's coffee", "Robert's Coffee", "Stockmann"])
+    assert m is not None and m.name in {"Robert's coffee", "Robert's Coffee"} and m.slips == 1
+    assert match_name("Alepa Kallia", 0.9, ["Alepa Kallio", "Alepa Kallin"]) is None  # two businesses: neither
+
+
 def test_only_an_exact_read_of_the_goal_locks_it():
     goal = goal_for("Alepa Kallio", ["Kiasma"])
     pose = CameraPose(0, 0, -10, yaw_deg=0, pitch_deg=-10)
