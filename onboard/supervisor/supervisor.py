@@ -816,10 +816,7 @@ class Supervisor:
         """
         reason = look_up_refusal(altitude_m, self.sup.cruise_alt_m, ceiling_m)
         if reason is not None:
-            shown = altitude_m if altitude_m is None or math.isfinite(altitude_m) else str(altitude_m)
-            self.event("command_refused", {"command": "look_up", "step": step, "waypoint": obs.node,
-                                           "altitude_m": shown, "reason": reason})
-            return await self._refused_look_up(obs, heading, step, altitude_m, reason, outcome)
+            return await self._refused_look_up(obs, heading, step, altitude_m, reason, outcome, "look_up")
         assert altitude_m is not None
         before = self.bridge.state.rel_alt_m
         climb = await executor.climb_to(altitude_m)
@@ -863,10 +860,7 @@ class Supervisor:
         if reason is None and self._look is None:
             reason = "no camera to read with"
         if reason is not None:
-            shown = altitude_m if altitude_m is None or math.isfinite(altitude_m) else str(altitude_m)
-            self.event("command_refused", {"command": "look_low", "step": step, "waypoint": obs.node,
-                                           "altitude_m": shown, "reason": reason})
-            return await self._refused_look_up(obs, heading, step, altitude_m, reason, outcome)
+            return await self._refused_look_up(obs, heading, step, altitude_m, reason, outcome, "look_low")
         assert altitude_m is not None
         before = self.bridge.state.rel_alt_m
         down = await executor.descend_to(altitude_m)
@@ -895,10 +889,14 @@ class Supervisor:
         return seen if seen is not None else await self._observe(obs.node, heading)
 
     async def _refused_look_up(self, obs: WorldObservation, heading: float, step: int, altitude_m: float | None,
-                               reason: str, outcome: FlightOutcome) -> WorldObservation:
-        """Recorded in the outcome; the agent goes on with the cruise view (from cruise: it was not flown)."""
+                               reason: str, outcome: FlightOutcome, command: str = "") -> WorldObservation:
+        """Recorded in the outcome (and as a ``command_refused`` event when `command` says which: the executor
+        sends its own); the agent goes on with the cruise view (from cruise: it was not flown)."""
         outcome.refused_look_ups += 1
         shown = altitude_m if altitude_m is None or math.isfinite(altitude_m) else str(altitude_m)
+        if command:
+            self.event("command_refused", {"command": command, "step": step, "waypoint": obs.node,
+                                           "altitude_m": shown, "reason": reason})
         outcome.refused_look_up_at.append([step, obs.node, shown, reason])
         self.on_progress(f"look to {altitude_m} m refused: {reason}")
         return obs if obs.altitude_m is None else await self._observe(obs.node, heading)

@@ -70,3 +70,4 @@ def test_gimbal_pitches_are_range_checked(tmp_path):
     f.write_text("supervisor:\n  camera_reading:\n    low_pitches_deg: [-30]\n")
     reading = load_config(f).supervisor.camera_reading
     assert reading.pitches_at(low=True) == (-30.0,) and reading.pitches_at(low=False) == ()
+    assert load_config(None).supervisor.camera_reading.pitches_at(low=True) == (-15.0, -30.0)

@@ -135,7 +135,10 @@ def test_a_camera_flight_looks_low_reads_down_there_and_comes_back_to_cruise(tmp
         assert outcome.flown_m >= 2 * (cruise - 12.0) - 2.0  # down and back up, as flown
         folder = Path(outcome.results_dir)
         low = json.loads((folder / "reading_timestep_0000_low.json").read_text())
-        assert len(low["views"]) == cfg.supervisor.camera_reading.views
+        reading = cfg.supervisor.camera_reading
+        pitches = reading.pitches_at(low=True)
+        assert sorted((v["heading_deg"], v["pitch_deg"]) for v in low["views"]) == sorted(
+            (360.0 * k / reading.views, p) for k in range(reading.views) for p in pitches)  # the look-low's gimbal
         assert [[p.name, p.bearing, p.distance] for p in second.pois] == low["pois"]  # the names read down there
     finally:
         rig.close()
