@@ -836,12 +836,7 @@ class Supervisor:
             seen = await self._observe(obs.node, heading, altitude_m)
         else:  # not up there in time: what it sees is not the view from altitude_m
             self.event("move_timeout", {"command": "climb", "altitude_m": altitude_m, "error_m": round(climb.error_m, 1)})
-        down = await executor.back_to_cruise()
-        if not down.arrived:
-            self.event("move_timeout", {"command": "descend", "altitude_m": self.sup.cruise_alt_m,
-                                        "error_m": round(down.error_m, 1)})
-        after = self.bridge.state.rel_alt_m
-        climbed = abs(top - before) + abs(top - after)
+        climbed = await self._back_to_cruise(executor, before, top, "descend")
         if math.isfinite(climbed):
             outcome.climb_m = round(outcome.climb_m + climbed, 1)
             outcome.flown_m = round(outcome.flown_m + climbed, 1)
@@ -875,11 +870,7 @@ class Supervisor:
             bottom = min(bottom, self.bridge.state.rel_alt_m)
         else:  # not down there in time: what it would read is not the view from altitude_m
             self.event("move_timeout", {"command": "descend", "altitude_m": altitude_m, "error_m": round(down.error_m, 1)})
-        back = await executor.back_to_cruise()
-        if not back.arrived:
-            self.event("move_timeout", {"command": "climb", "altitude_m": self.sup.cruise_alt_m,
-                                        "error_m": round(back.error_m, 1)})
-        vertical = abs(before - bottom) + abs(self.bridge.state.rel_alt_m - bottom)
+        vertical = await self._back_to_cruise(executor, before, bottom, "climb")
         if math.isfinite(vertical):
             outcome.flown_m = round(outcome.flown_m + vertical, 1)
         outcome.look_lows += 1
@@ -887,6 +878,15 @@ class Supervisor:
         self.on_progress(f"looked low from {altitude_m:.0f} m at waypoint {obs.node}: "
                          f"{len(seen.pois) if seen else 0} name(s) read; back at cruise")
         return seen if seen is not None else await self._observe(obs.node, heading)
+
+    async def _back_to_cruise(self, executor: FlightExecutor, before: float, extreme: float, command: str) -> float:
+        """The end of a look-up or look-low: back to cruise (a timeout reported as `command`'s); the vertical
+        metres flown there and back, as measured (NaN if the altitude was not reported)."""
+        back = await executor.back_to_cruise()
+        if not back.arrived:
+            self.event("move_timeout", {"command": command, "altitude_m": self.sup.cruise_alt_m,
+                                        "error_m": round(back.error_m, 1)})
+        return abs(extreme - before) + abs(extreme - self.bridge.state.rel_alt_m)
 
     async def _refused_look_up(self, obs: WorldObservation, heading: float, step: int, altitude_m: float | None,
                                reason: str, outcome: FlightOutcome, command: str = "") -> WorldObservation:

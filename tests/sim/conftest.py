@@ -27,3 +27,14 @@ def raw_gcs(vehicle):
         yield g
     finally:
         g.close()
+
+
+@pytest.fixture(scope="module")
+def public_task():
+    """The first public Helsinki task, resolved on the test world (the look-up and look-low episodes')."""
+    from sim.benchmark.tasks import load_tasks, resolve_all
+    from tests.sim._world_fixture import PUBLIC, helsinki
+
+    w = helsinki()
+    city, tasks = load_tasks(PUBLIC)
+    return resolve_all(city, tasks[:1], w)[0]

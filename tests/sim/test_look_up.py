@@ -8,7 +8,7 @@ import pytest
 from sim.benchmark.agent_api import Action
 from sim.benchmark.episode import ALTITUDE_CEILING_M, LOOK_UP_TURN_S, LOOK_UP_VERTICAL_SPEED_M_S, run_episode
 from sim.world.perception import OraclePerception
-from tests.sim._world_fixture import PUBLIC, helsinki
+from tests.sim._world_fixture import helsinki
 
 
 def _names(sightings):
@@ -66,12 +66,8 @@ class _Script:
 
 
 @pytest.fixture(scope="module")
-def task():
-    from sim.benchmark.tasks import load_tasks, resolve_all
-
-    w = helsinki()
-    city, tasks = load_tasks(PUBLIC)
-    return resolve_all(city, tasks[:1], w)[0]
+def task(public_task):
+    return public_task
 
 
 def test_look_up_costs_a_step_and_its_climb_is_in_the_path(task):

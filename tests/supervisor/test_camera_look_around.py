@@ -35,6 +35,21 @@ class Recording(GraphAgent):
         return super().act(observation)
 
 
+def _camera_rig(tmp_path, **camera_reading):
+    """The simulated vehicle on public t019 and a config flying it with camera perception (the models needed)."""
+    from sim.flight_rig import start_rig
+    from tests.perception.conftest import _prepared
+
+    _prepared(AerieConfig().inference.text_det_model)
+    _prepared("ppocrv5-rec")
+    sup_cfg = AerieConfig().supervisor
+    reading_cfg = replace(sup_cfg.camera_reading, **camera_reading)
+    base = replace(AerieConfig(), supervisor=replace(sup_cfg, use_memory=False, status_socket=False,
+                                                     perception="camera", camera_reading=reading_cfg))
+    rig = start_rig("t019", world=world(), noise="perfect")
+    return rig, rig.config(base, tmp_path / "vehicle")
+
+
 def _angle(a: float, b: float) -> float:
     return abs((a - b + 180.0) % 360.0 - 180.0)
 
@@ -61,20 +76,11 @@ def test_a_bad_frame_is_named_not_read():
 
 @pytest.mark.slow
 def test_a_camera_flight_turns_through_the_views_reads_and_hands_the_agent_only_that(tmp_path):
-    from tests.perception.conftest import _prepared
     from onboard.supervisor.supervisor import Supervisor
-    from sim.flight_rig import start_rig
 
-    _prepared(AerieConfig().inference.text_det_model)
-    _prepared("ppocrv5-rec")
-    rig = start_rig("t019", world=world(), noise="perfect")
+    # two gimbal pitches at every heading: the mounting one and one below it
+    rig, cfg = _camera_rig(tmp_path, pitches_deg=(-15.0, -45.0))
     try:
-        sup_cfg = AerieConfig().supervisor
-        # two gimbal pitches at every heading: the mounting one and one below it
-        reading_cfg = replace(sup_cfg.camera_reading, pitches_deg=(-15.0, -45.0))
-        base = replace(AerieConfig(), supervisor=replace(sup_cfg, use_memory=False, status_socket=False,
-                                                         perception="camera", camera_reading=reading_cfg))
-        cfg = rig.config(base, tmp_path / "vehicle")
         views = cfg.supervisor.camera_reading.views
         tol = cfg.supervisor.camera_reading.turn_tolerance_deg
         sup = Supervisor(cfg, replace(rig.mission(), step_limit=1), agent_factory=Recording)
@@ -114,18 +120,10 @@ class LooksLow(Recording):
 
 @pytest.mark.slow
 def test_a_camera_flight_looks_low_reads_down_there_and_comes_back_to_cruise(tmp_path):
-    from tests.perception.conftest import _prepared
     from onboard.supervisor.supervisor import Supervisor
-    from sim.flight_rig import start_rig
 
-    _prepared(AerieConfig().inference.text_det_model)
-    _prepared("ppocrv5-rec")
-    rig = start_rig("t019", world=world(), noise="perfect")
+    rig, cfg = _camera_rig(tmp_path)
     try:
-        sup_cfg = AerieConfig().supervisor
-        base = replace(AerieConfig(), supervisor=replace(sup_cfg, use_memory=False, status_socket=False,
-                                                         perception="camera"))
-        cfg = rig.config(base, tmp_path / "vehicle")
         cruise, floor = cfg.supervisor.cruise_alt_m, cfg.supervisor.camera_reading.low_floor_m
         sup = Supervisor(cfg, replace(rig.mission(), step_limit=3), agent_factory=LooksLow)
         outcome = asyncio.run(sup.run())
