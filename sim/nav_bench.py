@@ -53,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=int, default=1, help="play each task this many times (seeds seed, seed+1, ...)")
     p.add_argument("--limit", type=int, help="run only the first N tasks")
+    p.add_argument("--skip", type=int, default=0,
+                   help="leave out the first N tasks (with --limit: the N after them), e.g. the next slice of a split")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--episode-dir", help="also write per-episode folders (trajectory, summary, camera images, "
                                           "the agent's maps) here")
@@ -225,6 +227,8 @@ def main(argv: list[str]) -> int:
     resolved = _resolved(args.tasks, world)
     if resolved is None:
         return 2
+    if args.skip:
+        resolved = resolved[args.skip:]
     if args.limit:
         resolved = resolved[: args.limit]
     if args.ablation:

@@ -23,6 +23,17 @@ def test_cli_writes_results(tmp_path, capsys):
         assert key in rec
 
 
+def test_skip_and_limit_take_a_slice_of_the_split(tmp_path):
+    from sim.benchmark.tasks import load_tasks
+
+    helsinki()
+    out = tmp_path / "r.json"
+    assert nav_bench.main(["--tasks", str(PUBLIC), "--agent", "greedy", "--skip", "3", "--limit", "2",
+                           "--json", str(out), "--no-progress"]) == 0
+    ids = [t.id for t in load_tasks(PUBLIC)[1]]
+    assert [r["task"] for r in json.loads(out.read_text())["records"]] == ids[3:5]
+
+
 def test_cli_rejects_malformed_file(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"version": 1, "city": "helsinki", "tasks": [{"id": "x9", "start": {"lat": 1}}]}))
