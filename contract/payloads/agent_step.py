@@ -36,7 +36,8 @@ class Pose:
 
 @dataclass(frozen=True)
 class Movement:
-    """The move as commanded: ``kind`` move | look_up | arrive, the waypoint and its bearing (a look-up has neither)."""
+    """The move as commanded: ``kind`` move | look_up | look_low | arrive, the waypoint and its bearing (a look has
+    neither)."""
 
     kind: str
     node: int | None = None
