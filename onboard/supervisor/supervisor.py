@@ -851,9 +851,7 @@ class Supervisor:
                         outcome: FlightOutcome) -> WorldObservation:
         """Descend at this waypoint, look around reading the shop fronts, come back to cruise; the observation
         to act on (the names read down there). Refused as a look-up is (`look_low_refusal`, the envelope)."""
-        reason = look_low_refusal(altitude_m, self.sup.cruise_alt_m, floor_m)
-        if reason is None and self._look is None:
-            reason = "no camera to read with"
+        reason = look_low_refusal(altitude_m, self.sup.cruise_alt_m, floor_m)  # no floor without the camera
         if reason is not None:
             return await self._refused_look_up(obs, heading, step, altitude_m, reason, outcome, "look_low")
         assert altitude_m is not None
