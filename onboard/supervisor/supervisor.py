@@ -20,7 +20,7 @@ adopted at the first step after it arrives (`agent.llm_plan_wait`); each change
 of plan or of its source is published as a ``plan`` message.
 
 A look-up over the roofs (`AgentAction.look_up`) is offered to the agent up
-to the safety envelope's altitude ceiling less `LOOK_UP_CEILING_MARGIN_M`
+to the safety envelope's altitude ceiling less `look_offers.LOOK_UP_CEILING_MARGIN_M`
 (`agent.use_look_up`). One asked for outside (cruise, that ceiling] is
 refused here, not flown (``command_refused``, `FlightOutcome.refused_look_ups`);
 the envelope, which only clamps altitudes, stays the last line. Otherwise the
@@ -50,17 +50,12 @@ from contract.results import rgb_image_path, write_episode
 from onboard.config import AerieConfig
 from onboard.perception.camera_sightings import PerceptionUnavailable as _PerceptionUnavailable
 from onboard.supervisor.flight_executor import FlightExecutor, MissionAborted
+from onboard.supervisor.look_offers import look_low_floor, look_low_refusal, look_up_ceiling, look_up_refusal
 from onboard.supervisor.mission import Mission, check_name
 from onboard.supervisor.restarting_worker import RestartingWorker
 from onboard.supervisor.world_link import WorldLink, WorldObservation
 
 log = logging.getLogger("aerie.supervisor")
-
-# A look-up is offered up to the envelope's altitude ceiling less this (metres): the envelope clamps
-# setpoints at the ceiling, and this keeps the vehicle itself (overshoot, the climb's 1 m tolerance,
-# baro noise) under it too.
-LOOK_UP_CEILING_MARGIN_M = 2.0
-
 
 @dataclass
 class FlightOutcome:
@@ -143,49 +138,6 @@ def perception_note(sup: Any) -> str:
         return ("perception off: no detector runs (supervisor.camera is empty)" if not sup.camera
                 else "perception off: supervisor.detect_every_steps is 0")
     return f"perception on: camera {sup.camera!r}, detector every {sup.detect_every_steps} step(s)"
-
-
-def look_up_ceiling(cfg: AerieConfig) -> float | None:
-    """The highest look-up offered to the agent (m above home), or None: no look-up on offer.
-
-    The envelope's altitude ceiling less `LOOK_UP_CEILING_MARGIN_M`, when the agent looks up at all
-    (`agent.use_look_up`) and that leaves room above the cruise altitude.
-    """
-    ceiling = cfg.safety.altitude_ceiling_m - LOOK_UP_CEILING_MARGIN_M
-    return ceiling if cfg.agent.use_look_up and ceiling > cfg.supervisor.cruise_alt_m else None
-
-
-def look_low_floor(cfg: AerieConfig) -> float | None:
-    """The lowest look-low offered to the agent (m above home), or None: no look-low on offer.
-
-    Only with camera perception (the world feed's names do not depend on altitude), when the agent
-    looks low at all (`agent.look_low_alt_m`) and the floor (`camera_reading.low_floor_m`, never below
-    the envelope's) leaves room under the cruise altitude.
-    """
-    sup = cfg.supervisor
-    floor = max(sup.camera_reading.low_floor_m, cfg.safety.altitude_floor_m)
-    on = sup.perception == "camera" and cfg.agent.look_low_alt_m > 0
-    return floor if on and floor < sup.cruise_alt_m else None
-
-
-def look_up_refusal(altitude_m: float | None, cruise_alt_m: float, ceiling_m: float | None) -> str | None:
-    """Why a look-up to `altitude_m` may not be flown, or None: it may (cruise < altitude <= ceiling; NaN fails)."""
-    if ceiling_m is None:
-        return "no look-up on offer"
-    if (not isinstance(altitude_m, (int, float)) or isinstance(altitude_m, bool)
-            or not cruise_alt_m < altitude_m <= ceiling_m):
-        return f"altitude {altitude_m} m is not within the look-up range ({cruise_alt_m:g}, {ceiling_m:g}] m"
-    return None
-
-
-def look_low_refusal(altitude_m: float | None, cruise_alt_m: float, floor_m: float | None) -> str | None:
-    """Why a look-low to `altitude_m` may not be flown, or None: it may (floor <= altitude < cruise; NaN fails)."""
-    if floor_m is None:
-        return "no look-low on offer"
-    if (not isinstance(altitude_m, (int, float)) or isinstance(altitude_m, bool)
-            or not floor_m <= altitude_m < cruise_alt_m):
-        return f"altitude {altitude_m} m is not within the look-low range [{floor_m:g}, {cruise_alt_m:g}) m"
-    return None
 
 
 async def unless_stopped(coro: Any, stop: asyncio.Event) -> tuple[bool, Any]:

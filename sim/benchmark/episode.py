@@ -14,8 +14,9 @@ time (climb and descent at `LOOK_UP_VERTICAL_SPEED_M_S`, plus `LOOK_UP_TURN_S`)
 to `flight_s`. The next observation carries the landmarks seen from that
 altitude and no POI names. A look-up above the altitude ceiling (the safety
 envelope's: `firmware_bridge.settings.SafetyConfig.altitude_ceiling_m`), or
-not above cruise altitude, is refused: not flown, no sightings from above,
-one step spent (as an invalid move), counted in `refused_look_ups`.
+not above cruise altitude, is refused (the vehicle's own rule,
+`onboard.supervisor.look_offers`): not flown, no sightings from above, one
+step spent (as an invalid move), counted in `refused_look_ups`.
 
 A look-low (`Action.look_low(altitude_m)`) is the same below cruise, down to
 `LOOK_LOW_FLOOR_M` over the street: its vertical metres count likewise (in
@@ -36,6 +37,7 @@ import numpy as np
 from contract.geodesy import ned_from_geo
 from firmware_bridge.settings import SafetyConfig
 from onboard.map.compass import bearing_deg
+from onboard.supervisor.look_offers import look_low_refusal, look_up_refusal
 from sim.benchmark import metrics
 from sim.benchmark.agent_api import Action, Agent, Observation
 from sim.benchmark.tasks import ResolvedTask
@@ -139,9 +141,10 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
             alt = action.altitude_m
             traj.append(node)  # the drone stays over this node
             up = action.kind == "look_up"
-            low, high = (world.cruise_alt, altitude_ceiling_m) if up else (floor, world.cruise_alt)
-            # NaN fails too; a look-up must be above cruise, a look-low below it and offered
-            if alt is None or low is None or not (low < alt <= high if up else low <= alt < high):
+            # the vehicle's rules (NaN fails too): a look-up above cruise, a look-low below it and offered
+            refused = look_up_refusal(alt, world.cruise_alt, altitude_ceiling_m) if up else \
+                look_low_refusal(alt, world.cruise_alt, floor)
+            if refused is not None:
                 refused_look_ups += 1  # not flown: a step spent, nothing seen from there
                 continue
             vertical = 2.0 * abs(alt - world.cruise_alt)

@@ -6,11 +6,12 @@ into a bridge `goto` to the node's lat/lon at the world's cruise altitude,
 waiting until the vehicle is there. The agent, the perception and the metrics
 are exactly those of the kinematic episodes: only the flying changes.
 
-A look-up (`look_up(altitude_m)`) is flown too: a goto straight up at the
-current node, a full turn in four yaw steps (gotos to the same point with a
-yaw), a goto back down to cruise; its seconds are the flight's. The episode
-only asks for one within (cruise, ceiling]; the bridge's envelope clamps the
-gotos into the altitude band besides.
+A look-up or look-low (`look_from(altitude_m)`) is flown too: a goto straight
+up or down at the current node, a full turn in four yaw steps (gotos to the
+same point with a yaw), a goto back to cruise; its seconds are the flight's.
+The episode only asks for one the vehicle's rules allow
+(`onboard.supervisor.look_offers`); the bridge's envelope clamps the gotos
+into the altitude band besides.
 
 By default it starts Aerie's simulated vehicle with its home on the task's
 start node; pass ``url`` to fly a PX4 SITL (or a real vehicle) instead.
@@ -46,7 +47,7 @@ class FlightRecord:
     nodes: list[int] = field(default_factory=list)
     arrival_errors_m: list[float] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
-    look_up_tops_m: list[float] = field(default_factory=list)  # the altitude each look-up reached
+    look_up_tops_m: list[float] = field(default_factory=list)  # the altitude each look (up or low) reached
 
 
 class MavsdkMover:
@@ -125,10 +126,10 @@ class MavsdkMover:
         come back to cruise; seconds taken."""
         assert self._bridge is not None, "start() first"
         t0 = time.monotonic()
-        self.record.look_up_tops_m.append(self._run(self._look_up(altitude_m)))
+        self.record.look_up_tops_m.append(self._run(self._look_from(altitude_m)))
         return time.monotonic() - t0
 
-    async def _look_up(self, altitude_m: float) -> float:
+    async def _look_from(self, altitude_m: float) -> float:
         bridge = self._bridge
         lat, lon = (float(v) for v in self.world.graph.latlon[self.node])
         await bridge.commands.goto(GlobalTarget(lat, lon, altitude_m))

@@ -35,7 +35,8 @@ from onboard.agent.agent import GraphAgent
 from onboard.config import AerieConfig
 from onboard.inference.inference_worker import ThreadWorker
 from onboard.inference.planner_model import PlannerModel
-from onboard.supervisor.supervisor import LOOK_UP_CEILING_MARGIN_M, Supervisor
+from onboard.supervisor.look_offers import LOOK_UP_CEILING_MARGIN_M
+from onboard.supervisor.supervisor import Supervisor
 from onboard.telemetry.journal import Journal
 from onboard.telemetry.settings import resolve_path
 from sim.flight_rig import start_rig
