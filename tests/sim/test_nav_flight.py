@@ -50,7 +50,7 @@ def test_a_look_up_is_flown_through_mavsdk(world):
     from onboard.agent.settings import AgentConfig
     from sim.benchmark.aerie_agents import BenchAgent
     from sim.flight_rig import load_task
-    from sim.world.graph import NODE_SPACING_M
+    from onboard.map.corridors import NODE_SPACING_M
 
     rt = replace(load_task("t020", world), step_limit=2)  # its landmark is hidden at cruise from the start
     cfg = replace(AgentConfig(), look_up_after_steps=0, look_up_alt_m=40.0)
