@@ -29,7 +29,9 @@ shortest corridor route on from where it ends (`corridor_map`), and the
 destinations come from the map (`map_destinations`): the described region
 is known before take-off, so navigate already heads for its near edge and
 the sweep goes on from there; locate may arrive at the map waypoint nearest
-the read goal when no corridor passes closer (`_goal_in_reach`).
+the read goal when no corridor passes closer (`_goal_in_reach`). Without a map
+locate does the same on the agent's own street map: it flies over known links
+to the known waypoint nearest the read goal and arrives there (`_nearest_known`).
 """
 
 from __future__ import annotations
@@ -286,13 +288,24 @@ def _index_of(state: AgentState, strategy: str) -> int | None:
     return next((i for i, g in enumerate(plan.sub_goals) if g.strategy == strategy), None) if plan else None
 
 
+def _nearest_known(state: AgentState, point: np.ndarray) -> int | None:
+    """The waypoint of the agent's own street map nearest `point` (flown or seen on offer), None if none."""
+    sm = state.static.street_map
+    return min(sm.xy, key=lambda n: norm(sm.xy[n] - point)) if sm.xy else None
+
+
 def _goal_in_reach(state: AgentState) -> tuple[bool, float | None]:
     """Whether the goal's name was read and the drone is close enough to declare arrival, and how far it is.
 
-    Within `arrive_within_m`; with an onboard map also at the map waypoint nearest
-    the read position (no corridor gets closer) when that is within the range names
-    were read from on this flight (`WorkingMemory.read_range`): a goal in the middle
-    of a block can be 45-50 m from every corridor.
+    Within `arrive_within_m`; also, when the goal was read within the range names
+    were read from on this flight (`WorkingMemory.read_range`), at the waypoint
+    nearest the read position: with an onboard map the map's (no corridor gets
+    closer); without one the nearest its own street map knows, once it has flown
+    every known waypoint within that range of the goal (one not flown may have
+    streets beyond it that pass closer; arriving at the first read cost three
+    public tasks). A goal in the middle of a block can be 45-50 m from every
+    corridor; without this the drone flew off to unflown streets ever further
+    away looking for a nearer one (ordinary dev d096: read 49 m away, ended 411 m away).
     """
     d, s = state.dynamic, state.static
     if s.memory.goal_fix is None:
@@ -300,11 +313,27 @@ def _goal_in_reach(state: AgentState) -> tuple[bool, float | None]:
     dist = norm(s.memory.goal_fix - d.position)
     if dist <= s.config.arrive_within_m:
         return True, dist
+    if dist > s.memory.read_range(s.config.arrive_within_m):
+        return False, dist
     cm = s.corridors
-    if cm is not None and dist <= s.memory.read_range(s.config.arrive_within_m):
+    if cm is not None:
         here = cm.snap(d.position)
         return here is not None and here == cm.nearest(s.memory.goal_fix), dist
-    return False, dist
+    fix = s.memory.goal_fix
+    return d.here is not None and d.here == _nearest_known(state, fix) and not _unflown_near(state, fix), dist
+
+
+def _unflown_near(state: AgentState, fix: np.ndarray) -> list[int]:
+    """Known waypoints not flown yet within twice this flight's read range of the read goal, nearest it first.
+
+    Twice: from each of them a sign within read range of the read goal can be read, a
+    second sign of a like name among them (public t023: "Red shoe" read first, 130 m
+    from the goal "Red Shoe").
+    """
+    sm, mem = state.static.street_map, state.static.memory
+    reach = 2.0 * mem.read_range(state.static.config.arrive_within_m)
+    near = [n for n in sm.frontier() if norm(sm.xy[n] - fix) <= reach]
+    return sorted(near, key=lambda n: norm(sm.xy[n] - fix))
 
 
 def navigate(state: AgentState) -> dict[str, Any]:
@@ -392,6 +421,31 @@ def locate_goal(state: AgentState) -> str:
     return how
 
 
+def _towards_read_goal(state: AgentState, fix: np.ndarray) -> tuple[AgentAction, str] | None:
+    """Without a map: the first hop over known links to the known waypoint nearest the read goal.
+
+    The planner's own costing heads for unflown waypoints (a frontier search);
+    once the goal's position is read, the way there is over streets already
+    known: first to the known waypoints not flown yet around it (see
+    `_goal_in_reach`), nearest it first, then to the nearest known. None with a map (its
+    corridors route), or when there is nowhere to go or no known way there.
+    """
+    d, s = state.dynamic, state.static
+    if s.corridors is not None or d.here is None:
+        return None
+    # the streets not flown yet around it first (a nearer corridor or a like-named sign), then the nearest
+    best = next(iter(_unflown_near(state, fix)), None)
+    if best is None:
+        best = _nearest_known(state, fix)
+    if best is None or best == d.here:
+        return None
+    _, first = s.street_map.routes_from(d.here)
+    hop = first.get(best)
+    if hop is None or hop not in {m.node for m in d.observation.moves}:
+        return None
+    return AgentAction.move(hop, ""), f"to the known waypoint nearest the read goal ({norm(s.street_map.xy[best] - fix):.0f} m from it)"
+
+
 def locate(state: AgentState) -> dict[str, Any]:
     d, s = state.dynamic, state.static
     chosen = locate_goal(state)
@@ -408,7 +462,7 @@ def locate(state: AgentState) -> dict[str, Any]:
         return {"action": AgentAction.arrive(f"{out.status}: goal name read {dist:.0f} m away{how}"),
                 "strategy": "locate",
                 "subtask_context": {**d.subtask_context, "locate": out.status}}
-    action, reason = move_towards(state, fix)
+    action, reason = _towards_read_goal(state, fix) or move_towards(state, fix)
     return {"action": AgentAction.move(action.node, f"goal read {dist:.0f} m away; {reason}"), "strategy": "locate",
             "subtask_context": {**d.subtask_context, "locate": "SEARCHING_VICINITY"}}
 
