@@ -86,7 +86,8 @@ class GraphAgent:
         self.reading = read_instruction(description, self.gazetteer, self.reader_generate, reader=c.reader)
         goal = self.reading.goal
         memory = WorkingMemory(goal, keep=c.fixes_per_landmark, outlier_mads=c.outlier_mads,
-                               outlier_floor_m=c.outlier_floor_m, ray_default_m=c.ray_default_m)
+                               outlier_floor_m=c.outlier_floor_m, ray_default_m=c.ray_default_m,
+                               ray_max_m=c.ray_max_m)
         known = map_knowledge if c.use_map else None
         if known is not None:
             memory.set_map(known.landmarks, known.uncertainty_m, overrule_m=c.map_overrule_m,

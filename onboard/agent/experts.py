@@ -389,6 +389,8 @@ def search(state: AgentState) -> dict[str, Any]:
     elif s.memory.prior is None:  # a remembered goal is searched around as a point
         floor = s.config.arrive_within_m
         unseen = s.memory.unseen_region(floor)
+        if unseen is not None and s.memory.extend_ray(floor, s.config.ray_extend_unseen_share):
+            target, unseen = branches.aim(state), s.memory.unseen_region(floor)  # further along the ray
         if unseen is not None:
             worth = lookouts(s.street_map, unseen, s.memory.read_range(floor)) or None
         sweeping = worth is not None

@@ -96,6 +96,14 @@ class AgentConfig:
     replan_jump_m: float = 150.0
     # Without a distance ("east of X"), a ray's point is assumed this far out (metres).
     ray_default_m: float = 150.0
+    # A lone ray's point ("west of X", no distance) moves out by ray_default_m each time the search has looked
+    # at most of the ground round it without reading the goal (ray_extend_unseen_share), up to this far from
+    # its landmark (metres; ray_default_m: never). People say "west of X" of places a few hundred metres away.
+    ray_max_m: float = 600.0
+    # A lone ray's point moves out once no more than this share of the ground round it is left unlooked at
+    # (0: only when all of it was; the last of it often lies mid-block, a long way round by the streets). Ordinary dev split (tuned on): 0 -> SR 0.74 perfect, 0.2-0.4 -> 0.77 (three ray tasks); ray_max_m
+    # 450-900 the same; public unchanged.
+    ray_extend_unseen_share: float = 0.25
     # Landmark fixes kept per landmark for the robust position (most recent).
     fixes_per_landmark: int = 40
     # A fix further than this many robust spreads (MAD) from the median is an outlier.

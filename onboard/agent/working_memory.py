@@ -158,12 +158,15 @@ class WorkingMemory:
     """Landmark map and target estimate for one flight (own frame: take-off = origin, x east, y north)."""
 
     def __init__(self, goal: GoalDescription, *, keep: int = 40, outlier_mads: float = 3.0,
-                 outlier_floor_m: float = 60.0, ray_default_m: float = 150.0) -> None:
+                 outlier_floor_m: float = 60.0, ray_default_m: float = 150.0, ray_max_m: float | None = None) -> None:
         self.goal = goal
         self.keep = keep
         self.outlier_mads = outlier_mads
         self.outlier_floor_m = outlier_floor_m
         self.ray_default_m = ray_default_m
+        # how far out a lone ray's point lies now: `ray_default_m`, pushed out by `extend_ray` up to `ray_max_m`
+        self.ray_reach_m = ray_default_m
+        self.ray_max_m = ray_default_m if ray_max_m is None else max(ray_default_m, ray_max_m)
         self.fixes: dict[str, LandmarkFixes] = {}
         self.goal_fix: np.ndarray | None = None  # the goal itself, once its name was read
         self.history: list[tuple[int, np.ndarray]] = []  # (step, estimate) whenever it changed
@@ -318,7 +321,7 @@ class WorkingMemory:
             return None
         if self._region is None:
             known = {n: lp for n in self.goal.landmarks if (lp := self.landmark(n)) is not None}
-            self._region = candidate_points(self.goal, known, est.xy, self.ray_default_m)
+            self._region = candidate_points(self.goal, known, est.xy, self.ray_reach_m)
         pts = self._region
         if not len(pts):
             return None
@@ -335,6 +338,33 @@ class WorkingMemory:
         pts = np.column_stack([gx.ravel(), gy.ravel()])
         pts = pts[np.hypot(pts[:, 0], pts[:, 1]) <= radius_m] + centre
         return self._not_looked_at(pts, floor_m)
+
+    def extend_ray(self, floor_m: float, unseen_share: float) -> bool:
+        """Push a lone ray's point one `ray_default_m` further out (up to `ray_max_m`); whether it moved.
+
+        "West of X" gives a direction, not a distance: the estimate starts
+        `ray_default_m` out and its region is the ground around that point. Once
+        no more than `unseen_share` of it is left unlooked at (the last of it lies
+        in the middle of blocks, a long way round by the streets) without the
+        goal's name read, the goal is likelier further along the ray (ordinary dev
+        d015: 480 m west of its landmark; the search swept the 150 m point's
+        region for 28 steps). Only for an estimate that rests on one ray alone (no
+        distance, no second ray to cross); never past `ray_max_m`.
+        """
+        if self.ray_reach_m >= self.ray_max_m or self.goal_fix is not None:
+            return False
+        known = {n for n in self.goal.landmarks if self.landmark(n) is not None}
+        usable = [r for r in self.goal.relations if all(n in known for n in r.landmarks)]
+        if len(usable) != 1 or usable[0].kind != "ray":
+            return False
+        unseen = self.unseen_region(floor_m)
+        region = self._region
+        if unseen is None or region is None or not len(region) or len(unseen) > unseen_share * len(region):
+            return False
+        self.ray_reach_m = min(self.ray_max_m, self.ray_reach_m + self.ray_default_m)
+        self._estimate = None
+        self._region = None
+        return True
 
     def _not_looked_at(self, pts: np.ndarray, floor_m: float) -> np.ndarray:
         if (self.looked_from or self.peer_looked_from) and len(pts):
@@ -456,7 +486,7 @@ class WorkingMemory:
                     points += [p + v * self.ray_default_m for p, v in rays]
             elif rays:
                 p, v = rays[0]
-                points.append(p + v * self.ray_default_m)
+                points.append(p + v * self.ray_reach_m)
         if not points:
             return None
         spread = max((known[n][1] for n in used if n in known), default=0.0)

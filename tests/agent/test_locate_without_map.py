@@ -42,3 +42,19 @@ def test_looks_at_every_street_round_the_goal_before_settling():
     fix = agent.state.static.memory.goal_fix
     reach = 2.0 * agent.state.static.memory.read_range(agent.config.arrive_within_m)
     assert not [n for n in sm.frontier() if math.dist(sm.xy[n], fix) <= reach]
+
+
+def test_a_goal_far_along_a_ray_without_a_distance_is_found():
+    """"East of Tower" with the café 450 m out: the search pushes the ray's point out as it looks."""
+    from dataclasses import replace
+
+    def fly(ray_max_m: float):
+        city = ToyCity(size=13, landmarks={"Tower": (50.0, 300.0)}, pois={"Cafe Aalto": (500.0, 300.0)})
+        agent = GraphAgent(replace(variant_config("geometric"), ray_max_m=ray_max_m), ["Tower"], name="geometric")
+        agent.reset("Cafe Aalto is east of Tower.")
+        arrived, _, _ = city.fly(agent, start=city.node(6, 0), limit=60)
+        return arrived, agent.state.static.memory.ray_reach_m
+
+    assert fly(150.0) == (False, 150.0)  # the point stays 150 m out: the search never gets that far
+    arrived, reach = fly(600.0)
+    assert arrived and reach > 150.0

@@ -139,3 +139,38 @@ def test_places_other_vehicles_looked_from_hold_no_goal():
     wm.share(_shared(looked=[(400.0, 200.0)]), spread_floor_m=25.0)
     left = wm.unseen_region(45.0)
     assert 0 < len(left) < whole and np.min(np.hypot(*(left - (400.0, 200.0)).T)) > 45.0
+
+
+def _looked_round(wm: WorkingMemory, centre, radius: float) -> None:
+    for x in np.arange(-radius, radius + 1, 30.0):
+        for y in np.arange(-radius, radius + 1, 30.0):
+            wm.looked(np.asarray(centre) + [x, y], [])
+
+
+def test_a_lone_ray_reaches_further_once_the_ground_round_its_point_was_looked_at():
+    wm = WorkingMemory(parse_goal_description("Arthur is east of Kiasma.", ["Kiasma"]), ray_default_m=150.0,
+                       ray_max_m=450.0)
+    wm.observe(0, np.zeros(2), (sighting("Kiasma", (0, 0), (0, 200)),))
+    assert np.allclose(wm.target(), [150.0, 200.0])
+    assert not wm.extend_ray(45.0, 0.25)  # nothing looked at yet: the point stays
+    _looked_round(wm, (150.0, 200.0), 200.0)
+    assert wm.extend_ray(45.0, 0.25)
+    assert np.allclose(wm.target(), [300.0, 200.0])  # one default reach further along the ray
+    assert wm.extend_ray(45.0, 0.25) is False  # the new point's ground is not looked at yet
+    _looked_round(wm, (300.0, 200.0), 200.0)
+    assert wm.extend_ray(45.0, 0.25) and np.allclose(wm.target(), [450.0, 200.0])
+    _looked_round(wm, (450.0, 200.0), 200.0)
+    assert not wm.extend_ray(45.0, 0.25)  # never past ray_max_m
+    assert np.allclose(wm.target(), [450.0, 200.0])
+
+
+def test_a_ray_with_a_crossing_or_a_distance_never_reaches_further():
+    two = WorkingMemory(parse_goal_description("Arthur is east of Kiasma and north of Stockmann.",
+                                               ["Kiasma", "Stockmann"]), ray_max_m=600.0)
+    two.observe(0, np.zeros(2), (sighting("Kiasma", (0, 0), (0, 200)), sighting("Stockmann", (0, 0), (300, 0))))
+    _looked_round(two, (300.0, 200.0), 300.0)
+    assert not two.extend_ray(45.0, 1.0) and np.allclose(two.target(), [300.0, 200.0])
+    offset_task = WorkingMemory(parse_goal_description("Arthur is 300 m east of Kiasma.", ["Kiasma"]), ray_max_m=600.0)
+    offset_task.observe(0, np.zeros(2), (sighting("Kiasma", (0, 0), (0, 200)),))
+    _looked_round(offset_task, (300.0, 200.0), 300.0)
+    assert not offset_task.extend_ray(45.0, 1.0)
