@@ -157,8 +157,27 @@ def _split(path: str) -> str:
     return stem
 
 
+def _camera_bench(args: argparse.Namespace, world):
+    """With --perception camera the camera look-around that replaces the oracle's sightings; None without;
+    2 (the exit status) when the reader cannot load (said on stderr)."""
+    if args.perception != "camera":
+        return None
+    from onboard.config import load_config
+    from onboard.perception.camera_sightings import PerceptionUnavailable, open_reader
+    from sim.benchmark.camera_perception import CameraBench
+
+    cfg = load_config(args.config)
+    try:
+        reader = open_reader(cfg.inference)
+    except PerceptionUnavailable as exc:
+        print(f"aerie bench nav: {exc}", file=sys.stderr)
+        return 2
+    return CameraBench(world, reader, cfg.supervisor, use_map=args.map is not None)
+
+
 def _ablation(args: argparse.Namespace, world, resolved: list, argv: list[str]) -> int:
-    """--ablation: everything on, then each mechanism's switch off alone."""
+    """--ablation: everything on, then each mechanism's switch off alone (with --perception camera, each run
+    decides from the camera's reads)."""
     from sim.benchmark.ablation import format_table, run_ablation
 
     map_provider = None
@@ -171,6 +190,9 @@ def _ablation(args: argparse.Namespace, world, resolved: list, argv: list[str]) 
             print(f"aerie bench nav: {exc}", file=sys.stderr)
             return 2
         map_provider = MapProvider(bench_map, world, args.map_stale)
+    camera_bench = _camera_bench(args, world)
+    if camera_bench == 2:
+        return 2
     only = [m.strip() for m in args.mechanisms.split(",") if m.strip()] if args.mechanisms else None
     def framed(res: dict) -> dict:
         return {"tasks": str(args.tasks), "split": _split(args.tasks), **res,
@@ -183,7 +205,7 @@ def _ablation(args: argparse.Namespace, world, resolved: list, argv: list[str]) 
     try:
         result = framed(run_ablation(world, resolved, args.agent, args.perception, seed=args.seed, only=only,
                                      map_provider=map_provider, learn=args.learn, learn_dir=args.learn_dir,
-                                     progress=not args.no_progress, on_result=partial))
+                                     progress=not args.no_progress, on_result=partial, camera_bench=camera_bench))
     except ValueError as exc:
         print(f"aerie bench nav: {exc}", file=sys.stderr)
         return 2
@@ -284,19 +306,9 @@ def main(argv: list[str]) -> int:
 
         mover_factory = partial(_mavsdk_mover, MavsdkMover, world, args.fly_url)
 
-    camera_bench = None
-    if args.perception == "camera":
-        from onboard.config import load_config
-        from onboard.perception.camera_sightings import PerceptionUnavailable, open_reader
-        from sim.benchmark.camera_perception import CameraBench
-
-        cfg = load_config(args.config)
-        try:
-            reader = open_reader(cfg.inference)
-        except PerceptionUnavailable as exc:
-            print(f"aerie bench nav: {exc}", file=sys.stderr)
-            return 2
-        camera_bench = CameraBench(world, reader, cfg.supervisor, use_map=args.map is not None)
+    camera_bench = _camera_bench(args, world)
+    if camera_bench == 2:
+        return 2
     try:
         result = run_tasks(world, resolved, args.agent, args.perception, args.seed, progress=not args.no_progress,
                            repeats=max(1, args.repeats), mover_factory=mover_factory,

@@ -142,7 +142,8 @@ def _score(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {"sr": round(s.sr, 4), "spl": round(s.spl, 4), "n": s.n, **_model_figures(records)}
 
 
-def _plain_run(world, tasks, planner: str, cfg: AgentConfig, preset: str, seed: int, map_provider) -> list[dict]:
+def _plain_run(world, tasks, planner: str, cfg: AgentConfig, preset: str, seed: int, map_provider,
+               camera_bench=None) -> list[dict]:
     """The normal benchmark run (`run_tasks`) of `planner` flying `cfg`, each mission starting with the model idle."""
     from sim.benchmark.aerie_agents import make_aerie_agent
     from sim.benchmark.runner import run_tasks
@@ -154,7 +155,8 @@ def _plain_run(world, tasks, planner: str, cfg: AgentConfig, preset: str, seed: 
         waits.append(wait_until_idle(a.agent.plan_model))
         return a
 
-    res = run_tasks(world, tasks, agent, preset, seed, progress=False, map_provider=map_provider)
+    res = run_tasks(world, tasks, agent, preset, seed, progress=False, map_provider=map_provider,
+                    camera_bench=camera_bench)
     for rec, w in zip(res["records"], waits):
         rec["model_idle_wait_s"] = w
     return res["records"]
@@ -202,8 +204,11 @@ def run_ablation(world, tasks, planner: str, preset: str = "perfect", *, seed: i
                  only: list[str] | None = None, map_provider=None, learn: bool = False,
                  learn_dir: str | Path | None = None, config_cls: type = AgentConfig,
                  progress: bool = True, run: Callable | None = None,
-                 on_result: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                 on_result: Callable[[dict[str, Any]], None] | None = None, camera_bench=None) -> dict[str, Any]:
     """Baseline and one run per applicable mechanism (`only`: these switches); JSON-ready.
+
+    `camera_bench` (`sim.benchmark.camera_perception.CameraBench`): every run decides from the camera's
+    reads instead of the oracle's sightings (`preset` is then the label "camera"); not with `learn`.
 
     `on_result(partial)` is called after every run but the last with the JSON so far (`complete`
     false): a long llm run that is stopped keeps what it measured.
@@ -214,6 +219,8 @@ def run_ablation(world, tasks, planner: str, preset: str = "perfect", *, seed: i
 
     if planner not in PLANNERS:
         raise ValueError(f"--ablation runs the {' or '.join(PLANNERS)} planner, not {planner!r}")
+    if learn and camera_bench is not None:
+        raise ValueError("--ablation with --learn runs on the oracle's sightings, not the camera's")
     mechs = mechanisms(config_cls)
     if only == ["none"]:  # the baseline alone (the planner as the ablation flies it, e.g. on the test split)
         mechs = []
@@ -234,7 +241,7 @@ def run_ablation(world, tasks, planner: str, preset: str = "perfect", *, seed: i
         def run(ts, cfg, label):
             if learn:
                 return _memory_run(world, ts, planner, cfg, preset, seed, work / label)
-            return _plain_run(world, ts, planner, cfg, preset, seed, map_provider)
+            return _plain_run(world, ts, planner, cfg, preset, seed, map_provider, camera_bench)
     t0 = time.perf_counter()
     results: list[tuple[Mechanism | None, dict[str, Any]]] = []
     runs = ablation_configs(base, runnable)

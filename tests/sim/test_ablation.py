@@ -161,3 +161,28 @@ def test_a_mission_waits_for_the_model_worker_to_be_idle():
     waiter.join()
     Model.worker.close()
     assert ablation.wait_until_idle(None) == 0.0        # the geometric planner has no model: no wait
+
+
+def test_camera_runs_decide_from_the_camera_and_refuse_learning():
+    """--perception camera reaches every ablation run (the scene graph's verdict needs camera reads)."""
+    import pytest
+
+    from onboard.config import load_config
+    from sim.benchmark.camera_perception import CameraBench
+    from sim.benchmark.tasks import load_tasks, resolve_all
+    from tests.perception.conftest import _reader
+    from tests.sim.test_look_low import _views
+
+    w = helsinki()
+    city, tasks = load_tasks(DEV)
+    short = min(resolve_all(city, tasks, w), key=lambda rt: rt.step_limit)
+    bench = CameraBench(w, _reader(), _views(load_config(None).supervisor, 1))
+    with pytest.raises(ValueError, match="camera"):
+        ablation.run_ablation(w, [short], "geometric", "camera", only=["use_scene_graph"], learn=True,
+                              camera_bench=bench, progress=False)
+    res = ablation.run_ablation(w, [short], "geometric", "camera", only=["use_scene_graph"], camera_bench=bench,
+                                progress=False)
+    assert res["perception"] == "camera" and [m["switch"] for m in res["mechanisms"]] == ["use_scene_graph"]
+    assert res["baseline"]["n"] == 1
+    # the camera's reading figures are in the runs' records: the look-around ran, not the oracle
+    assert bench.memo.reads, "no frame was read"
