@@ -71,6 +71,8 @@ class DynamicState:
     look_lows: int = 0  # look-lows asked for in this mission (refused ones included)
     looked_low_from: list[np.ndarray] = field(default_factory=list)  # where they were asked for (own frame)
     seen_at_cruise: frozenset[str] = frozenset()  # landmarks sighted from the streets (not from a look-up)
+    # the drone reached the street sightings' centroid and had looked over the roofs there: never head for it again
+    centroid_spent: bool = False
     from_above: bool = False  # this step's sightings were taken from a look-up's altitude
     action: AgentAction | None = None
     strategy: str = ""

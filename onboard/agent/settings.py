@@ -146,7 +146,9 @@ class AgentConfig:
     look_up_after_steps: int = 10
     # At most this many look-ups per mission (refused ones count too).
     max_look_ups: int = 3
-    # Never look up within this distance (metres) of an earlier look-up: the view would be the same.
+    # Never look up within this distance (metres) of an earlier look-up: the view would be the same. The
+    # landmarks seen from the streets round a look-up this close showed none of the description's: their
+    # centroid is then no longer a place to explore towards (experts.centroid_spent).
     look_up_spacing_m: float = 250.0
     # After this many look-ups that did not show the description's landmarks, explore towards the landmark
     # seen farthest from every place looked over (0: never; until then towards the landmarks seen from the
