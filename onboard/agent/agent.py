@@ -18,7 +18,6 @@ from onboard.agent.mission_analysis import MissionAnalysis, await_analysis
 from onboard.agent.mission_lessons import store_analysis
 from onboard.agent.observation import AgentAction, AgentObservation, SharedFindings, SharedLandmark
 from onboard.agent.place_memory import waypoint_anchor_config
-from onboard.agent.scene_graph import SceneGraph
 from onboard.agent.settings import AgentConfig
 from onboard.agent.strategy_control import ErrorThresholdController
 from onboard.agent.street_map import StreetMap
@@ -104,8 +103,7 @@ class GraphAgent:
                 store=self.experience_store if c.use_persistent_reflections else None),
             controller=ErrorThresholdController(c.max_consecutive_failures, c.reflection_ttl_steps),
             experience_store=self.experience_store, plan_model=self.plan_model,
-            reflection_window=self.memory_config.reflection_window,
-            scene=SceneGraph() if c.use_scene_graph else None)
+            reflection_window=self.memory_config.reflection_window)
         self.state = AgentState(static)
 
     def act(self, observation: AgentObservation) -> AgentAction:

@@ -17,7 +17,6 @@ from onboard.agent.corridor_map import CorridorMap
 from onboard.agent.frame_log import FrameLog
 from onboard.agent.goal_description import GoalDescription
 from onboard.agent.observation import AgentAction, AgentObservation
-from onboard.agent.scene_graph import SceneGraph
 from onboard.agent.settings import AgentConfig
 from onboard.agent.strategy_control import ErrorThresholdController, Reflection
 from onboard.agent.street_map import StreetMap
@@ -42,7 +41,6 @@ class StaticState:
     plan_model: Any = None  # onboard.inference.planner_model.PlannerModel, for the "llm" backend
     reflection_window: int = 3  # reflections that steer choices (memory.reflection_window)
     corridors: CorridorMap | None = None  # the onboard map's corridors (None: no map, or one without corridors)
-    scene: SceneGraph | None = None  # goal candidates and what is around them, for locate (use_scene_graph)
 
 
 @dataclass

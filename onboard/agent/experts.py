@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from onboard.agent import branches, replan
+from onboard.agent import branches
 from onboard.agent.agent_state import AgentState
 from onboard.agent.geometric_planner import choose_move, lookouts
 from onboard.agent.geometry import norm, offset
@@ -432,25 +432,6 @@ def search(state: AgentState) -> dict[str, Any]:
                                 "movement": action.node}}
 
 
-def locate_goal(state: AgentState) -> str:
-    """Which of the goal-named signs read is the goal: the scene graph's choice (`use_scene_graph`).
-
-    Sets the working memory's goal position to the chosen candidate; returns how it
-    was chosen ("graph", "model", "nearest"; "" without the graph or a candidate).
-    """
-    d, s = state.dynamic, state.static
-    if not s.config.use_scene_graph or s.scene is None:
-        return ""
-    landmarks = {n: lp[0] for n in s.goal.landmarks if (lp := s.memory.landmark(n)) is not None}
-    model = s.plan_model if replan.llm_backend(state) else None
-    node, how = s.scene.choose(s.goal, landmarks, d.position, model=model)
-    if node is not None:
-        s.memory.goal_fix = node.xy.copy()
-    elif how == "contradicted":  # every sign read is on the wrong side of a landmark: not found yet
-        s.memory.goal_fix = None
-    return how
-
-
 def _towards_read_goal(state: AgentState, fix: np.ndarray) -> tuple[AgentAction, str] | None:
     """Without a map: the first hop over known links to the known waypoint nearest the read goal.
 
@@ -478,7 +459,6 @@ def _towards_read_goal(state: AgentState, fix: np.ndarray) -> tuple[AgentAction,
 
 def locate(state: AgentState) -> dict[str, Any]:
     d, s = state.dynamic, state.static
-    chosen = locate_goal(state)
     reach, dist = _goal_in_reach(state)
     if dist is None:
         out = LocateOutput.fallback()  # SEARCHING_VICINITY: the name was never read
@@ -488,8 +468,7 @@ def locate(state: AgentState) -> dict[str, Any]:
     fix = s.memory.goal_fix
     if reach:
         out = LocateOutput("TARGET_LOCKED", [float(fix[0]), float(fix[1])])
-        how = f" ({chosen} choice of the signs read)" if chosen and len(s.scene.candidates()) > 1 else ""
-        return {"action": AgentAction.arrive(f"{out.status}: goal name read {dist:.0f} m away{how}"),
+        return {"action": AgentAction.arrive(f"{out.status}: goal name read {dist:.0f} m away"),
                 "strategy": "locate",
                 "subtask_context": {**d.subtask_context, "locate": out.status}}
     action, reason = _towards_read_goal(state, fix) or move_towards(state, fix)

@@ -40,7 +40,7 @@ from onboard.agent import branches, place_memory, replan
 from onboard.agent.agent_state import AgentState, apply_update
 from onboard.agent.current_state import build_current_state, compass, geoinstruct, scene_description
 from onboard.agent.experience_prior import frames_from, lesson_from
-from onboard.agent.experts import EXPERTS, explore_target, locate_goal, move_towards
+from onboard.agent.experts import EXPERTS, explore_target, move_towards
 from onboard.agent.frame_log import FrameLog, note_retrieval
 from onboard.agent.geometric_planner import make_plan
 from onboard.agent.geometry import norm, offset
@@ -142,13 +142,7 @@ def perceive_and_model(state: AgentState) -> dict[str, Any]:
         if obs.landmarks:
             update["seen_at_cruise"] = d.seen_at_cruise | {x.name for x in obs.landmarks}
     goal_pois = [p for p in obs.pois if s.goal.names_goal(p.name)]
-    if s.scene is not None and not d.from_above:  # every sign read is a node of locate's scene graph
-        for p in obs.pois:
-            s.scene.add(p.name, d.position, p.bearing, p.distance, p in goal_pois)
-    if s.scene is not None and s.config.use_scene_graph:
-        if s.scene.candidates():
-            locate_goal(state)  # the candidate the relations fit (none while they contradict every one)
-    elif goal_pois:
+    if goal_pois:
         p = max(goal_pois, key=lambda p: (len(p.name), -p.distance))
         s.memory.see_goal(d.position, p.bearing, p.distance)
     s.memory.reached_prior_in_vain(d.position, s.config.arrive_within_m)

@@ -52,11 +52,6 @@ class AgentConfig:
     # start: 20 steps from the start cost 14 SR points on dev (long ways are no failure). Stalls on dev: 5 -> SR
     # 0.70 SPL 0.542, 10 and 15 -> 0.70 / 0.543 (as with none): the shortest that costs nothing there.
     navigate_timeout: int = 10
-    # Scene graph for locate (000 §3.2, §4.3): every goal-named sign read becomes a candidate node, related to
-    # the described landmarks by direction and distance; locate takes the candidate the instruction's
-    # relations fit best, and asks the planner model (llm backend only) where the graph cannot tell.
-    # false: the goal is the sign read last (the longest name, nearest).
-    use_scene_graph: bool = True
     # Token budget of the plan prompt (system, task and context; the model's window is inference.n_ctx):
     # the context is cut from its lowest priority up (oldest moves first) to fit. Prompt decoding dominates the
     # call: on the ordinary dev tasks 640 gave the same flights as 1024 at 5.5 s a call, not 8.8 s (none past the deadline).

@@ -164,7 +164,7 @@ def test_a_mission_waits_for_the_model_worker_to_be_idle():
 
 
 def test_camera_runs_decide_from_the_camera_and_refuse_learning():
-    """--perception camera reaches every ablation run (the scene graph's verdict needs camera reads)."""
+    """--perception camera reaches every ablation run (a mechanism judged on what the camera reads)."""
     import pytest
 
     from onboard.config import load_config
@@ -178,11 +178,11 @@ def test_camera_runs_decide_from_the_camera_and_refuse_learning():
     short = min(resolve_all(city, tasks, w), key=lambda rt: rt.step_limit)
     bench = CameraBench(w, _reader(), _views(load_config(None).supervisor, 1))
     with pytest.raises(ValueError, match="camera"):
-        ablation.run_ablation(w, [short], "geometric", "camera", only=["use_scene_graph"], learn=True,
+        ablation.run_ablation(w, [short], "geometric", "camera", only=["use_reflection"], learn=True,
                               camera_bench=bench, progress=False)
-    res = ablation.run_ablation(w, [short], "geometric", "camera", only=["use_scene_graph"], camera_bench=bench,
+    res = ablation.run_ablation(w, [short], "geometric", "camera", only=["use_reflection"], camera_bench=bench,
                                 progress=False)
-    assert res["perception"] == "camera" and [m["switch"] for m in res["mechanisms"]] == ["use_scene_graph"]
+    assert res["perception"] == "camera" and [m["switch"] for m in res["mechanisms"]] == ["use_reflection"]
     assert res["baseline"]["n"] == 1
     # the camera's reading figures are in the runs' records: the look-around ran, not the oracle
     assert bench.memo.reads, "no frame was read"
