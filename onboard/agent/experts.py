@@ -30,8 +30,9 @@ destinations come from the map (`map_destinations`): the described region
 is known before take-off, so navigate already heads for its near edge and
 the sweep goes on from there; locate may arrive at the map waypoint nearest
 the read goal when no corridor passes closer (`_goal_in_reach`). Without a map
-locate does the same on the agent's own street map: it flies over known links
-to the known waypoint nearest the read goal and arrives there (`_nearest_known`).
+locate does the same on the agent's own street map: over known links it flies
+the known waypoints not flown yet within twice the read range of the read goal,
+then arrives at the known waypoint nearest it (`_towards_read_goal`).
 """
 
 from __future__ import annotations
