@@ -157,9 +157,25 @@ def _split(path: str) -> str:
     return stem
 
 
+class BenchRefused(Exception):
+    """A setting this run cannot use (an unreadable map file, a reader that cannot load); exit status 2."""
+
+
+def _map_provider(args: argparse.Namespace, world):
+    """With --map the provider of each task's onboard map (stale share drawn per task); None without."""
+    if args.map is None:
+        return None
+    from sim.benchmark.bench_map import BenchMapError, MapProvider, load_map_file, world_map
+
+    try:
+        bench_map = world_map(world) if args.map == WORLD_MAP else load_map_file(args.map, world)
+    except BenchMapError as exc:
+        raise BenchRefused(str(exc)) from exc
+    return MapProvider(bench_map, world, args.map_stale)
+
+
 def _camera_bench(args: argparse.Namespace, world):
-    """With --perception camera the camera look-around that replaces the oracle's sightings; None without;
-    2 (the exit status) when the reader cannot load (said on stderr)."""
+    """With --perception camera the camera look-around that replaces the oracle's sightings; None without."""
     if args.perception != "camera":
         return None
     from onboard.config import load_config
@@ -170,29 +186,16 @@ def _camera_bench(args: argparse.Namespace, world):
     try:
         reader = open_reader(cfg.inference)
     except PerceptionUnavailable as exc:
-        print(f"aerie bench nav: {exc}", file=sys.stderr)
-        return 2
+        raise BenchRefused(str(exc)) from exc
     return CameraBench(world, reader, cfg.supervisor, use_map=args.map is not None)
 
 
-def _ablation(args: argparse.Namespace, world, resolved: list, argv: list[str]) -> int:
+def _ablation(args: argparse.Namespace, world, resolved: list, argv: list[str], map_provider,
+              camera_bench) -> int:
     """--ablation: everything on, then each mechanism's switch off alone (with --perception camera, each run
     decides from the camera's reads)."""
     from sim.benchmark.ablation import format_table, run_ablation
 
-    map_provider = None
-    if args.map is not None:
-        from sim.benchmark.bench_map import BenchMapError, MapProvider, load_map_file, world_map
-
-        try:
-            bench_map = world_map(world) if args.map == WORLD_MAP else load_map_file(args.map, world)
-        except BenchMapError as exc:
-            print(f"aerie bench nav: {exc}", file=sys.stderr)
-            return 2
-        map_provider = MapProvider(bench_map, world, args.map_stale)
-    camera_bench = _camera_bench(args, world)
-    if camera_bench == 2:
-        return 2
     only = [m.strip() for m in args.mechanisms.split(",") if m.strip()] if args.mechanisms else None
     def framed(res: dict) -> dict:
         return {"tasks": str(args.tasks), "split": _split(args.tasks), **res,
@@ -253,8 +256,13 @@ def main(argv: list[str]) -> int:
         resolved = resolved[args.skip:]
     if args.limit:
         resolved = resolved[: args.limit]
+    try:
+        map_provider, camera_bench = _map_provider(args, world), _camera_bench(args, world)
+    except BenchRefused as exc:
+        print(f"aerie bench nav: {exc}", file=sys.stderr)
+        return 2
     if args.ablation:
-        return _ablation(args, world, resolved, argv)
+        return _ablation(args, world, resolved, argv, map_provider, camera_bench)
     if args.suite:
         from sim.benchmark.suite import run_standard_suite
 
@@ -288,27 +296,12 @@ def main(argv: list[str]) -> int:
         return 0
     from sim.benchmark.runner import run_tasks
 
-    map_provider = None
-    if args.map is not None:
-        from sim.benchmark.bench_map import BenchMapError, MapProvider, load_map_file, world_map
-
-        try:
-            bench_map = world_map(world) if args.map == WORLD_MAP else load_map_file(args.map, world)
-            if not 0.0 <= args.map_stale <= 1.0:
-                raise BenchMapError(f"--map-stale must be a fraction in [0, 1], not {args.map_stale}")
-        except BenchMapError as exc:
-            print(f"aerie bench nav: {exc}", file=sys.stderr)
-            return 2
-        map_provider = MapProvider(bench_map, world, args.map_stale)
     mover_factory = None
     if args.fly:
         from sim.benchmark.mavsdk_mover import MavsdkMover
 
         mover_factory = partial(_mavsdk_mover, MavsdkMover, world, args.fly_url)
 
-    camera_bench = _camera_bench(args, world)
-    if camera_bench == 2:
-        return 2
     try:
         result = run_tasks(world, resolved, args.agent, args.perception, args.seed, progress=not args.no_progress,
                            repeats=max(1, args.repeats), mover_factory=mover_factory,

@@ -42,6 +42,26 @@ def test_cli_rejects_malformed_file(tmp_path, capsys):
     assert "task 'x9'" in err and "'lon'" in err
 
 
+def test_ablation_and_plain_runs_refuse_a_stale_share_outside_0_1(tmp_path, capsys):
+    """Both paths build the map provider in one place (they once had a copy each)."""
+    helsinki()
+    for extra in ([], ["--ablation", "--mechanisms", "none"]):
+        rc = nav_bench.main(["--tasks", str(PUBLIC), "--agent", "geometric", "--limit", "1", "--map",
+                             "--map-stale", "1.5", "--no-progress", *extra])
+        assert rc == 2
+        assert "--map-stale must be a fraction in [0, 1]" in capsys.readouterr().err
+
+
+def test_unreadable_map_file_is_named_and_refused(tmp_path, capsys):
+    helsinki()
+    bad = tmp_path / "map.json"
+    bad.write_text("{ not json")
+    rc = nav_bench.main(["--tasks", str(PUBLIC), "--agent", "geometric", "--limit", "1", "--map", str(bad),
+                         "--ablation", "--mechanisms", "none", "--no-progress"])
+    assert rc == 2
+    assert "map.json" in capsys.readouterr().err
+
+
 def test_random_and_greedy_are_reproducible():
     from sim.benchmark.runner import run_tasks
     from sim.benchmark.tasks import load_tasks, resolve_all
