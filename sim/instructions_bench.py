@@ -69,7 +69,8 @@ def _p50_ms(seconds: list[float]) -> float | None:
     return round(1000 * statistics.median(seconds), 3) if seconds else None
 
 
-def run(items: list[dict], gazetteer: list[str], generate=None, show_wrong: bool = False) -> dict:
+def run(items: list[dict], gazetteer: list[str], generate=None, show_wrong: bool = False,
+        aliases: dict[str, str] | None = None) -> dict:
     from onboard.agent.goal_description import parse_goal_description
     from onboard.agent.instruction_reader import TextFacts, model_reading, unsettled
 
@@ -80,8 +81,8 @@ def run(items: list[dict], gazetteer: list[str], generate=None, show_wrong: bool
         fam, labels = it["family"], it["relations"]
         total[fam] += 1
         t0 = time.perf_counter()
-        parsed = parse_goal_description(it["text"], gazetteer)
-        facts = TextFacts.of(it["text"], gazetteer)
+        parsed = parse_goal_description(it["text"], gazetteer, aliases)
+        facts = TextFacts.of(it["text"], gazetteer, aliases)
         why = unsettled(parsed, facts)
         t_parse = time.perf_counter() - t0
         secs["parser"].append(t_parse)
@@ -125,7 +126,8 @@ def run(items: list[dict], gazetteer: list[str], generate=None, show_wrong: bool
     return out
 
 
-def thread_sweep(items: list[dict], gazetteer: list[str], cfg, threads: list[int], n: int = 40) -> dict[str, float]:
+def thread_sweep(items: list[dict], gazetteer: list[str], cfg, threads: list[int], n: int = 40,
+                 aliases: dict[str, str] | None = None) -> dict[str, float]:
     """p50 ms of the model call per llama.cpp thread count, on the first `n` descriptions."""
     from dataclasses import replace
 
@@ -135,7 +137,7 @@ def thread_sweep(items: list[dict], gazetteer: list[str], cfg, threads: list[int
     out = {}
     for t in threads:
         model = open_llm(replace(cfg, n_threads=t, n_threads_batch=t))
-        s = [model_reading(it["text"], gazetteer, model.generate_json)[2] for it in items[:n]]
+        s = [model_reading(it["text"], gazetteer, model.generate_json, aliases=aliases)[2] for it in items[:n]]
         out[str(t)] = _p50_ms(s)
         del model
     return out
@@ -154,10 +156,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--json", help="write the results here")
     args = p.parse_args(argv)
     from sim.benchmark.instruction_set import labelled_descriptions
+    from onboard.map.city import landmark_aliases
     from sim.world.cache import load_world
 
     world = load_world(None, verbose=False)
-    gazetteer = [lm.name for lm in world.landmarks]
+    gazetteer, aliases = [lm.name for lm in world.landmarks], landmark_aliases(world.landmarks, world.city.pois)
     if args.split in HAND_FILES:
         doc = json.loads(HAND_FILES[args.split].read_text(encoding="utf-8"))
         items = [{**it, "family": it["style"]} for it in doc["items"]]
@@ -173,12 +176,13 @@ def main(argv: list[str]) -> int:
         model = open_llm(cfg)
         load_s = round(time.perf_counter() - t0, 2)
         generate = model.generate_json
-    result = {"split": args.split, "seed": SPLIT_SEEDS.get(args.split), **run(items, gazetteer, generate, args.show_wrong)}
+    result = {"split": args.split, "seed": SPLIT_SEEDS.get(args.split), **run(items, gazetteer, generate, args.show_wrong, aliases)}
     if cfg is not None:
         result |= {"llm_model": cfg.llm_model, "model_load_s": load_s, "n_threads": cfg.n_threads or "half the cores"}
         if args.threads:
             result["p50_ms_model_by_threads"] = thread_sweep(items, gazetteer, cfg,
-                                                             [int(t) for t in args.threads.split(",") if t.strip()])
+                                                             [int(t) for t in args.threads.split(",") if t.strip()],
+                                                             aliases=aliases)
     print(f"{args.split}: {result['descriptions']} descriptions, {result['families']} families; combined "
           f"{result['overall_accuracy']:.1%} (worst family {min(result['family_accuracy'].values()):.1%}), parser "
           f"{result['parser_overall_accuracy']:.1%}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from contract.results import write_episode
 
@@ -46,7 +46,8 @@ class GraphAgent:
     """Resets per mission (`reset`), then one `act` per observation.
 
     `gazetteer` is the list of landmark names the agent can recognise (it
-    does not know where they are). `experience_store` (optional) feeds plan
+    does not know where they are); `aliases` their other names (alias -> name, from the map's
+    OSM tags), read in a description as the name itself. `experience_store` (optional) feeds plan
     retrieval; the benchmark runs without one. `plan_model` (a
     `PlannerModel`) is used when `config.planner == "llm"`; without one the
     geometric plan is used. `memory` gives the reflection window and the
@@ -61,7 +62,7 @@ class GraphAgent:
     def __init__(self, config: AgentConfig | None = None, gazetteer: list[str] | None = None, *,
                  name: str = "geometric", memory: MemoryConfig | None = None, experience_store=None,
                  plan_model=None, step_spacing_m: float = 50.0, reader_generate: Generate | None = None,
-                 flight_id: str = "") -> None:
+                 flight_id: str = "", aliases: Mapping[str, str] | None = None) -> None:
         self.config = config or AgentConfig()
         # Labels what this agent writes into the memory file; the merge key with the ground's lessons.
         self.flight_id = flight_id or uuid.uuid4().hex[:12]
@@ -72,6 +73,7 @@ class GraphAgent:
         self.reader_generate = reader_generate or getattr(plan_model, "generate_json", None)
         self.reading: Reading | None = None
         self.gazetteer = list(gazetteer or [])
+        self.aliases = dict(aliases or {})
         self.name = name
         self.experience_store = experience_store
         self.step_spacing_m = step_spacing_m
@@ -82,7 +84,8 @@ class GraphAgent:
         """Start a mission. `map_knowledge`: what the onboard map says, already in this flight's frame
         (take-off = origin); ignored when `config.use_map` is false. The goal is never taken from it."""
         c = self.config
-        self.reading = read_instruction(description, self.gazetteer, self.reader_generate, reader=c.reader)
+        self.reading = read_instruction(description, self.gazetteer, self.reader_generate, reader=c.reader,
+                                        aliases=self.aliases)
         goal = self.reading.goal
         memory = WorkingMemory(goal, keep=c.fixes_per_landmark, outlier_mads=c.outlier_mads,
                                outlier_floor_m=c.outlier_floor_m, ray_default_m=c.ray_default_m,

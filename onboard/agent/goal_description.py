@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 
@@ -184,11 +185,12 @@ def _same_case(word: str, typed: str) -> str:
     return word.upper() if typed.isupper() else word.capitalize() if typed[0].isupper() else word
 
 
-def parse_goal_description(text: str, gazetteer: list[str]) -> GoalDescription:
-    """Relations of the goal to the landmarks the text names (empty when it names none)."""
+def parse_goal_description(text: str, gazetteer: list[str], aliases: Mapping[str, str] | None = None) -> GoalDescription:
+    """Relations of the goal to the landmarks the text names (empty when it names none); `aliases`: other
+    names of the gazetteer's landmarks (alias -> name, `landmark_names.find_mentions`)."""
     original = text
     text = _prepare(text)
-    mentions = [(m.start, m.end, m.name) for m in find_mentions(text, gazetteer)]
+    mentions = [(m.start, m.end, m.name) for m in find_mentions(text, gazetteer, aliases)]
     # Mask the names so that "W" in "WTC" or a comma in a name is not read as structure.
     chars = list(text)
     for s, e, _ in mentions:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from onboard.agent.goal_description import (_DIRECTION, GoalDescription, Relation, _prepare, direction_index,
                                             direction_token, distances_in, parse_goal_description)
@@ -63,11 +63,11 @@ class TextFacts:
     distances: tuple[float, ...]  # metres written, in order
 
     @staticmethod
-    def of(text: str, gazetteer: list[str]) -> "TextFacts":
+    def of(text: str, gazetteer: list[str], aliases: Mapping[str, str] | None = None) -> "TextFacts":
         prepared = _prepare(text)
         chars = list(prepared)
         names: list[str] = []
-        for m in find_mentions(prepared, gazetteer):
+        for m in find_mentions(prepared, gazetteer, aliases):
             chars[m.start:m.end] = " " * (m.end - m.start)
             if m.name not in names:
                 names.append(m.name)
@@ -140,10 +140,10 @@ def validate_model_reading(raw: str, facts: TextFacts, text: str) -> tuple[Relat
     return tuple(out)
 
 
-def model_reading(text: str, gazetteer: list[str], generate: Generate,
-                  facts: TextFacts | None = None) -> tuple[tuple[Relation, ...] | None, str, float]:
+def model_reading(text: str, gazetteer: list[str], generate: Generate, facts: TextFacts | None = None,
+                  aliases: Mapping[str, str] | None = None) -> tuple[tuple[Relation, ...] | None, str, float]:
     """(relations or None, error, seconds): one grammar-constrained call, validated."""
-    facts = facts or TextFacts.of(text, gazetteer)
+    facts = facts or TextFacts.of(text, gazetteer, aliases)
     if not facts.landmarks:
         return None, "the text names no landmark", 0.0
     t0 = time.perf_counter()
@@ -159,14 +159,15 @@ def model_reading(text: str, gazetteer: list[str], generate: Generate,
 
 
 def read_instruction(text: str, gazetteer: list[str], generate: Generate | None = None,
-                     reader: str = "combined") -> Reading:
-    """Read `text` with `reader` ("parser", "model" or "combined"); without a model, the parser's reading."""
+                     reader: str = "combined", aliases: Mapping[str, str] | None = None) -> Reading:
+    """Read `text` with `reader` ("parser", "model" or "combined"); without a model, the parser's reading.
+    `aliases`: other names of the gazetteer's landmarks (alias -> name)."""
     if reader not in READERS:
         raise ValueError(f"unknown reader {reader!r}; choose one of {READERS}")
-    parsed = parse_goal_description(text, gazetteer)
+    parsed = parse_goal_description(text, gazetteer, aliases)
     if reader == "parser" or generate is None:
         return Reading(parsed, "parser")
-    facts = TextFacts.of(text, gazetteer)
+    facts = TextFacts.of(text, gazetteer, aliases)
     why = unsettled(parsed, facts) if reader == "combined" else "model reader asked"
     if not why:
         return Reading(parsed, "parser")

@@ -22,6 +22,10 @@ kappeli is Kamppi's, and "Kaisaniemen" opens the names of a dozen places); it
 must be spelt right and stand alone, as above. And official names go by their
 initials: "KHO" is Korkein hallinto-oikeus (the initials of its words and
 hyphenated parts, at least three, typed in capitals, one name's only).
+
+A landmark's other names (OpenStreetMap's name:en, name:sv, alt_name,
+short_name and official_name: "Helsinki Cathedral", "Gamla kyrkan", "LVM")
+are matched as the name itself, by every rule above but the short names.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import Mapping
 
 from onboard.agent.text_fold import edit_distance, fold
 
@@ -65,15 +70,24 @@ def tolerance(name: str) -> int:
     return 2 if letters >= FUZZY_TWO_LETTERS else 1 if letters >= FUZZY_MIN_LETTERS else 0
 
 
-def find_mentions(text: str, gazetteer: list[str]) -> list[Mention]:
-    """Non-overlapping landmark mentions in `text`, in order of position."""
+def find_mentions(text: str, gazetteer: list[str], aliases: Mapping[str, str] | None = None) -> list[Mention]:
+    """Non-overlapping landmark mentions in `text`, in order of position.
+
+    `aliases` (alias -> a name of the gazetteer: "Helsinki Cathedral" -> Helsingin tuomiokirkko) are
+    matched by the same rules as the names, and a mention of one is a mention of the name it stands for.
+    """
     folded = fold(text)
     found: list[Mention] = []
+    known = set(gazetteer)
+    canon = {n: n for n in gazetteer} | {a: n for a, n in (aliases or {}).items() if n in known and a.strip()}
 
     def free(s: int, e: int) -> bool:
         return all(e <= m.start or s >= m.end for m in found)
 
-    names = sorted(set(n for n in gazetteer if n.strip()), key=len, reverse=True)
+    def mention(s: int, e: int, spelling: str, slips: int = 0) -> Mention:
+        return Mention(s, e, canon[spelling], slips)
+
+    names = sorted(set(n for n in canon if n.strip()), key=len, reverse=True)
     words = list(_WORD.finditer(folded))
     first_word = {w.start(): i for i, w in enumerate(words)}
     last_word = {w.end(): i for i, w in enumerate(words)}
@@ -83,7 +97,7 @@ def find_mentions(text: str, gazetteer: list[str]) -> list[Mention]:
             if i is not None and j is not None and _inside_a_name(text, words, i, j):
                 continue  # "Original Sokos Hotel Vaakuna", "Ateneum Bistro": another place's name
             if free(m.start(), m.end()):
-                found.append(Mention(m.start(), m.end(), name))
+                found.append(mention(m.start(), m.end(), name))
     by_count: dict[int, list[tuple[str, str, int]]] = {}
     for name in names:
         tol = tolerance(name)
@@ -98,12 +112,17 @@ def find_mentions(text: str, gazetteer: list[str]) -> list[Mention]:
             if _inside_a_name(text, words, i, i + count - 1):
                 continue
             span = " ".join(w.group() for w in words[i:i + count])
-            scored = sorted((edit_distance(span, f, tol), name) for name, f, tol in cands
+            scored = sorted((edit_distance(span, f, tol), canon[name]) for name, f, tol in cands
                             if f[0] == span[0] and edit_distance(span, f, tol) <= tol)
-            if scored and (len(scored) == 1 or scored[0][0] < scored[1][0]):
-                found.append(Mention(s, e, scored[0][1], scored[0][0]))
-    short = short_names(tuple(names))
-    acronyms = initials(tuple(names))
+            best = {}  # one landmark's name and its alias may both be near: the best slip count per landmark
+            for slips, name in scored:
+                best.setdefault(name, slips)
+            ranked = sorted((v, k) for k, v in best.items())
+            if ranked and (len(ranked) == 1 or ranked[0][0] < ranked[1][0]):
+                found.append(Mention(s, e, ranked[0][1], ranked[0][0]))
+    spellings = tuple((n, canon[n]) for n in names)
+    short = short_names(spellings)
+    acronyms = initials(spellings)
     for i, w in enumerate(words):
         name = short.get(w.group()) or acronyms.get(text[w.start():w.end()])
         if name is not None and free(w.start(), w.end()) and not _inside_a_name(text, words, i, i):
@@ -112,14 +131,17 @@ def find_mentions(text: str, gazetteer: list[str]) -> list[Mention]:
 
 
 @functools.lru_cache(maxsize=8)
-def initials(gazetteer: tuple[str, ...]) -> dict[str, str]:
-    """Capital initials (three or more) -> the one name of the gazetteer they abbreviate."""
+def initials(spellings: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """Capital initials (three or more) -> the one name of the gazetteer they abbreviate.
+
+    `spellings`: (a name or an alias, the gazetteer's name it is); initials of a name and of its
+    alias that agree stand for the one landmark."""
     owners: dict[str, set[str]] = {}
-    for name in gazetteer:
-        parts = [p for p in re.split(r"[\s-]+", name) if p and p[0].isalpha() and p.lower() not in _GLUE_WORDS]
+    for spelling, name in spellings:
+        parts = [p for p in re.split(r"[\s-]+", spelling) if p and p[0].isalpha() and p.lower() not in _GLUE_WORDS]
         if len(parts) >= 3:
             owners.setdefault("".join(p[0] for p in parts).upper(), set()).add(name)
-    taken = {fold(n) for n in gazetteer}
+    taken = {fold(s) for s, _ in spellings}
     return {k: next(iter(v)) for k, v in owners.items() if len(v) == 1 and fold(k) not in taken}
 
 
@@ -127,20 +149,26 @@ _GLUE_WORDS = frozenset({"ja", "och", "by", "of", "and", "the", "i", "af"})
 
 
 @functools.lru_cache(maxsize=8)
-def short_names(gazetteer: tuple[str, ...]) -> dict[str, str]:
-    """Folded word -> the one name of several words it can stand for (see the module's rule)."""
+def short_names(spellings: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """Folded word -> the one name of several words it can stand for (see the module's rule).
+
+    `spellings`: (a name or an alias, the gazetteer's name it is). Short names come from the names
+    only: an alias is another whole name ("Helsinki Cathedral"), and its words are English or Swedish
+    words of kind ("Chapel", "kapell") or of a district ("Kamppi") far more often than the local
+    name's are. Its words still count as taken: a word in two landmarks' spellings is neither's."""
     owners: dict[str, set[str]] = {}
-    for name in gazetteer:
-        for w in _WORD.findall(fold(name)):
+    for spelling, name in spellings:
+        for w in _WORD.findall(fold(spelling)):
             owners.setdefault(w, set()).add(name)
+    whole = {fold(s) for s, _ in spellings}
     out: dict[str, str] = {}
-    for name in gazetteer:
-        words = _WORD.findall(fold(name))
-        if len(words) < 2:
+    for spelling, name in spellings:
+        words = _WORD.findall(fold(spelling))
+        if spelling != name or len(words) < 2:
             continue
         for k, w in enumerate(words):
             genitive = w.endswith("n") and k + 1 < len(words)
-            if (not genitive and len(owners[w]) == 1 and w not in NOT_SHORT_NAMES and fold(name) != w
+            if (not genitive and len(owners[w]) == 1 and w not in NOT_SHORT_NAMES and w not in whole
                     and sum(ch.isalpha() for ch in w) >= SHORT_NAME_MIN_LETTERS):
                 out[w] = name
     return out

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from contract.geodesy import GeoPoint
+from onboard.agent.text_fold import fold
 
 # Storey height used to turn `building:levels` into metres, plus a roof allowance
 # per building. 3.2 m per storey is a common planning figure for European
@@ -38,6 +39,9 @@ class Building:
     height: float
     height_source: str
     kind: str = "yes"
+    # Other names people call it by (OSM name:en, name:sv, alt_name, short_name, official_name): "Helsinki
+    # Cathedral" is Helsingin tuomiokirkko. The instruction reader matches them as the name itself.
+    aliases: tuple[str, ...] = ()
 
     @property
     def centroid(self) -> np.ndarray:
@@ -92,6 +96,26 @@ def named_landmarks(buildings: list[Building]) -> list[Building]:
         if b.name and (b.name not in best or polygon_area(b.footprint) > polygon_area(best[b.name].footprint)):
             best[b.name] = b
     return sorted(best.values(), key=lambda b: b.name)
+
+
+def landmark_aliases(landmarks: list[Building], pois: list[Poi]) -> dict[str, str]:
+    """Every alias of the named landmarks -> the landmark's name.
+
+    An alias two landmarks share is nobody's, and so is one that is also a place's name among `pois`
+    (the POI "The National Archives of Finland" in the archive's building): a description names that
+    place as its goal, and read as the building it would become a landmark (ordinary dev, the subject
+    form "Suomen Pankki lies 550 m south of The National Archives of Finland").
+    """
+    def key(name: str) -> str:
+        k = fold(" ".join(name.split()))
+        return k[4:] if k.startswith("the ") else k
+
+    owners: dict[str, set[str]] = {}
+    for b in landmarks:
+        for a in b.aliases:
+            owners.setdefault(a, set()).add(b.name or "")
+    taken = {key(b.name or "") for b in landmarks} | {key(p.name) for p in pois}
+    return {a: next(iter(o)) for a, o in owners.items() if len(o) == 1 and key(a) not in taken}
 
 
 def polygon_area(ring: np.ndarray) -> float:

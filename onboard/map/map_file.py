@@ -52,6 +52,8 @@ _EPOCH = (1980, 1, 1, 0, 0, 0)
 # The archive comment: this prefix, then the sha256 (hex) of every byte of the file before the digest.
 SEAL_PREFIX = b"aerie-map sha256:"
 _DIGEST_LEN = 64
+# Separates a building's aliases in its one string (a name never holds a line break).
+ALIAS_SEP = "\n"
 
 
 class MapFileError(ValueError):
@@ -78,6 +80,8 @@ def _arrays(m: OnboardMap) -> dict[str, np.ndarray]:
         "buildings/height_source": _strings([b.height_source for b in m.buildings]),
         "buildings/name": _strings([b.name or "" for b in m.buildings]),  # "" = unnamed (names are never empty)
         "buildings/kind": _strings([b.kind for b in m.buildings]),
+        # one string per building, its aliases joined by ALIAS_SEP ("" = none); optional when read
+        "buildings/aliases": _strings([ALIAS_SEP.join(b.aliases) for b in m.buildings]),
         "pois/id": np.array([p.id for p in m.pois], dtype=np.int64),
         "pois/xy": np.array([p.xy for p in m.pois], dtype=np.float64).reshape(-1, 2),
         "pois/latlon": np.array([(p.lat, p.lon) for p in m.pois], dtype=np.float64).reshape(-1, 2),
@@ -299,10 +303,13 @@ def _from_arrays(header: dict[str, Any], a: dict[str, np.ndarray]) -> OnboardMap
     cols = [a[f"buildings/{c}"] for c in ("height", "height_source", "name", "kind")]
     _check(rs.shape == (k + 1,) and rs[0] == 0 and rs[-1] == len(ring) and ring.ndim == 2 and ring.shape[1] == 2
            and bool(np.all(np.diff(rs) >= 3)) and all(c.shape == (k,) for c in cols), "buildings")
+    # maps written before aliases existed have no such member: no building has an alias
+    aliases = a["buildings/aliases"].tolist() if "buildings/aliases" in a else [""] * k
+    _check(len(aliases) == k, "building aliases")
     buildings = [Building(id=int(i), name=nm or None, footprint=ring[s:e], height=float(h), height_source=str(src),
-                          kind=str(kd))
-                 for i, s, e, h, src, nm, kd in zip(ids.tolist(), rs[:-1].tolist(), rs[1:].tolist(),
-                                                   *(c.tolist() for c in cols))]
+                          kind=str(kd), aliases=tuple(x for x in str(al).split(ALIAS_SEP) if x))
+                 for i, s, e, h, src, nm, kd, al in zip(ids.tolist(), rs[:-1].tolist(), rs[1:].tolist(),
+                                                       *(c.tolist() for c in cols), aliases)]
 
     pid, pxy, pll = a["pois/id"], a["pois/xy"], a["pois/latlon"]
     pcols = [a[f"pois/{c}"] for c in ("name", "kind", "possibly_stale")]

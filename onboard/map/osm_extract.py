@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from contract.geodesy import GeoPoint, ned_from_geo
+from onboard.agent.text_fold import fold
 from onboard.map.city import (
     DEFAULT_BUILDING_HEIGHT_M,
     ROOF_ALLOWANCE_M,
@@ -71,6 +72,25 @@ def _clean(value) -> str | None:
     return s or None
 
 
+# OSM tags that carry other names of a building, read as its aliases (`Building.aliases`).
+ALIAS_TAGS = ("name:en", "name:sv", "alt_name", "short_name", "official_name")
+
+
+def aliases_of(name: str, values) -> tuple[str, ...]:
+    """The distinct other names in `values` (tag values; ";" separates several in one tag), the name itself left out."""
+    seen = {fold(name)}
+    out = []
+    for v in values:
+        for a in (_clean(v) or "").split(";"):
+            a = " ".join(a.split())
+            if a[:4].lower() == "the ":  # "The Bank of Finland": people drop the article
+                a = a[4:]
+            if a and fold(a) not in seen:
+                seen.add(fold(a))
+                out.append(a)
+    return tuple(out)
+
+
 def _col(df, name):
     return df[name] if name in df.columns else [None] * len(df)
 
@@ -92,7 +112,7 @@ def load_city(pbf: Path | None = None, name: str = "helsinki") -> City:
                 items.append((int(u), int(v), np.asarray(line.coords, dtype=float)))
         streets_ll[ntype] = items
 
-    bgdf = osm.get_buildings()
+    bgdf = osm.get_buildings(extra_attributes=list(ALIAS_TAGS))
     pgdf = osm.get_pois()
 
     all_ll = np.vstack([c for items in streets_ll.values() for _, _, c in items])
@@ -106,6 +126,7 @@ def load_city(pbf: Path | None = None, name: str = "helsinki") -> City:
     streets = {t: [StreetEdge(u, v, enu(c)) for u, v, c in items] for t, items in streets_ll.items()}
 
     buildings: list[Building] = []
+    alias_cols = list(zip(*(_col(bgdf, t) for t in ALIAS_TAGS)))
     for i, (geom, nm, htag, ltag, kind) in enumerate(
         zip(bgdf.geometry, _col(bgdf, "name"), _col(bgdf, "height"), _col(bgdf, "building:levels"), _col(bgdf, "building"))
     ):
@@ -117,9 +138,11 @@ def load_city(pbf: Path | None = None, name: str = "helsinki") -> City:
             if poly.geom_type != "Polygon" or poly.area <= 0:
                 continue
             ring = enu(np.asarray(poly.exterior.coords, dtype=float)[:-1])
-            buildings.append(Building(id=len(buildings), name=_clean(nm) if k == 0 else None,
+            own = _clean(nm) if k == 0 else None
+            buildings.append(Building(id=len(buildings), name=own,
                                       footprint=ring, height=height, height_source=src,
-                                      kind=_clean(kind) or "yes"))
+                                      kind=_clean(kind) or "yes",
+                                      aliases=aliases_of(own, alias_cols[i]) if own else ()))
 
     pois: list[Poi] = []
     seen: set[tuple[str, int, int]] = set()

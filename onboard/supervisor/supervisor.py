@@ -48,6 +48,7 @@ from typing import Any, Callable
 from contract.messages import Detection, Detections, Event, FlightEnd, FlightStart, MapImage, State
 from contract.results import rgb_image_path, write_episode
 from onboard.config import AerieConfig
+from onboard.map.city import landmark_aliases
 from onboard.perception.camera_sightings import PerceptionUnavailable as _PerceptionUnavailable
 from onboard.supervisor.flight_executor import FlightExecutor, MissionAborted
 from onboard.supervisor.look_offers import look_low_floor, look_low_refusal, look_up_ceiling, look_up_refusal
@@ -191,6 +192,7 @@ class Supervisor:
         self.agent: Any = None
         self._state_task: asyncio.Task | None = None
         self._gazetteer: list[str] = []
+        self._aliases: dict[str, str] = {}  # other names of the gazetteer's landmarks (alias -> name)
         self.map: Any = None  # the onboard map (onboard.map.OnboardMap) when map.path is set
         self.text_reader: Any = None  # supervisor.perception camera: the text reader, loaded at start
         self._look: Any = None  # this mission's LookAround (camera perception)
@@ -443,7 +445,7 @@ class Supervisor:
         from onboard.perception.text_range import FootprintRanger
         from onboard.supervisor.look_around import LookAround
 
-        goal = parse_goal_description(self.mission.instruction, gazetteer)
+        goal = parse_goal_description(self.mission.instruction, gazetteer, self._aliases)
         names = ([self.mission.goal_name] if self.mission.goal_name.strip()
                  else goal_names(self.mission.instruction, gazetteer, goal.names_goal))
         settings = self.sup.camera_reading.fusion()
@@ -567,8 +569,10 @@ class Supervisor:
         try:
             if self.map is not None:  # the names the vehicle knows are its map's
                 self._gazetteer = [lm.name for lm in self.map.landmarks]
+                self._aliases = landmark_aliases(self.map.landmarks, self.map.pois)
             elif not self._gazetteer:  # asked per mission: a standby service comes up without the feed
                 self._gazetteer = await asyncio.to_thread(self._world.gazetteer)
+                self._aliases = await asyncio.to_thread(self._world.aliases)
             from onboard.supervisor.airborne import airborne, wait_down
 
             if airborne(self.bridge):  # adopted at start: it is on its way down, not ours to fly yet
@@ -640,7 +644,7 @@ class Supervisor:
         self.agent = (self._agent_factory or GraphAgent)(
             self.cfg.agent, gazetteer, name=self.cfg.agent.planner, memory=self.cfg.memory,
             experience_store=self.store, plan_model=self._plan_model, step_spacing_m=spacing,
-            reader_generate=self._reader_generate, flight_id=self.flight_id)
+            reader_generate=self._reader_generate, flight_id=self.flight_id, aliases=self._aliases)
         # Off the loop: where the parser cannot settle the words, the model reads them (about a second).
         known = None
         if self.map is not None:

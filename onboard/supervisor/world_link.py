@@ -174,6 +174,21 @@ class WorldLink:
             raise WorldLinkError(f"malformed gazetteer reply from {self.endpoint}")
         return [str(n) for n in reply["names"]]
 
+    def aliases(self) -> dict[str, str]:
+        """Other names of those landmarks (alias -> name); {} from a feed that sends none.
+
+        Only pairs of strings whose name is one of the gazetteer's are kept: the reader turns an alias
+        into that name, so a pair naming anything else would put an unknown landmark in a description.
+        """
+        reply = self._ask({"op": "gazetteer"})
+        if not isinstance(reply, dict) or not reply.get("ok") or not isinstance(reply.get("names"), list):
+            raise WorldLinkError(f"malformed gazetteer reply from {self.endpoint}")
+        raw = reply.get("aliases", {})
+        if not isinstance(raw, dict):
+            raise WorldLinkError(f"malformed gazetteer aliases from {self.endpoint}")
+        names = {str(n) for n in reply["names"]}
+        return {a: n for a, n in raw.items() if isinstance(a, str) and isinstance(n, str) and a.strip() and n in names}
+
     def close(self) -> None:
         if self._sock is not None:
             self._sock.close(0)

@@ -99,13 +99,14 @@ class Pass:
 def fly(world: World, tasks: list[ResolvedTask], indices: list[int], preset: str, *, store: Any = None,
         agent_name: str = "geometric", seed: int = 0, progress: bool = False) -> Pass:
     """Fly `tasks[i]` for i in `indices` (perception seed as the plain benchmark: seed * 100003 + i)."""
+    from onboard.map.city import landmark_aliases
     from onboard.map.corridors import NODE_SPACING_M
 
-    gazetteer = [lm.name for lm in world.landmarks]
+    gazetteer, aliases = [lm.name for lm in world.landmarks], landmark_aliases(world.landmarks, world.city.pois)
     out = Pass()
     for n, i in enumerate(indices):
         agent = PublishingAgent(GraphAgent(variant_config(agent_name), gazetteer, name=agent_name,
-                                           experience_store=store, step_spacing_m=NODE_SPACING_M))
+                                           experience_store=store, step_spacing_m=NODE_SPACING_M, aliases=aliases))
         out.records.append(run_episode(world, tasks[i], agent, preset, seed=seed * 100_003 + i, preset_name=preset))
         out.flights.append(agent.end_flight())
         if progress:

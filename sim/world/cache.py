@@ -23,8 +23,8 @@ from sim.world.world import World
 
 # Bump when the city parsing, projection, graph construction or visibility rules change
 # (3: contract.geodesy, PX4's sphere, replaced the WGS84 tangent plane;
-# 4: the world is built from the onboard map, onboard.map).
-WORLD_VERSION = 4
+# 4: the world is built from the onboard map, onboard.map; 5: buildings carry their OSM aliases).
+WORLD_VERSION = 5
 
 
 def cache_dir() -> Path:

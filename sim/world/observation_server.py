@@ -9,7 +9,8 @@ answers from the Helsinki world with `OraclePerception` (the benchmark's
 perception model, with the same noise presets) plus, on request, the rendered
 oblique camera view as PNG. The supervisor never imports `sim/`.
 
-Request  ``{"op": "gazetteer"}`` -> ``{"ok": true, "names": [...]}`` (landmarks the drone can recognise), or
+Request  ``{"op": "gazetteer"}`` -> ``{"ok": true, "names": [...], "aliases": {alias: name}}`` (landmarks the
+drone can recognise, and their other names), or
          ``{"op": "observe", "lat", "lon", "heading", "node": int | None, "image": bool, "altitude": float | None}``
 Reply    ``{"ok": true, "node", "lat", "lon", "snap_m", "moves": [{node, bearing, length, lat, lon}],
             "landmarks": [{name, bearing, distance}], "pois": [...], "image_png": bytes | None,
@@ -53,6 +54,7 @@ import zmq
 
 from contract.bounded_socket import bounded_socket
 from contract.geodesy import ned_from_geo
+from onboard.map.city import landmark_aliases
 from sim.world.perception import OraclePerception
 from sim.world.world import World
 
@@ -149,7 +151,8 @@ class WorldObservationServer:
 
     def handle(self, req: object) -> dict:
         if isinstance(req, dict) and req.get("op") == "gazetteer":
-            return {"ok": True, "names": [lm.name for lm in self.world.landmarks]}
+            return {"ok": True, "names": [lm.name for lm in self.world.landmarks],
+                    "aliases": landmark_aliases(self.world.landmarks, self.world.city.pois)}
         if not isinstance(req, dict) or req.get("op") != "observe":
             raise ValueError("expected {'op': 'observe' | 'gazetteer', ...}")
         lat, lon = float(req["lat"]), float(req["lon"])

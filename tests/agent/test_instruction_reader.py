@@ -87,3 +87,19 @@ def test_the_parser_reader_never_asks():
     assert read_instruction(ODD, GAZ, gen, reader="parser").reader == "parser" and not gen.calls
     with pytest.raises(ValueError, match="unknown reader"):
         read_instruction(ODD, GAZ, gen, reader="oracle")
+
+
+def test_the_agent_reads_a_landmarks_english_name_as_the_landmark():
+    """Hand-written: an operator uses the names OSM gives in English and Swedish; the agent plans on the local one."""
+    from onboard.agent.agent import GraphAgent
+
+    aliases = {"Central Post Office": "Postitalo", "Posthuset": "Postitalo",
+               "Museum of Modern Art Kiasma": "Kiasma"}
+    agent = GraphAgent(gazetteer=GAZ, aliases=aliases)
+    agent.reset("Find Café Regatta, 250 m north-east of the Central Post Office.")
+    (rel,) = agent.reading.goal.relations
+    assert (rel.landmarks, rel.direction, rel.distance) == (("Postitalo",), 1, 250.0)
+    two = read_instruction("Bar Ölhalle: 300 m south of posthuset and 100 m east of museum of modern art kiasma",
+                           GAZ, aliases=aliases)
+    assert [r.landmarks for r in two.goal.relations] == [("Postitalo",), ("Kiasma",)]
+    assert read_instruction("Find Café Regatta, 250 m north-east of the Central Post Office.", GAZ).goal.relations == ()

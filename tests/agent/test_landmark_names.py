@@ -66,3 +66,43 @@ def test_a_word_two_names_share_stands_for_neither():
     gaz = ["Vanha kirkko", "Vanha Kauppahalli", "Hotelli Torni", "Torni Bar"]
     assert [m.name for m in find_mentions("400 m north of Torni", gaz)] == []
     assert [m.name for m in find_mentions("400 m north of Kauppahalli", gaz)] == ["Vanha Kauppahalli"]
+
+
+# Other names of the gazetteer's landmarks, as a map built from OSM carries them (name:en, name:sv, short_name).
+ALIASES = {"Helsinki Cathedral": "Vanha kirkko", "Old Market Hall": "Vanha Kauppahalli", "Gamla Saluhallen":
+           "Vanha Kauppahalli", "Defence Command Finland": "Pääesikunta", "Huvudstaben": "Pääesikunta",
+           "Museum of Modern Art Kiasma": "Kiasma", "Kamppi Chapel": "Postitalo", "Ernst & Young": "EY",
+           "Somewhere Else": "Not In The Gazetteer"}
+
+
+def alias_names(text):
+    return [m.name for m in find_mentions(text, GAZ, ALIASES)]
+
+
+def test_an_alias_is_read_as_the_name_it_stands_for():
+    assert alias_names("200 m north of Helsinki Cathedral") == ["Vanha kirkko"]
+    assert alias_names("the old market hall, then 300 m west") == ["Vanha Kauppahalli"]
+    assert alias_names("söder om Gamla saluhallen") == ["Vanha Kauppahalli"]
+    assert alias_names("past huvudstaben and the Museum of Modern Art Kiasma") == ["Pääesikunta", "Kiasma"]
+    assert alias_names("across from Ernst & Young") == ["EY"]
+
+
+def test_an_alias_tolerates_a_typo_like_a_name():
+    assert alias_names("north of Helsinki Cathedrel") == ["Vanha kirkko"]
+    assert alias_names("from Defence Comand Finland") == ["Pääesikunta"]
+
+
+def test_an_alias_gives_no_short_names_and_names_nothing_outside_the_gazetteer():
+    # "Kamppi" is a district before it is this chapel's: an alias' words never stand alone for it
+    assert alias_names("100 m north of Kamppi") == []
+    assert alias_names("near Somewhere Else") == []
+    assert names("200 m north of Helsinki Cathedral") == []  # without the aliases: not a landmark
+
+
+def test_initials_of_an_alias_count_and_a_shared_initial_is_nobodys():
+    from onboard.agent.landmark_names import initials
+
+    spell = (("Defence Command Finland", "Pääesikunta"), ("Pääesikunta", "Pääesikunta"))
+    assert initials(spell) == {"DCF": "Pääesikunta"}
+    spell += (("Dance Club Finland", "Tanssiklubi"),)
+    assert initials(spell) == {}

@@ -22,7 +22,8 @@ def assert_same_map(a: OnboardMap, b: OnboardMap) -> None:
     assert a.graph.adj == b.graph.adj and a.graph.network_type == b.graph.network_type and a.graph.origin == b.graph.origin
     assert len(a.buildings) == len(b.buildings) and len(a.pois) == len(b.pois)
     for x, y in zip(a.buildings, b.buildings):
-        assert (x.id, x.name, x.height, x.height_source, x.kind) == (y.id, y.name, y.height, y.height_source, y.kind)
+        assert (x.id, x.name, x.height, x.height_source, x.kind, x.aliases) == (y.id, y.name, y.height, y.height_source,
+                                                                              y.kind, y.aliases)
         assert np.array_equal(x.footprint, y.footprint)
     for x, y in zip(a.pois, b.pois):
         assert (x.id, x.name, x.kind, x.lat, x.lon, x.possibly_stale) == (y.id, y.name, y.kind, y.lat, y.lon, y.possibly_stale)
@@ -215,3 +216,25 @@ def test_map_helpers(helsinki_map):
     assert many.shape == (5, 2) and np.allclose(many, m.graph.xy[:5], atol=1e-6)
     lats, lons = m.to_geo(m.graph.xy[:5])
     assert np.allclose(lats, m.graph.latlon[:5, 0]) and np.allclose(lons, m.graph.latlon[:5, 1])
+
+
+def test_a_map_written_before_aliases_loads_without_them(tmp_path):
+    """The aliases member is optional: an older map of this format version has none, and loads."""
+    from onboard.map.map_file import payload_sha256
+
+    src = save_map(tiny_map(), tmp_path / "a.aeriemap")
+    with zipfile.ZipFile(src) as z:
+        members = {n: z.read(n) for n in z.namelist() if n not in (HEADER, "buildings/aliases.npy")}
+        header = json.loads(z.read(HEADER))
+    header["payload_sha256"] = payload_sha256(members)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.comment = unsealed_comment()
+        z.writestr(HEADER, json.dumps(header))
+        for n, data in members.items():
+            z.writestr(n, data)
+    old = tmp_path / "old.aeriemap"
+    old.write_bytes(sealed(buf.getvalue()))
+    m = load_map(old)
+    assert [b.aliases for b in m.buildings] == [(), ()]
+    assert load_map(src).buildings[0].aliases == ("Tornet", "The Tall One")

@@ -20,7 +20,7 @@ def tiny_map() -> OnboardMap:
     graph = StreetGraph(xy=xy, latlon=np.array([[60.17, 24.94], [60.17, 24.941], [60.1705, 24.941]]),
                         adj=[[1], [0, 2], [1]], network_type="walking", origin=origin)
     square = np.array([[10.0, 10.0], [30.0, 10.0], [30.0, 30.0], [10.0, 30.0]])
-    buildings = [Building(0, "Tower", square, 42.0, "height", "office"),
+    buildings = [Building(0, "Tower", square, 42.0, "height", "office", aliases=("Tornet", "The Tall One")),
                  Building(1, None, square + 60.0, 20.0, "default")]
     pois = [Poi(0, "Café Ääni", "cafe", np.array([20.0, 5.0]), 60.17005, 24.9404),
             Poi(1, "Kiosk", "shop", np.array([55.0, 40.0]), 60.17036, 24.9409)]

@@ -18,6 +18,9 @@ def test_observe_gazetteer_and_snapping():
         try:
             names = link.gazetteer()
             assert set(names) == {lm.name for lm in w.landmarks}
+            aliases = link.aliases()  # OSM's other names, each standing for one landmark of the gazetteer
+            assert aliases and set(aliases.values()) <= set(names)
+            assert aliases.get("Helsinki Cathedral") == "Helsingin tuomiokirkko"
             node = 7
             lat, lon = (float(v) for v in w.graph.latlon[node])
             obs = link.observe(lat, lon, 90.0, node=node, image=True)
@@ -165,3 +168,47 @@ def test_a_frame_at_a_gimbal_pitch_the_server_did_not_honour_is_refused():
         link.close()
         rep.close(0)
     assert asked == [-45.0, -45.0]
+
+
+def _answer_once(reply: dict) -> tuple[str, threading.Thread]:
+    rep = zmq.Context.instance().socket(zmq.REP)
+    port = rep.bind_to_random_port("tcp://127.0.0.1")
+
+    def serve():
+        try:
+            if rep.poll(10000):
+                rep.recv()
+                rep.send(msgpack.packb(reply))
+        finally:
+            rep.close(0)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return f"tcp://127.0.0.1:{port}", t
+
+
+def test_aliases_keep_only_pairs_naming_a_known_landmark_and_a_bad_table_is_an_error():
+    endpoint, t = _answer_once({"ok": True, "names": ["Kiasma"],
+                                "aliases": {"Museum of Modern Art Kiasma": "Kiasma", "Nowhere": "Elsewhere",
+                                            "": "Kiasma", "Five": 5}})
+    link = WorldLink(endpoint, timeout_s=10.0)
+    try:
+        assert link.aliases() == {"Museum of Modern Art Kiasma": "Kiasma"}
+    finally:
+        link.close()
+        t.join()
+    endpoint, t = _answer_once({"ok": True, "names": ["Kiasma"]})  # a feed that sends none
+    link = WorldLink(endpoint, timeout_s=10.0)
+    try:
+        assert link.aliases() == {}
+    finally:
+        link.close()
+        t.join()
+    endpoint, t = _answer_once({"ok": True, "names": ["Kiasma"], "aliases": ["Kiasma"]})
+    link = WorldLink(endpoint, timeout_s=10.0)
+    try:
+        with pytest.raises(WorldLinkError, match="malformed gazetteer aliases"):
+            link.aliases()
+    finally:
+        link.close()
+        t.join()
