@@ -54,7 +54,10 @@ def default_map(section: dict, work_dir: Path) -> Path:
 
     params = _build_params(section)
     pbf = default_pbf()
-    key = hashlib.sha256(json.dumps([sha256_file(pbf), asdict(params)], sort_keys=True).encode()).hexdigest()[:16]
+    from onboard.map.build import BUILD_REVISION
+
+    key = hashlib.sha256(json.dumps([sha256_file(pbf), asdict(params), BUILD_REVISION],
+                                    sort_keys=True).encode()).hexdigest()[:16]
     path = work_dir / "maps" / f"helsinki-{key}.aeriemap"
     if not path.exists():
         from onboard.map.build import build_map

@@ -14,6 +14,10 @@ from onboard.map.city import City
 from onboard.map.network_choice import choose_network
 from onboard.map.onboard_map import MAP_FORMAT_VERSION, MapHeader, OnboardMap
 
+# What a build puts into a map, beyond the file format: bump when it changes, so maps cached by their
+# extract and parameters are built again (2: buildings carry their OSM aliases).
+BUILD_REVISION = 2
+
 
 def map_name(pbf: Path) -> str:
     """The map's name from its extract's file name: "Helsinki.osm.pbf" -> "helsinki"."""
