@@ -27,7 +27,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from onboard.map.compass import angle_diff
 from onboard.perception.camera_model import CameraIntrinsics
 from onboard.perception.camera_sightings import (CameraReader, CameraView, SightingFusion, ViewRead,
                                                  look_around_headings, sighting_json)
+
+# Where a look-around is flown: at the cruise altitude, or from a look-up's or a look-low's.
+Where = Literal["cruise", "up", "low"]
 
 
 def ordered_headings(views: int, yaw_deg: float) -> list[float]:
@@ -81,19 +84,21 @@ class LookAround:
     def intr(self) -> CameraIntrinsics:
         return self.reader.intr
 
-    async def run(self, step: int, tag: str = "") -> tuple[tuple[LandmarkSighting, ...], tuple[PoiSighting, ...]]:
+    async def run(self, step: int, where: Where = "cruise") -> tuple[tuple[LandmarkSighting, ...], tuple[PoiSighting, ...]]:
         """Turn through the views here, read them, and return the step's fused sightings.
 
-        `tag` marks the files of a look-around that is not the step's cruise one ("_up" / "_low": from a
-        look-up's / look-low's altitude), so neither overwrites the other.
+        `where`: at cruise, or from a look-up's or a look-low's altitude. A look-low takes its own gimbal
+        pitches (`camera_reading.low_pitches_deg`: shop fronts from 12 m are below the horizon), and the
+        frames of a look-up or look-low are named apart ("_up" / "_low") so none overwrites the cruise ones.
         """
+        tag = "" if where == "cruise" else f"_{where}"
         from firmware_bridge.maneuvers import position_from_home
 
         t0 = time.monotonic()
         views = self.cfg.camera_reading.views
         log: list[dict] = []
         # (heading, gimbal pitch) of every frame: the vehicle turns to a heading, then takes each pitch there
-        pitches = self.cfg.camera_reading.pitches_at(tag == "_low") or (None,)
+        pitches = self.cfg.camera_reading.pitches_at(where == "low") or (None,)
         shots = [(hd, j, p) for hd in ordered_headings(views, self.bridge.state.yaw_deg) for j, p in enumerate(pitches)]
         turned = False
         for k, (hd, j, pitch) in enumerate(shots):

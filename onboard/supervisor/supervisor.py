@@ -51,6 +51,7 @@ from onboard.config import AerieConfig
 from onboard.map.city import landmark_aliases
 from onboard.perception.camera_sightings import PerceptionUnavailable as _PerceptionUnavailable
 from onboard.supervisor.flight_executor import FlightExecutor, MissionAborted
+from onboard.supervisor.look_around import Where
 from onboard.supervisor.look_offers import look_low_floor, look_low_refusal, look_up_ceiling, look_up_refusal
 from onboard.supervisor.mission import Mission, check_name
 from onboard.supervisor.restarting_worker import RestartingWorker
@@ -468,9 +469,9 @@ class Supervisor:
         return [np.asarray(b.footprint, dtype=float) - home for b in self.map.buildings]
 
     async def _camera_view(self, step: int, obs: WorldObservation, outcome: FlightOutcome,
-                           tag: str = "") -> WorldObservation:
+                           where: Where = "cruise") -> WorldObservation:
         """The look-around here: `obs` with the camera's fused sightings in place of anything the feed said."""
-        lms, pois = await self._look.run(step, tag)
+        lms, pois = await self._look.run(step, where)
         outcome.look_around_s = [round(x, 2) for x in self._look.seconds]
         outcome.read_ms = [round(x, 1) for x in self._look.read_ms]
         outcome.bad_frames = self._look.bad_frames
@@ -784,7 +785,7 @@ class Supervisor:
         if climb.arrived and self._look is not None:  # the camera's look-around from up there: landmarks only
             top = max(top, self.bridge.state.rel_alt_m)
             seen = await self._observe(obs.node, heading, altitude_m)
-            seen = replace(await self._camera_view(step, seen, outcome, "_up"), pois=())
+            seen = replace(await self._camera_view(step, seen, outcome, "up"), pois=())
         elif climb.arrived:
             if not await executor.turn_around():
                 log.info("look-up at waypoint %s: no full turn (no heading reported, or a turn timed out)", obs.node)
@@ -820,7 +821,7 @@ class Supervisor:
         seen = None
         if down.arrived:
             seen = await self._observe(obs.node, heading, altitude_m)
-            seen = await self._camera_view(step, seen, outcome, "_low")
+            seen = await self._camera_view(step, seen, outcome, "low")
             bottom = min(bottom, self.bridge.state.rel_alt_m)
         else:  # not down there in time: what it would read is not the view from altitude_m
             self.event("move_timeout", {"command": "descend", "altitude_m": altitude_m, "error_m": round(down.error_m, 1)})
