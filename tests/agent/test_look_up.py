@@ -195,3 +195,21 @@ def replace_state_config(state, **over):
 
     state.static.config = dc_replace(state.static.config, **over)
     return state
+
+
+def test_with_one_end_of_a_between_placed_the_drone_explores_for_the_other_and_searches_once_both_are():
+    """The known end is no place to search round: the goal lies towards the other end, however far."""
+    city = ToyCity(landmarks={"Tower": (200.0, 200.0)}, pois={"Cafe Aalto": (400.0, 400.0)})
+    agent = GraphAgent(variant_config("geometric"), ["Tower", "Mast"], name="geometric")
+    agent.reset("Cafe Aalto is between Tower and Mast.")
+    city.fly(agent, start=city.node(4, 4), limit=12)  # Mast is never in view
+    frames = agent.state.dynamic.trajectory_history
+    assert agent.state.static.memory.placed("Tower") and not agent.state.static.memory.placed("Mast")
+    assert [f.strategy for f in frames if f.movement.get("kind") == "move"] and \
+        all(f.strategy == "navigate" for f in frames), [f.strategy for f in frames]
+    assert all("exploring" in f.reason for f in frames if f.movement.get("kind") == "move")
+    # both ends placed: their midpoint is the estimate, and the drone searches there
+    city2 = ToyCity(landmarks={"Tower": (200.0, 200.0), "Mast": (400.0, 200.0)}, pois={"Cafe Aalto": (300.0, 350.0)})
+    agent.reset("Cafe Aalto is between Tower and Mast.")
+    city2.fly(agent, start=city2.node(4, 4), limit=12)
+    assert any(f.strategy == "search" for f in agent.state.dynamic.trajectory_history)
