@@ -156,11 +156,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--json", help="write the results here")
     args = p.parse_args(argv)
     from sim.benchmark.instruction_set import labelled_descriptions
-    from onboard.map.city import landmark_aliases
     from sim.world.cache import load_world
 
     world = load_world(None, verbose=False)
-    gazetteer, aliases = [lm.name for lm in world.landmarks], landmark_aliases(world.landmarks, world.city.pois)
+    gazetteer, aliases = [lm.name for lm in world.landmarks], world.aliases()
     if args.split in HAND_FILES:
         doc = json.loads(HAND_FILES[args.split].read_text(encoding="utf-8"))
         items = [{**it, "family": it["style"]} for it in doc["items"]]

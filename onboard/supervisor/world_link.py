@@ -167,12 +167,15 @@ class WorldLink:
                                  " (a world feed without look-ups?)")
         return obs
 
-    def gazetteer(self) -> list[str]:
-        """Names of the landmarks this vehicle can recognise (not where they are)."""
+    def _gazetteer_reply(self) -> dict:
         reply = self._ask({"op": "gazetteer"})
         if not isinstance(reply, dict) or not reply.get("ok") or not isinstance(reply.get("names"), list):
             raise WorldLinkError(f"malformed gazetteer reply from {self.endpoint}")
-        return [str(n) for n in reply["names"]]
+        return reply
+
+    def gazetteer(self) -> list[str]:
+        """Names of the landmarks this vehicle can recognise (not where they are)."""
+        return [str(n) for n in self._gazetteer_reply()["names"]]
 
     def aliases(self) -> dict[str, str]:
         """Other names of those landmarks (alias -> name); {} from a feed that sends none.
@@ -180,9 +183,7 @@ class WorldLink:
         Only pairs of strings whose name is one of the gazetteer's are kept: the reader turns an alias
         into that name, so a pair naming anything else would put an unknown landmark in a description.
         """
-        reply = self._ask({"op": "gazetteer"})
-        if not isinstance(reply, dict) or not reply.get("ok") or not isinstance(reply.get("names"), list):
-            raise WorldLinkError(f"malformed gazetteer reply from {self.endpoint}")
+        reply = self._gazetteer_reply()
         raw = reply.get("aliases", {})
         if not isinstance(raw, dict):
             raise WorldLinkError(f"malformed gazetteer aliases from {self.endpoint}")

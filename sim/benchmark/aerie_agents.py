@@ -117,10 +117,9 @@ def make_aerie_agent(name: str, world, config: AgentConfig | None = None, experi
     off); `experience_store` is the vehicle's memory file (None: fly on empty memory, the plain benchmark).
     The plan model is loaded when the config's planner is `llm`.
     """
-    from onboard.map.city import landmark_aliases
     from onboard.map.corridors import NODE_SPACING_M
 
-    gazetteer, aliases = [lm.name for lm in world.landmarks], landmark_aliases(world.landmarks, world.city.pois)
+    gazetteer, aliases = [lm.name for lm in world.landmarks], world.aliases()
     cfg = config or aerie_agent_config(name)
     model = _planner_model() if cfg.planner == "llm" else None
     return BenchAgent(GraphAgent(cfg, gazetteer, name=name, plan_model=model, experience_store=experience_store,

@@ -99,10 +99,9 @@ class Pass:
 def fly(world: World, tasks: list[ResolvedTask], indices: list[int], preset: str, *, store: Any = None,
         agent_name: str = "geometric", seed: int = 0, progress: bool = False) -> Pass:
     """Fly `tasks[i]` for i in `indices` (perception seed as the plain benchmark: seed * 100003 + i)."""
-    from onboard.map.city import landmark_aliases
     from onboard.map.corridors import NODE_SPACING_M
 
-    gazetteer, aliases = [lm.name for lm in world.landmarks], landmark_aliases(world.landmarks, world.city.pois)
+    gazetteer, aliases = [lm.name for lm in world.landmarks], world.aliases()
     out = Pass()
     for n, i in enumerate(indices):
         agent = PublishingAgent(GraphAgent(variant_config(agent_name), gazetteer, name=agent_name,

@@ -58,13 +58,12 @@ def agent_row(world: World, tasks: list[ResolvedTask], preset: str, altitude: fl
     from onboard.agent.agent import GraphAgent, variant_config
     from sim.benchmark.aerie_agents import BenchAgent
     from sim.benchmark.runner import run_tasks
-    from onboard.map.city import landmark_aliases
     from onboard.map.corridors import NODE_SPACING_M
 
     name = "geometric-no-look-up" if altitude is None else "geometric"
     cfg = variant_config(name)
     cfg = replace(cfg, **overrides) if altitude is None else replace(cfg, look_up_alt_m=altitude, **overrides)
-    gazetteer, aliases = [lm.name for lm in world.landmarks], landmark_aliases(world.landmarks, world.city.pois)
+    gazetteer, aliases = [lm.name for lm in world.landmarks], world.aliases()
     res = run_tasks(world, tasks, lambda: BenchAgent(GraphAgent(cfg, gazetteer, name=name,
                                                                 step_spacing_m=NODE_SPACING_M, aliases=aliases)),
                     preset, seed, progress=False)

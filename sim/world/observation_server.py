@@ -54,7 +54,6 @@ import zmq
 
 from contract.bounded_socket import bounded_socket
 from contract.geodesy import ned_from_geo
-from onboard.map.city import landmark_aliases
 from sim.world.perception import OraclePerception
 from sim.world.world import World
 
@@ -152,7 +151,7 @@ class WorldObservationServer:
     def handle(self, req: object) -> dict:
         if isinstance(req, dict) and req.get("op") == "gazetteer":
             return {"ok": True, "names": [lm.name for lm in self.world.landmarks],
-                    "aliases": landmark_aliases(self.world.landmarks, self.world.city.pois)}
+                    "aliases": self.world.aliases()}
         if not isinstance(req, dict) or req.get("op") != "observe":
             raise ValueError("expected {'op': 'observe' | 'gazetteer', ...}")
         lat, lon = float(req["lat"]), float(req["lon"])

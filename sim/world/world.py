@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from onboard.map.city import Building, Poi
+from onboard.map.city import Building, Poi, landmark_aliases
 from onboard.map.corridors import StreetGraph
 from onboard.map.onboard_map import OnboardMap
 from sim.world.visibility import DEFAULT_RANGE_M, Occluders, visible_landmarks
@@ -96,6 +96,10 @@ class World:
     @property
     def origin(self):
         return self.map.origin
+
+    def aliases(self) -> dict[str, str]:
+        """The landmarks' other names the reader may use (alias -> name; `onboard.map.city.landmark_aliases`)."""
+        return landmark_aliases(self.landmarks, self.city.pois)
 
     def landmark(self, name: str) -> Building:
         for lm in self.landmarks:
