@@ -572,8 +572,7 @@ class Supervisor:
                 self._gazetteer = [lm.name for lm in self.map.landmarks]
                 self._aliases = landmark_aliases(self.map.landmarks, self.map.pois)
             elif not self._gazetteer:  # asked per mission: a standby service comes up without the feed
-                self._gazetteer = await asyncio.to_thread(self._world.gazetteer)
-                self._aliases = await asyncio.to_thread(self._world.aliases)
+                self._gazetteer, self._aliases = await asyncio.to_thread(self._world.gazetteer)
             from onboard.supervisor.airborne import airborne, wait_down
 
             if airborne(self.bridge):  # adopted at start: it is on its way down, not ours to fly yet

@@ -167,28 +167,23 @@ class WorldLink:
                                  " (a world feed without look-ups?)")
         return obs
 
-    def _gazetteer_reply(self) -> dict:
+    def gazetteer(self) -> tuple[list[str], dict[str, str]]:
+        """Names of the landmarks this vehicle can recognise (not where they are), and their other names
+        (alias -> name; {} from a feed that sends none), from one request.
+
+        Only alias pairs of strings whose name is one of the gazetteer's are kept: the reader turns an
+        alias into that name, so a pair naming anything else would put an unknown landmark in a description.
+        """
         reply = self._ask({"op": "gazetteer"})
         if not isinstance(reply, dict) or not reply.get("ok") or not isinstance(reply.get("names"), list):
             raise WorldLinkError(f"malformed gazetteer reply from {self.endpoint}")
-        return reply
-
-    def gazetteer(self) -> list[str]:
-        """Names of the landmarks this vehicle can recognise (not where they are)."""
-        return [str(n) for n in self._gazetteer_reply()["names"]]
-
-    def aliases(self) -> dict[str, str]:
-        """Other names of those landmarks (alias -> name); {} from a feed that sends none.
-
-        Only pairs of strings whose name is one of the gazetteer's are kept: the reader turns an alias
-        into that name, so a pair naming anything else would put an unknown landmark in a description.
-        """
-        reply = self._gazetteer_reply()
         raw = reply.get("aliases", {})
         if not isinstance(raw, dict):
             raise WorldLinkError(f"malformed gazetteer aliases from {self.endpoint}")
-        names = {str(n) for n in reply["names"]}
-        return {a: n for a, n in raw.items() if isinstance(a, str) and isinstance(n, str) and a.strip() and n in names}
+        names = [str(n) for n in reply["names"]]
+        known = set(names)
+        return names, {a: n for a, n in raw.items()
+                       if isinstance(a, str) and isinstance(n, str) and a.strip() and n in known}
 
     def close(self) -> None:
         if self._sock is not None:

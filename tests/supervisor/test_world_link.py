@@ -16,9 +16,8 @@ def test_observe_gazetteer_and_snapping():
     with WorldObservationServer(w, noise="perfect") as server:
         link = WorldLink(server.endpoint, timeout_s=30.0)  # a loaded box renders slowly
         try:
-            names = link.gazetteer()
+            names, aliases = link.gazetteer()  # aliases: OSM's other names, each one landmark's
             assert set(names) == {lm.name for lm in w.landmarks}
-            aliases = link.aliases()  # OSM's other names, each standing for one landmark of the gazetteer
             assert aliases and set(aliases.values()) <= set(names)
             assert aliases.get("Helsinki Cathedral") == "Helsingin tuomiokirkko"
             node = 7
@@ -193,14 +192,14 @@ def test_aliases_keep_only_pairs_naming_a_known_landmark_and_a_bad_table_is_an_e
                                             "": "Kiasma", "Five": 5}})
     link = WorldLink(endpoint, timeout_s=10.0)
     try:
-        assert link.aliases() == {"Museum of Modern Art Kiasma": "Kiasma"}
+        assert link.gazetteer() == (["Kiasma"], {"Museum of Modern Art Kiasma": "Kiasma"})
     finally:
         link.close()
         t.join()
     endpoint, t = _answer_once({"ok": True, "names": ["Kiasma"]})  # a feed that sends none
     link = WorldLink(endpoint, timeout_s=10.0)
     try:
-        assert link.aliases() == {}
+        assert link.gazetteer() == (["Kiasma"], {})
     finally:
         link.close()
         t.join()
@@ -208,7 +207,7 @@ def test_aliases_keep_only_pairs_naming_a_known_landmark_and_a_bad_table_is_an_e
     link = WorldLink(endpoint, timeout_s=10.0)
     try:
         with pytest.raises(WorldLinkError, match="malformed gazetteer aliases"):
-            link.aliases()
+            link.gazetteer()
     finally:
         link.close()
         t.join()
