@@ -94,6 +94,16 @@ class TimedMover(KinematicMover):
         self.conductor.advance(self.index, s)
         return s
 
+    def climb_to(self, altitude_m: float) -> float:
+        s = super().climb_to(altitude_m)
+        self.conductor.advance(self.index, s)
+        return s
+
+    def come_down(self, from_m: float) -> float:
+        s = super().come_down(from_m)
+        self.conductor.advance(self.index, s)
+        return s
+
 
 class TeamMember:
     """One vehicle's agent: waits its turn, takes the fleet's findings, decides, tells the others."""

@@ -36,8 +36,8 @@ class Pose:
 
 @dataclass(frozen=True)
 class Movement:
-    """The move as commanded: ``kind`` move | look_up | look_low | arrive, the waypoint and its bearing (a look has
-    neither)."""
+    """The move as commanded: ``kind`` move | look_up | come_down | look_low | arrive, the waypoint and its bearing
+    (a look or a come-down has neither)."""
 
     kind: str
     node: int | None = None

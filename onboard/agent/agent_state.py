@@ -72,6 +72,7 @@ class DynamicState:
     # the drone reached the street sightings' centroid and had looked over the roofs there: never head for it again
     centroid_spent: bool = False
     from_above: bool = False  # this step's sightings were taken from a look-up's altitude
+    up_m: float | None = None  # flying over the roofs at this altitude since a look-up (None: at cruise)
     action: AgentAction | None = None
     strategy: str = ""
     handoffs: int = 0

@@ -17,7 +17,7 @@ class FrameLog:
     timestep: int
     current_state: str
     strategy: str  # navigate | search | locate
-    movement: dict[str, Any]  # {"kind": "move"|"arrive"|"look_up", "node": id, "bearing": deg, "altitude_m": m}
+    movement: dict[str, Any]  # {"kind": "move"|"arrive"|"look_up"|"come_down"|"look_low", "node": id, "bearing": deg, "altitude_m": m}
     reason: str
     pose: tuple[float, float, float, float]  # x, y, z, yaw (own frame; yaw = bearing of the move, deg)
     distance_to_target: float | None  # to the working-memory target, None while unknown

@@ -64,16 +64,18 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
     trail = list(d.trail) or [TAKEOFF]
     here = d.here if d.here is not None else TAKEOFF
     last = d.trajectory_history[-1].movement if d.trajectory_history else {}
-    if last.get("kind") in ("look_up", "look_low"):
+    if last.get("kind") in ("look_up", "come_down", "look_low"):
         # Still over the same waypoint: no move to confirm, dead-reckon or judge. The sightings are from
         # above if the look-up was flown (the observation's altitude is the one asked for), else it was refused;
-        # a look-low's are from the street (names read): nothing says otherwise.
+        # then the drone flies on up there. A look-low's are from the street (names read), a come-down's from
+        # cruise.
         s.street_map.observe(here, obs.moves)
         above = (last.get("kind") == "look_up" and obs.altitude_m is not None
                  and obs.altitude_m >= float(last.get("altitude_m", math.inf)) - 0.5)
+        up = float(last["altitude_m"]) if above else (d.up_m if last.get("kind") == "look_low" else None)
         hints = ("pattern:STUCK",) if s.anchors is not None and is_stuck(trail) else ()
         return {"here": here, "trail": trail, "position": s.street_map.xy[here].copy(), "hints": hints,
-                "last_effect": "", "from_above": above}
+                "last_effect": "", "from_above": above, "up_m": up}
     moved = True
     if len(trail) >= 2:
         prev = trail[-2]
@@ -93,7 +95,13 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
     position = s.street_map.xy[here].copy()
     if s.corridors is not None:
         s.corridors.visit(position)
-    update: dict[str, Any] = {"here": here, "trail": trail, "position": position, "from_above": False}
+    # Flown over the roofs (after a look-up) as long as the observation says so; the vehicle may have come
+    # down without being asked (a fleet layer, a failsafe): then at cruise again.
+    up = d.up_m if d.up_m is not None and obs.altitude_m is not None and obs.altitude_m >= d.up_m - 0.5 else None
+    update: dict[str, Any] = {"here": here, "trail": trail, "position": position, "from_above": up is not None,
+                              "up_m": up}
+    if up is not None:  # a place looked from over the roofs, as a look-up's
+        update["looked_up_from"] = d.looked_up_from + [position.copy()]
     hints: tuple[str, ...] = ()
     if len(trail) >= 2 and d.trajectory_history:
         last = d.trajectory_history[-1]
@@ -271,6 +279,8 @@ def finalize_step(state: AgentState) -> dict[str, Any]:
         update.update(here=m.node, trail=d.trail + [m.node])
     elif action.kind in ("look_up", "look_low"):
         movement.update(altitude_m=action.altitude_m)
+    elif action.kind == "come_down" and d.up_m is not None:
+        movement.update(altitude_m=d.up_m)
     frame = FrameLog(d.timestep, d.current_state, d.strategy, movement, action.reason,
                      (float(d.position[0]), float(d.position[1]), 0.0, float(yaw)),
                      None if dist is None else round(dist, 1), d.last_effect,

@@ -7,11 +7,14 @@ turns an `AgentAction` back into a flight. Node ids are opaque handles for
 the moves on offer (street-corridor waypoints), never coordinates.
 
 Besides a move the agent may ask for a look-up (`AgentAction.look_up`): climb
-straight up at the current waypoint, turn a full circle, come back to cruise
-altitude. It is on offer only when the observation names a ceiling
-(`look_up_ceiling_m`); the next observation is at the same waypoint, with the
-sightings taken from up there (`altitude_m`). Sightings from above are still
-horizontal: bearing and ground distance from the waypoint to the landmark.
+straight up at the current waypoint and turn a full circle; the moves after it
+are flown up there, over the roofs, until a come-down (`AgentAction.come_down`)
+brings the drone back to cruise altitude at the waypoint it is over. A look-up
+is on offer only when the observation names a ceiling (`look_up_ceiling_m`);
+the next observation is at the same waypoint, with the sightings taken from up
+there, and so is every one until the come-down (`altitude_m`). From up there
+no name is readable. Sightings from above are still horizontal: bearing and
+ground distance from the waypoint to the landmark.
 
 A look-low (`AgentAction.look_low`) is the same turn at an altitude below
 cruise, down among the shop fronts, where a camera reads names it cannot
@@ -97,9 +100,10 @@ class AgentObservation:
 
 @dataclass(frozen=True)
 class AgentAction:
-    """Move to a neighbouring waypoint, look up or look low from this one, or declare that the goal is reached."""
+    """Move to a neighbouring waypoint, look up, come down or look low at this one, or declare that the goal is
+    reached."""
 
-    kind: str  # "move" | "look_up" | "look_low" | "arrive"
+    kind: str  # "move" | "look_up" | "come_down" | "look_low" | "arrive"
     node: int | None = None
     reason: str = ""
     altitude_m: float | None = None  # look_up: climb to this altitude; look_low: descend to it (m above take-off)
@@ -111,6 +115,10 @@ class AgentAction:
     @staticmethod
     def look_up(altitude_m: float, reason: str = "") -> "AgentAction":
         return AgentAction("look_up", None, reason, float(altitude_m))
+
+    @staticmethod
+    def come_down(reason: str = "") -> "AgentAction":
+        return AgentAction("come_down", None, reason)
 
     @staticmethod
     def look_low(altitude_m: float, reason: str = "") -> "AgentAction":

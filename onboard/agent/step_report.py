@@ -93,6 +93,8 @@ def step_payload(state: AgentState, frame: FrameLog, *, with_anchor_graph: bool 
         action = f"look up from {float(movement['altitude_m']):.0f} m"
     elif action == "look_low" and _finite(movement.get("altitude_m")) is not None:
         action = f"look low from {float(movement['altitude_m']):.0f} m"
+    elif action == "come_down" and _finite(movement.get("altitude_m")) is not None:
+        action = f"come down from {float(movement['altitude_m']):.0f} m"
     sub_goal = ""
     if d.plan is not None and d.plan.sub_goals:
         sub_goal = d.plan.sub_goals[min(d.current_task_index, len(d.plan.sub_goals) - 1)].goal

@@ -71,6 +71,8 @@ class FlightExecutor:
         self.on_event = on_event or (lambda kind, detail: None)
         self.paused_total_s = 0.0
         self.pilot = OffboardPilot(bridge)
+        # The altitude moves are flown at: cruise, or a look-up's once its climb arrived, until back_to_cruise.
+        self.flying_alt_m = cfg.cruise_alt_m
 
     # -- link ---------------------------------------------------------------------------
     def _check_failsafe(self) -> None:
@@ -132,7 +134,7 @@ class FlightExecutor:
 
     def _goal(self, lat: float, lon: float) -> PositionNed:
         n, e = ned_from_geo(self.bridge.envelope().home, lat, lon)
-        return PositionNed(n, e, -self.cfg.cruise_alt_m)
+        return PositionNed(n, e, -self.flying_alt_m)
 
     def error_m(self, lat: float, lon: float) -> float:
         goal = self._goal(lat, lon)
@@ -157,23 +159,29 @@ class FlightExecutor:
             return MoveResult(False, self.error_m(lat, lon), time.monotonic() - t0, paused, refused=self.pilot.refused)
         return MoveResult(arrived, self.error_m(lat, lon), time.monotonic() - t0, paused)
 
-    # -- the look-up: straight up, a full turn, straight down ------------------------------
+    # -- the look-up: straight up, a full turn, the moves up there, straight down -------------
     async def climb_to(self, alt_m: float) -> MoveResult:
-        """Climb straight up where the vehicle is to ``alt_m`` (m above home), keeping its heading.
+        """Climb straight up where the vehicle is to ``alt_m`` (m above home), keeping its heading; once
+        there, the moves after it are flown at ``alt_m`` (`fly_to`) until `back_to_cruise`.
 
         The caller (the supervisor) has already refused an altitude outside what it offered; here the
         envelope judges the target once more and a target it would change (clamp to the ceiling or the
         fence) is refused, not flown clamped: sightings reported from ``alt_m`` must be from ``alt_m``.
         Every setpoint of the climb passes the envelope again on its way out, as in every move.
         """
-        return await self._vertical(alt_m, "climb")
+        result = await self._vertical(alt_m, "climb")
+        if result.arrived:
+            self.flying_alt_m = alt_m
+        return result
 
     async def descend_to(self, alt_m: float) -> MoveResult:
         """Descend straight down where the vehicle is to ``alt_m`` (a look-low), judged as `climb_to` is."""
         return await self._vertical(alt_m, "descend_low")
 
     async def back_to_cruise(self) -> MoveResult:
-        """Back to the cruise altitude, straight, where the vehicle is (the end of a look-up or a look-low)."""
+        """Back to the cruise altitude, straight, where the vehicle is (the end of a look-up or a look-low);
+        the moves after it are flown at cruise again."""
+        self.flying_alt_m = self.cfg.cruise_alt_m
         return await self._vertical(self.cfg.cruise_alt_m, "descend")
 
     async def turn_around(self, steps: int = TURN_STEPS) -> bool:

@@ -25,9 +25,11 @@ to the safety envelope's altitude ceiling less `look_offers.LOOK_UP_CEILING_MARG
 refused here, not flown (``command_refused``, `FlightOutcome.refused_look_ups`);
 the envelope, which only clamps altitudes, stays the last line. Otherwise the
 vehicle climbs straight up at its waypoint, turns a full circle, is given the
-world feed's sightings from that altitude, and comes back to cruise: one
-step, its vertical metres counted in `flown_m`, as the benchmark counts them.
-A look-low (`AgentAction.look_low`) is the same below cruise, offered only with
+world feed's sightings from that altitude, and flies its moves on up there
+(each observation from that altitude, no names) until the agent's come-down
+(`AgentAction.come_down`) brings it back to cruise where it is: one step each,
+their vertical metres counted in `flown_m`, as the benchmark counts them.
+A look-low (`AgentAction.look_low`) is a round trip below cruise, offered only with
 camera perception (`look_low_floor`): the vehicle descends to read the shop
 fronts, and the look-around down there gives the agent the names it read.
 """
@@ -197,6 +199,7 @@ class Supervisor:
         self.map: Any = None  # the onboard map (onboard.map.OnboardMap) when map.path is set
         self.text_reader: Any = None  # supervisor.perception camera: the text reader, loaded at start
         self._look: Any = None  # this mission's LookAround (camera perception)
+        self._up_m: float | None = None  # flying over the roofs at this altitude since a look-up (None: at cruise)
         self._map_source = ""
 
     # -- telemetry helpers -----------------------------------------------------------------
@@ -675,6 +678,7 @@ class Supervisor:
         last_pos = position_from_home(self.bridge)
         refused: set[int] = set()  # waypoints the safety envelope refused: never offered to the agent again
         ceiling, floor = look_up_ceiling(self.cfg), look_low_floor(self.cfg)
+        self._up_m = None
         for step in range(step_limit + 1):
             if stop.is_set():
                 outcome.reason = "terminated"
@@ -686,7 +690,7 @@ class Supervisor:
             t_step = time.perf_counter()
             action = await asyncio.to_thread(self.agent.act, obs.for_agent(
                 step, step_limit - step, cruise_alt_m=self.sup.cruise_alt_m, look_up_ceiling_m=ceiling,
-                look_low_floor_m=floor, shared=self._fleet_findings_in()))
+                look_low_floor_m=None if self._up_m is not None else floor, shared=self._fleet_findings_in()))
             outcome.step_ms.append((time.perf_counter() - t_step) * 1000.0)
             self._fleet_findings_out()
             st = self.agent.state
@@ -700,7 +704,7 @@ class Supervisor:
             if await asyncio.to_thread(self._maps, step, folder):
                 outcome.map_ms.append((time.perf_counter() - t_map) * 1000.0)
             dist = frame.distance_to_target
-            what = {"arrive": "arrive", "look_up": f"look up {action.altitude_m} m",
+            what = {"arrive": "arrive", "look_up": f"look up {action.altitude_m} m", "come_down": "come down",
                     "look_low": f"look low {action.altitude_m} m"}.get(
                 action.kind, f"-> waypoint {action.node}")
             self.on_progress(f"step {step:>3}  {frame.strategy:<8} {what:<18} "
@@ -713,10 +717,13 @@ class Supervisor:
             if step >= step_limit:
                 break
             outcome.steps = step + 1
-            if action.kind in ("look_up", "look_low"):  # one step, at this waypoint: the same moves after it
-                look = self._look_up(executor, obs, heading, action.altitude_m, ceiling, step, outcome) \
-                    if action.kind == "look_up" else \
-                    self._look_low(executor, obs, heading, action.altitude_m, floor, step, outcome)
+            if action.kind in ("look_up", "come_down", "look_low"):  # one step, at this waypoint: the same moves after it
+                if action.kind == "look_up":
+                    look = self._look_up(executor, obs, heading, action.altitude_m, ceiling, step, outcome)
+                elif action.kind == "come_down":
+                    look = self._come_down(executor, obs, heading, step, outcome)
+                else:
+                    look = self._look_low(executor, obs, heading, action.altitude_m, floor, step, outcome)
                 done, seen = await unless_stopped(look, stop)
                 if not done:
                     outcome.reason = "terminated"
@@ -745,7 +752,10 @@ class Supervisor:
                                                                  here.east_m - last_pos.east_m), 1)
             last_pos = here
             heading = move.bearing
-            obs = _without(await self._observe(move.node, heading), refused)
+            seen = await self._observe(move.node, heading, self._up_m)
+            if self._up_m is not None and self._look is not None:  # the camera's look-around up there: landmarks only
+                seen = replace(await self._camera_view(step, seen, outcome, "up"), pois=())
+            obs = _without(seen, refused)
             outcome.nodes.append(obs.node)
             outcome.final_node = obs.node
         outcome.reason = "step_limit"
@@ -765,12 +775,15 @@ class Supervisor:
 
     async def _look_up(self, executor: FlightExecutor, obs: WorldObservation, heading: float, altitude_m: float | None,
                        ceiling_m: float | None, step: int, outcome: FlightOutcome) -> WorldObservation:
-        """Climb at this waypoint, turn, observe from up there, come back to cruise; the observation to act on.
+        """Climb at this waypoint, turn, observe from up there, and stay up: the moves after it are flown up
+        there until a come-down (`_come_down`); the observation to act on.
 
-        A refused look-up (outside what was offered, or by the envelope) flies nothing and gives `obs` back:
-        the sightings from cruise, which tell the agent (its altitude is the cruise one) that it was refused.
+        A refused look-up (outside what was offered, by the envelope, or while already up) flies nothing and
+        gives `obs` back: the sightings from where it is, which tell the agent (their altitude is not the one
+        asked for) that it was refused. A climb that does not arrive in time comes back to cruise.
         """
-        reason = look_up_refusal(altitude_m, self.sup.cruise_alt_m, ceiling_m)
+        reason = "already over the roofs: come down first" if self._up_m is not None else \
+            look_up_refusal(altitude_m, self.sup.cruise_alt_m, ceiling_m)
         if reason is not None:
             return await self._refused_look_up(obs, heading, step, altitude_m, reason, outcome, "look_up")
         assert altitude_m is not None
@@ -792,22 +805,48 @@ class Supervisor:
             seen = await self._observe(obs.node, heading, altitude_m)
         else:  # not up there in time: what it sees is not the view from altitude_m
             self.event("move_timeout", {"command": "climb", "altitude_m": altitude_m, "error_m": round(climb.error_m, 1)})
-        climbed = await self._back_to_cruise(executor, before, top, "descend")
+        if seen is not None:
+            climbed = abs(top - before)
+            self._up_m = altitude_m
+        else:
+            climbed = await self._back_to_cruise(executor, before, top, "descend")
         if math.isfinite(climbed):
             outcome.climb_m = round(outcome.climb_m + climbed, 1)
             outcome.flown_m = round(outcome.flown_m + climbed, 1)
         outcome.look_ups += 1
         outcome.look_up_at.append([step, obs.node, altitude_m])
         self.on_progress(f"looked up from {altitude_m:.0f} m at waypoint {obs.node}: "
-                         f"{len(seen.landmarks) if seen else 0} landmark(s) in sight; back at cruise")
+                         f"{len(seen.landmarks) if seen else 0} landmark(s) in sight; "
+                         + ("flying on up there" if seen is not None else "back at cruise"))
         return seen if seen is not None else await self._observe(obs.node, heading)
+
+    async def _come_down(self, executor: FlightExecutor, obs: WorldObservation, heading: float, step: int,
+                         outcome: FlightOutcome) -> WorldObservation:
+        """Back to cruise at this waypoint after a look-up; the observation to act on (from cruise, names read).
+        Asked for at cruise it flies nothing (a ``command_refused`` event) and gives the cruise view back."""
+        if self._up_m is None:
+            return await self._refused_look_up(obs, heading, step, None, "not over the roofs: nothing to come down from",
+                                               outcome, "come_down")
+        top = self.bridge.state.rel_alt_m
+        back = await executor.back_to_cruise()
+        if not back.arrived:
+            self.event("move_timeout", {"command": "descend", "altitude_m": self.sup.cruise_alt_m,
+                                        "error_m": round(back.error_m, 1)})
+        self._up_m = None
+        down = abs(top - self.bridge.state.rel_alt_m)
+        if math.isfinite(down):
+            outcome.climb_m = round(outcome.climb_m + down, 1)
+            outcome.flown_m = round(outcome.flown_m + down, 1)
+        self.on_progress(f"came down to cruise at waypoint {obs.node}")
+        return await self._observe(obs.node, heading)
 
     async def _look_low(self, executor: FlightExecutor, obs: WorldObservation, heading: float,
                         altitude_m: float | None, floor_m: float | None, step: int,
                         outcome: FlightOutcome) -> WorldObservation:
         """Descend at this waypoint, look around reading the shop fronts, come back to cruise; the observation
         to act on (the names read down there). Refused as a look-up is (`look_low_refusal`, the envelope)."""
-        reason = look_low_refusal(altitude_m, self.sup.cruise_alt_m, floor_m)  # no floor without the camera
+        reason = "over the roofs: come down first" if self._up_m is not None else \
+            look_low_refusal(altitude_m, self.sup.cruise_alt_m, floor_m)  # no floor without the camera
         if reason is not None:
             return await self._refused_look_up(obs, heading, step, altitude_m, reason, outcome, "look_low")
         assert altitude_m is not None
@@ -853,7 +892,7 @@ class Supervisor:
                                            "altitude_m": shown, "reason": reason})
         outcome.refused_look_up_at.append([step, obs.node, shown, reason])
         self.on_progress(f"look to {altitude_m} m refused: {reason}")
-        return obs if obs.altitude_m is None else await self._observe(obs.node, heading)
+        return obs if obs.altitude_m is None or self._up_m is not None else await self._observe(obs.node, heading)
 
     def _maps(self, step: int, folder: Path) -> bool:
         """The agent's landmark and semantic maps of this step: into semantic_images/, the semantic one published."""

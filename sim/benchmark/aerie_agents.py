@@ -44,6 +44,8 @@ def to_action(a: AgentAction) -> Action:
         return Action.arrive(a.reason)
     if a.kind == "look_up":
         return Action.look_up(a.altitude_m, a.reason)
+    if a.kind == "come_down":
+        return Action.come_down(a.reason)
     if a.kind == "look_low":
         return Action.look_low(a.altitude_m, a.reason)
     return Action.move(a.node, a.reason)

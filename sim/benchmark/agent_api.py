@@ -7,11 +7,14 @@ Node ids are opaque handles for the moves on offer (a real drone would get
 them from its own map of the street corridors), not coordinates.
 
 Besides moving, an agent may look over the roofs: `Action.look_up(altitude_m)`
-climbs straight up at the current node, turns a full circle and comes back
-to cruise altitude (one step; its vertical metres count in the path length,
-see `sim.benchmark.episode`). The next observation is at the same node and
-carries what was seen from up there (`altitude_m`); `look_up_ceiling_m` says
-how high a look-up may go (above it the look-up is refused, not flown).
+climbs straight up at the current node and turns a full circle (one step); the
+moves after it are flown up there until `Action.come_down()` (one step) brings
+the drone back to cruise altitude where it is. The vertical metres count in
+the path length (see `sim.benchmark.episode`). The next observation is at the
+same node and carries what was seen from up there (`altitude_m`), as does
+every one until the come-down, without names (none is readable from up there);
+`look_up_ceiling_m` says how high a look-up may go (above it the look-up is
+refused, not flown).
 `Action.look_low(altitude_m)` is the same turn below cruise, among the shop
 fronts; offered (`look_low_floor_m`) only where the names come from a camera
 (`--perception camera`): the oracle's names do not depend on altitude.
@@ -58,7 +61,7 @@ class Observation:
 class Action:
     """Move to a neighbouring node, look up or low from this one, or declare that the goal is reached."""
 
-    kind: str  # "move" | "look_up" | "look_low" | "arrive"
+    kind: str  # "move" | "look_up" | "come_down" | "look_low" | "arrive"
     node: int | None = None
     reason: str = ""
     altitude_m: float | None = None  # look_up / look_low: climb / descend to this altitude (m above ground)
@@ -69,8 +72,13 @@ class Action:
 
     @staticmethod
     def look_up(altitude_m: float, reason: str = "") -> "Action":
-        """Climb at this node to `altitude_m`, turn a full circle, come back down (one step)."""
+        """Climb at this node to `altitude_m`, turn a full circle (one step); the moves after it are flown up there."""
         return Action("look_up", None, reason, float(altitude_m))
+
+    @staticmethod
+    def come_down(reason: str = "") -> "Action":
+        """Back down to cruise altitude at this node (one step) after a look-up."""
+        return Action("come_down", None, reason)
 
     @staticmethod
     def look_low(altitude_m: float, reason: str = "") -> "Action":

@@ -7,21 +7,24 @@ mover that sends the node's lat/lon (`world.graph.latlon`) at `world.cruise_alt`
 through the MAVSDK bridge can replace it for end-to-end flights.
 
 A look-up (`Action.look_up(altitude_m)`) is one step at the same node: the
-drone climbs from cruise altitude to `altitude_m`, turns a full circle and
-comes back down. Its vertical metres, 2 x (altitude_m - cruise), are added to
-`path_m` (so SPL pays for the climb as for any detour) and to `climb_m`; its
-time (climb and descent at `LOOK_UP_VERTICAL_SPEED_M_S`, plus `LOOK_UP_TURN_S`)
-to `flight_s`. The next observation carries the landmarks seen from that
+drone climbs from cruise altitude to `altitude_m` and turns a full circle;
+the moves after it are flown up there (their length is the same) until a
+come-down (`Action.come_down()`, one step) brings it back to cruise where it
+is. Both vertical legs, (altitude_m - cruise) each, are added to `path_m` (so
+SPL pays for the climb as for any detour) and to `climb_m`; their time (at
+`LOOK_UP_VERTICAL_SPEED_M_S`, plus `LOOK_UP_TURN_S` at the top) to
+`flight_s`. Every observation up there carries the landmarks seen from that
 altitude and no POI names. A look-up above the altitude ceiling (the safety
 envelope's: `firmware_bridge.settings.SafetyConfig.altitude_ceiling_m`), or
-not above cruise altitude, is refused (the vehicle's own rule,
-`onboard.supervisor.look_offers`): not flown, no sightings from above, one
-step spent (as an invalid move), counted in `refused_look_ups`.
+not above cruise altitude, or while already up, is refused (the vehicle's own
+rule, `onboard.supervisor.look_offers`): not flown, no sightings from above,
+one step spent (as an invalid move), counted in `refused_look_ups`. A
+come-down at cruise is an invalid move.
 
-A look-low (`Action.look_low(altitude_m)`) is the same below cruise, down to
-`LOOK_LOW_FLOOR_M` over the street: its vertical metres count likewise (in
-`low_m`), and the next observation carries what is read down there, names
-included. It is offered only to an episode whose names come from the camera
+A look-low (`Action.look_low(altitude_m)`) is a round trip below cruise, down
+to `LOOK_LOW_FLOOR_M` over the street, a turn, and back up: its vertical
+metres count likewise (in `low_m`), and the next observation carries what is
+read down there, names included. None is offered while the drone is up. It is offered only to an episode whose names come from the camera
 (`camera`): the oracle's names do not depend on altitude, so a look-low would
 buy nothing there. One outside [floor, cruise) is refused like a look-up.
 """
@@ -59,13 +62,20 @@ class Mover(Protocol):
     def fly_to(self, node: int) -> float:
         """Fly from the current node to the neighbouring `node`; returns seconds taken."""
 
-    # Optional: `look_from(altitude_m) -> seconds` climbs or descends at the current node, turns, comes back
-    # to cruise (`KinematicMover`, `MavsdkMover`). A mover without it stays put; the episode counts `look_seconds`.
+    # Optional (`KinematicMover`, `MavsdkMover`): `look_from(altitude_m) -> seconds` descends at the current
+    # node, turns, comes back to cruise (a look-low); `climb_to(altitude_m) -> seconds` climbs there and turns,
+    # and `fly_to` flies on at that altitude until `come_down() -> seconds` (a look-up). A mover without them
+    # stays put; the episode counts `look_seconds` / `vertical_seconds`.
 
 
 def look_seconds(altitude_m: float, cruise_alt: float) -> float:
-    """Time of a look-up or look-low: there and back at `LOOK_UP_VERTICAL_SPEED_M_S`, plus the turn."""
+    """Time of a look-low: there and back at `LOOK_UP_VERTICAL_SPEED_M_S`, plus the turn."""
     return 2.0 * abs(altitude_m - cruise_alt) / LOOK_UP_VERTICAL_SPEED_M_S + LOOK_UP_TURN_S
+
+
+def vertical_seconds(metres: float, turn: bool) -> float:
+    """Time of a look-up's climb (with the turn at the top) or of its come-down."""
+    return abs(metres) / LOOK_UP_VERTICAL_SPEED_M_S + (LOOK_UP_TURN_S if turn else 0.0)
 
 
 @dataclass
@@ -83,6 +93,12 @@ class KinematicMover:
 
     def look_from(self, altitude_m: float) -> float:
         return look_seconds(altitude_m, self.world.cruise_alt)
+
+    def climb_to(self, altitude_m: float) -> float:
+        return vertical_seconds(altitude_m - self.world.cruise_alt, turn=True)
+
+    def come_down(self, from_m: float) -> float:
+        return vertical_seconds(from_m - self.world.cruise_alt, turn=False)
 
 
 def is_success(world: World, rt: ResolvedTask, node: int) -> bool:
@@ -111,14 +127,17 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
     node, heading = rt.start_node, 0.0
     traj = [node]
     path_m, flight_s, invalid = 0.0, 0.0, 0
-    look_ups, refused_look_ups, climb_m, look_up_at = 0, 0, 0.0, []
+    look_ups, refused_look_ups, climb_m, look_up_at, come_down_at = 0, 0, 0.0, [], []
     look_lows, low_m, look_low_at = 0, 0.0, []
     floor = LOOK_LOW_FLOOR_M if camera is not None else None
-    view_alt: float | None = None  # the altitude of this observation's sightings when a look-up was flown
+    view_alt: float | None = None  # the altitude of this observation's sightings when a look was flown
+    up: float | None = None  # flying over the roofs at this altitude since a look-up (None: at cruise)
     arrived, reason, steps = False, "step_limit", 0
     t0 = time.perf_counter()
     while True:
         here, hd = node, heading
+        if up is not None:
+            view_alt = up
         image = (lambda: renderer(here, hd)) if renderer else None
         if camera is not None:
             seen_lms, seen_pois = camera.observe(steps, node, view_alt)
@@ -128,7 +147,8 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
         obs = Observation(step=steps, steps_left=rt.step_limit - steps, neighbours=tuple(g.neighbours(node)),
                           landmarks=tuple(seen_lms), pois=tuple(seen_pois),
                           heading=heading, altitude_m=world.cruise_alt if view_alt is None else view_alt,
-                          look_up_ceiling_m=altitude_ceiling_m, look_low_floor_m=floor, image=image)
+                          look_up_ceiling_m=altitude_ceiling_m, look_low_floor_m=None if up is not None else floor,
+                          image=image)
         view_alt = None
         action: Action = agent.act(obs)
         if action.kind == "arrive":
@@ -137,28 +157,45 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
         if steps >= rt.step_limit:
             break
         steps += 1
+        if action.kind == "come_down":
+            traj.append(node)
+            if up is None:
+                invalid += 1  # nothing to come down from: a step spent
+                continue
+            path_m += up - world.cruise_alt
+            climb_m += up - world.cruise_alt
+            come_down_at.append([steps, node, up])
+            fly = getattr(mover, "come_down", None)
+            flight_s += fly(up) if fly is not None else vertical_seconds(up - world.cruise_alt, turn=False)
+            up = None
+            continue
         if action.kind in ("look_up", "look_low"):
             alt = action.altitude_m
             traj.append(node)  # the drone stays over this node
-            up = action.kind == "look_up"
-            # the vehicle's rules (NaN fails too): a look-up above cruise, a look-low below it and offered
-            refused = look_up_refusal(alt, world.cruise_alt, altitude_ceiling_m) if up else \
+            climbing = action.kind == "look_up"
+            # the vehicle's rules (NaN fails too): a look-up above cruise, a look-low below it and offered;
+            # neither while already up
+            refused = look_up_refusal(alt, world.cruise_alt, altitude_ceiling_m) if climbing else \
                 look_low_refusal(alt, world.cruise_alt, floor)
-            if refused is not None:
+            if refused is not None or up is not None:
                 refused_look_ups += 1  # not flown: a step spent, nothing seen from there
                 continue
-            vertical = 2.0 * abs(alt - world.cruise_alt)
-            path_m += vertical
-            if up:
+            if climbing:
+                vertical = alt - world.cruise_alt
                 climb_m += vertical
                 look_ups += 1
                 look_up_at.append([steps, node, alt])
+                fly = getattr(mover, "climb_to", None)
+                flight_s += fly(alt) if fly is not None else vertical_seconds(vertical, turn=True)
+                up = alt
             else:
+                vertical = 2.0 * abs(alt - world.cruise_alt)
                 low_m += vertical
                 look_lows += 1
                 look_low_at.append([steps, node, alt])
-            fly = getattr(mover, "look_from", None)
-            flight_s += fly(alt) if fly is not None else look_seconds(alt, world.cruise_alt)
+                fly = getattr(mover, "look_from", None)
+                flight_s += fly(alt) if fly is not None else look_seconds(alt, world.cruise_alt)
+            path_m += vertical
             view_alt = alt
             continue
         if action.kind != "move" or action.node not in g.adj[node]:
@@ -188,7 +225,7 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
         "ababa": metrics.count_ababa(traj), "stuck": metrics.count_stuck(traj),
         "unique_ratio": metrics.unique_ratio(traj), "mean_unique_ratio": metrics.mean_unique_ratio(traj),
         "invalid_moves": invalid, "look_ups": look_ups, "climb_m": round(climb_m, 1),
-        "refused_look_ups": refused_look_ups, "look_up_at": look_up_at,
+        "refused_look_ups": refused_look_ups, "look_up_at": look_up_at, "come_down_at": come_down_at,
         "look_lows": look_lows, "low_m": round(low_m, 1), "look_low_at": look_low_at,
         "final_dist_m": round(float(np.hypot(g.xy[node][0] - gx, g.xy[node][1] - gy)), 1),
         "start_goal_m": round(float(np.hypot(g.xy[rt.start_node][0] - gx, g.xy[rt.start_node][1] - gy)), 1),

@@ -6,9 +6,11 @@ into a bridge `goto` to the node's lat/lon at the world's cruise altitude,
 waiting until the vehicle is there. The agent, the perception and the metrics
 are exactly those of the kinematic episodes: only the flying changes.
 
-A look-up or look-low (`look_from(altitude_m)`) is flown too: a goto straight
-up or down at the current node, a full turn in four yaw steps (gotos to the
-same point with a yaw), a goto back to cruise; its seconds are the flight's.
+A look-low (`look_from(altitude_m)`) is flown too: a goto straight down at
+the current node, a full turn in four yaw steps (gotos to the same point with
+a yaw), a goto back to cruise; its seconds are the flight's. A look-up
+(`climb_to(altitude_m)`) is the goto up and the turn; the moves after it are
+flown at that altitude until `come_down`, a goto back to cruise where it is.
 The episode only asks for one the vehicle's rules allow
 (`onboard.supervisor.look_offers`); the bridge's envelope clamps the gotos
 into the altitude band besides.
@@ -63,6 +65,7 @@ class MavsdkMover:
         self.move_timeout_s = move_timeout_s
         self.sim_params = sim_params or {"MPC_TKO_SPEED": 5.0, "MPC_LAND_SPEED": 3.0, "MPC_Z_V_AUTO_DN": 3.0}
         self.record = FlightRecord(nodes=[start_node])
+        self.alt = world.cruise_alt  # the altitude moves are flown at (a look-up's until its come-down)
         self._sim = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mavsdk-mover", daemon=True)
@@ -122,14 +125,35 @@ class MavsdkMover:
         return seconds
 
     def look_from(self, altitude_m: float) -> float:
-        """Climb (a look-up) or descend (a look-low) at the current node to `altitude_m`, turn a full circle,
-        come back to cruise; seconds taken."""
+        """Descend (a look-low) at the current node to `altitude_m`, turn a full circle, come back to cruise;
+        seconds taken."""
         assert self._bridge is not None, "start() first"
         t0 = time.monotonic()
         self.record.look_up_tops_m.append(self._run(self._look_from(altitude_m)))
         return time.monotonic() - t0
 
-    async def _look_from(self, altitude_m: float) -> float:
+    def climb_to(self, altitude_m: float) -> float:
+        """Climb at the current node to `altitude_m` and turn a full circle; moves fly up there until `come_down`."""
+        assert self._bridge is not None, "start() first"
+        t0 = time.monotonic()
+        self.record.look_up_tops_m.append(self._run(self._look_from(altitude_m, back=False)))
+        self.alt = altitude_m
+        return time.monotonic() - t0
+
+    def come_down(self, from_m: float) -> float:
+        """Back to cruise at the current node after a look-up; seconds taken."""
+        assert self._bridge is not None, "start() first"
+        t0 = time.monotonic()
+        self.alt = self.world.cruise_alt
+        self._run(self._vertical(self.alt, "look-up back to cruise"))
+        return time.monotonic() - t0
+
+    async def _vertical(self, alt: float, what: str) -> None:
+        lat, lon = (float(v) for v in self.world.graph.latlon[self.node])
+        await self._bridge.commands.goto(GlobalTarget(lat, lon, alt))
+        await wait_until(self._bridge, lambda s: abs(s.rel_alt_m - alt) <= VERTICAL_TOLERANCE_M, self.move_timeout_s, what)
+
+    async def _look_from(self, altitude_m: float, back: bool = True) -> float:
         bridge = self._bridge
         lat, lon = (float(v) for v in self.world.graph.latlon[self.node])
         await bridge.commands.goto(GlobalTarget(lat, lon, altitude_m))
@@ -144,15 +168,13 @@ class MavsdkMover:
                 await wait_until(bridge, lambda s, yaw=yaw: abs((s.yaw_deg - yaw + 180.0) % 360.0 - 180.0) <= 10.0,
                                  self.move_timeout_s, "look-up turn")
         top = max(top, bridge.state.rel_alt_m)
-        alt = self.world.cruise_alt
-        await bridge.commands.goto(GlobalTarget(lat, lon, alt))
-        await wait_until(bridge, lambda s: abs(s.rel_alt_m - alt) <= VERTICAL_TOLERANCE_M, self.move_timeout_s,
-                         "look-up/low back to cruise")
+        if back:
+            await self._vertical(self.world.cruise_alt, "look-low back to cruise")
         return top
 
     async def _goto(self, lat: float, lon: float) -> float:
         bridge = self._bridge
-        alt = self.world.cruise_alt
+        alt = self.alt
         await bridge.commands.goto(GlobalTarget(lat, lon, alt), speed_m_s=self.speed_m_s)
         n, e = ned_from_geo(bridge.envelope().home, lat, lon)
         goal = PositionNed(n, e, -alt)

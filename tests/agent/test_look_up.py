@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from onboard.agent.agent import VARIANTS, GraphAgent, variant_config
 from onboard.agent.observation import AgentAction, AgentObservation
@@ -21,23 +22,28 @@ def _agent(name="geometric", **over):
 def _fly(city, agent, start=0, limit=60, ceiling=120.0, seen_at_cruise=lambda step: False,
          seen_from_above=True, refuse=False):
     """One mission where the landmark shows from the streets only when `seen_at_cruise(step)`, and from a
-    look-up's altitude when `seen_from_above`; returns (arrived, look-ups asked: (step, node, altitude), seen)."""
+    look-up's altitude when `seen_from_above`; returns (arrived, look-ups asked: (step, node, altitude), seen).
+    A look-up flown keeps the drone up there (no names read) until it comes down."""
     agent.reset(DESCRIPTION)
     node, alt, looks, seen = start, None, [], []
     for step in range(limit + 1):
         base = city.observe(node, step, limit - step, see_landmarks=seen_from_above if alt else seen_at_cruise(step))
         obs = replace(base, altitude_m=alt or CRUISE, look_up_ceiling_m=ceiling, pois=() if alt else base.pois)
         seen.append(obs)
-        alt = None
         action = agent.act(obs)
         if action.kind == "arrive":
+            assert alt is None  # arrivals are declared at cruise, where the name was read
             return True, looks, seen
         if step == limit:
             break
         if action.kind == "look_up":
             looks.append((step, node, action.altitude_m))
-            if not refuse and ceiling is not None and CRUISE < action.altitude_m <= ceiling:
+            if not refuse and alt is None and ceiling is not None and CRUISE < action.altitude_m <= ceiling:
                 alt = action.altitude_m
+            continue
+        if action.kind == "come_down":
+            assert alt is not None  # only ever asked for up there
+            alt = None
             continue
         assert action.node in {m.node for m in city.moves(node)}
         node = action.node
@@ -56,8 +62,12 @@ def test_looks_up_when_the_landmark_stays_unseen_then_finds_the_goal():
     frames = agent.state.dynamic.trajectory_history
     assert frames[step].movement == {"kind": "look_up", "altitude_m": cfg.look_up_alt_m}
     assert "Tower" in agent.state.static.memory.fixes  # the sighting from above fixed it
-    # from above no name is readable: that view does not count as a place looked from
-    assert len(agent.state.static.memory.looked_from) == len(seen) - 1
+    # from above no name is readable: those views do not count as places looked from
+    up = [o for o in seen if o.altitude_m > CRUISE]
+    assert len(up) >= 2  # it flew on up there, then came down to read names
+    assert len(agent.state.static.memory.looked_from) == len(seen) - len(up)
+    kinds = [f.movement["kind"] for f in frames]
+    assert kinds.count("come_down") == 1 and kinds.index("come_down") > step + 1
 
 
 def test_no_look_up_when_the_landmark_is_fixed():
@@ -65,7 +75,7 @@ def test_no_look_up_when_the_landmark_is_fixed():
     arrived, looks, _ = _fly(city, _agent(), seen_at_cruise=lambda step: True)
     assert arrived and looks == []
     # seen once early, then hidden: the fix stands, no look-up either
-    arrived, looks, _ = _fly(city, _agent(), seen_at_cruise=lambda step: step == 2)
+    arrived, looks, _ = _fly(city, _agent(look_up_after_steps=3), seen_at_cruise=lambda step: step == 2)
     assert arrived and looks == []
 
 
@@ -90,15 +100,18 @@ def test_altitude_is_kept_under_the_ceiling():
     assert looks == []
 
 
-def test_look_ups_are_limited_spaced_and_not_repeated_in_place():
+def test_one_look_up_is_flown_on_while_the_landmark_stays_unseen():
     city = ToyCity(size=15)
     agent = _agent(look_up_after_steps=4, max_look_ups=3, look_up_spacing_m=150.0)
-    _, looks, _ = _fly(city, agent, limit=80, seen_from_above=False)  # the landmark shows from nowhere
-    assert 2 <= len(looks) <= 3
-    steps = [s for s, _, _ in looks]
-    assert all(b - a >= 4 for a, b in zip(steps, steps[1:]))
-    where = [np.array(city.xy(n)) for _, n, _ in looks]
-    assert all(np.hypot(*(a - b)) >= 150.0 for i, a in enumerate(where) for b in where[i + 1:])
+    _, looks, seen = _fly(city, agent, limit=80, seen_from_above=False)  # the landmark shows from nowhere
+    assert [s for s, _, _ in looks] == [4]  # one climb: the drone flies on up there, never back down
+    assert all(o.altitude_m > CRUISE for o in seen[5:])
+    d = agent.state.dynamic
+    assert d.up_m == agent.config.look_up_alt_m
+    # every waypoint flown up there is a place looked from over the roofs (the spacing of a next look-up)
+    moves = sum(1 for f in d.trajectory_history[5:] if f.movement["kind"] == "move")
+    assert len(d.looked_up_from) == 1 + moves - 1  # the climb's place, each arrival (the last one unobserved)
+    assert "come_down" not in [f.movement["kind"] for f in d.trajectory_history]
 
 
 def test_refused_look_ups_do_not_loop():
@@ -120,6 +133,7 @@ def test_adapter_carries_the_look_up_both_ways():
     a = to_agent_observation(obs)
     assert isinstance(a, AgentObservation) and (a.altitude_m, a.look_up_ceiling_m) == (60.0, 120.0)
     assert to_action(AgentAction.look_up(60.0, "why")) == Action.look_up(60.0, "why")
+    assert to_action(AgentAction.come_down("why")) == Action.come_down("why")
     assert to_action(AgentAction.move(7)) == Action.move(7) and to_action(AgentAction.arrive()).kind == "arrive"
 
 
@@ -137,7 +151,9 @@ def test_benchmark_episodes_record_the_climb():
     assert sum(r["look_ups"] for r in with_look) > 0
     for r in with_look:
         assert r["refused_look_ups"] == 0
-        assert r["climb_m"] == sum(round(2 * (alt - w.cruise_alt), 1) for _, _, alt in r["look_up_at"])
+        up_down = r["look_up_at"] + r["come_down_at"]  # a look-up's climb, and its come-down if flown
+        assert r["climb_m"] == pytest.approx(sum(alt - w.cruise_alt for _, _, alt in up_down), abs=0.2)
+        assert len(r["come_down_at"]) == r["look_ups"] or not r["success"]  # arrivals are at cruise
         moved = sum(w.graph.edge_length(a, b) for a, b in zip(r["trajectory"], r["trajectory"][1:]) if a != b)
         assert abs(r["path_m"] - (moved + r["climb_m"])) < 0.5
 

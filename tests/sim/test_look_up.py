@@ -74,7 +74,7 @@ def test_look_up_costs_a_step_and_its_climb_is_in_the_path(task):
     w = helsinki()
     agent = _Script([Action.look_up(60.0)])
     rec = run_episode(w, task, agent, "perfect")
-    climb = 2 * (60.0 - w.cruise_alt)
+    climb = 60.0 - w.cruise_alt  # up there at the end: no come-down flown
     assert rec["steps"] == 1 and rec["trajectory"] == [task.start_node, task.start_node]
     assert rec["look_ups"] == 1 and rec["refused_look_ups"] == 0
     assert rec["climb_m"] == pytest.approx(climb) and rec["path_m"] == pytest.approx(climb)
@@ -86,6 +86,30 @@ def test_look_up_costs_a_step_and_its_climb_is_in_the_path(task):
     assert after.neighbours == before.neighbours  # the same node
     assert after.pois == ()  # names are not readable from above
     assert _names(after.landmarks) == {w.landmarks[j].name for j in w.visible_from(task.start_node, 60.0)}
+
+
+def test_moves_after_a_look_up_are_flown_up_there_until_the_come_down(task):
+    w = helsinki()
+    nxt = int(w.graph.neighbours(task.start_node)[0].node)
+    agent = _Script([Action.look_up(60.0), Action.move(nxt), Action.come_down(), Action.come_down()])
+    rec = run_episode(w, task, agent, "perfect")
+    edge = w.graph.edge_length(task.start_node, nxt)
+    assert rec["steps"] == 4 and rec["trajectory"] == [task.start_node, task.start_node, nxt, nxt, nxt]
+    assert rec["climb_m"] == pytest.approx(2 * (60.0 - w.cruise_alt))  # up, and down again
+    assert rec["path_m"] == pytest.approx(edge + 2 * (60.0 - w.cruise_alt), abs=0.2)
+    assert rec["invalid_moves"] == 1  # the second come-down: nothing to come down from
+    _, up_here, up_there, down, down_again = agent.seen
+    assert up_there.altitude_m == 60.0 and up_there.pois == ()  # the move was flown over the roofs
+    assert _names(up_there.landmarks) == {w.landmarks[j].name for j in w.visible_from(nxt, 60.0)}
+    assert down.altitude_m == w.cruise_alt == down_again.altitude_m
+    assert _names(down.landmarks) == {w.landmarks[j].name for j in w.visible[nxt]}
+
+
+def test_no_second_look_up_while_up_there(task):
+    w = helsinki()
+    rec = run_episode(w, task, _Script([Action.look_up(60.0), Action.look_up(90.0)]), "perfect")
+    assert rec["look_ups"] == 1 and rec["refused_look_ups"] == 1
+    assert rec["climb_m"] == pytest.approx(60.0 - w.cruise_alt)
 
 
 def test_look_up_above_the_ceiling_is_refused_and_not_flown(task):
@@ -111,4 +135,4 @@ def test_a_lower_ceiling_refuses_what_the_default_allows(task):
     rec = run_episode(w, task, _Script([Action.look_up(80.0), Action.look_up(50.0)]), "perfect",
                       altitude_ceiling_m=60.0)
     assert rec["refused_look_ups"] == 1 and rec["look_ups"] == 1
-    assert rec["climb_m"] == pytest.approx(2 * (50.0 - w.cruise_alt))
+    assert rec["climb_m"] == pytest.approx(50.0 - w.cruise_alt)

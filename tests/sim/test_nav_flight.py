@@ -43,7 +43,8 @@ def test_episode_flown_through_mavsdk_matches_the_kinematic_episode(world):
 # About 50 s of real-time flight (make test-all runs this).
 @pytest.mark.slow
 def test_a_look_up_is_flown_through_mavsdk(world):
-    """`--fly` climbs for a look-up: up to the altitude asked, a turn, back to cruise, then the next move."""
+    """`--fly` climbs for a look-up: up to the altitude asked and a turn; the come-down back to cruise, then the
+    next move."""
     from dataclasses import replace
 
     from onboard.agent.agent import GraphAgent
@@ -52,12 +53,14 @@ def test_a_look_up_is_flown_through_mavsdk(world):
     from sim.flight_rig import load_task
     from onboard.map.corridors import NODE_SPACING_M
 
-    rt = replace(load_task("t020", world), step_limit=2)  # its landmark is hidden at cruise from the start
-    cfg = replace(AgentConfig(), look_up_after_steps=0, look_up_alt_m=40.0)
+    rt = replace(load_task("t020", world), step_limit=3)  # its landmark is hidden at cruise from the start
+    # down as soon as the landmark is placed (from up there), so that the come-down is flown too
+    cfg = replace(AgentConfig(), look_up_after_steps=0, look_up_alt_m=40.0, come_down_within_m=10_000.0)
     agent = BenchAgent(GraphAgent(cfg, [lm.name for lm in world.landmarks], step_spacing_m=NODE_SPACING_M))
     with MavsdkMover(world, rt.start_node, speed_m_s=12.0) as mover:
         flown = run_episode(world, rt, agent, "perfect", seed=3, mover=mover)
         record = mover.record
     assert flown["look_ups"] == 1 and flown["look_up_at"][0][1:] == [rt.start_node, 40.0], flown
+    assert flown["come_down_at"] == [[2, rt.start_node, 40.0]], flown
     assert len(record.look_up_tops_m) == 1 and abs(record.look_up_tops_m[0] - 40.0) <= 1.5, record
     assert len(record.nodes) == 2 and max(record.arrival_errors_m) <= 3.0  # and the move after it

@@ -93,14 +93,16 @@ def journal_messages(cfg: AerieConfig) -> list[dict]:
 def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ceiling_is_not_flown(tmp_path):
     rig = start_rig("t020", world=world(), noise="perfect")
     try:
+        # come_down_within_m: down from the look-up as soon as the landmark is placed, so that one short
+        # mission flies the refused look-up, the flown one, the come-down and a move at cruise
         agent = replace(AerieConfig().agent, planner="llm", look_up_after_steps=0, look_up_alt_m=LOOK_UP_M,
-                        look_up_spacing_m=0.0, max_look_ups=2)
+                        look_up_spacing_m=0.0, max_look_ups=2, come_down_within_m=10_000.0)
         base = replace(AerieConfig(), agent=agent,
                        supervisor=replace(AerieConfig().supervisor, use_memory=False, status_socket=False,
                                           cruise_alt_m=CRUISE_M))
         cfg = rig.config(base, tmp_path / "vehicle")
         ceiling = cfg.safety.altitude_ceiling_m
-        mission = replace(rig.mission(), step_limit=3)
+        mission = replace(rig.mission(), step_limit=4)
         progress: list[str] = []
         dropped = threading.Event()
 
@@ -122,7 +124,7 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         finally:
             model.close()
         print("\n".join(progress), outcome, sep="\n")
-        assert outcome.reason == "step_limit" and outcome.steps == 3, outcome
+        assert outcome.reason == "step_limit" and outcome.steps == 4, outcome
         assert outcome.landed == "landed"
         msgs = journal_messages(cfg)
         plans = [m["payload"] for m in msgs if m["type"] == "plan"]
@@ -145,8 +147,8 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         assert (llm["answered_step"] or 0) >= 1 or (llm["source"] == "pending" and llm["requested_step"] >= 1), llm
         assert max(outcome.step_ms) < 500.0, outcome.step_ms  # a step that waited would take the 0.5 s deadline
         steps = {m["payload"]["step"]: m["payload"] for m in msgs if m["type"] == "agent_step"}
-        assert sorted(steps) == [0, 1, 2, 3]  # the mission went on after the fallback
-        assert [steps[i]["movement"]["kind"] for i in range(3)] == ["look_up", "look_up", "move"], steps
+        assert sorted(steps) == [0, 1, 2, 3, 4]  # the mission went on after the fallback
+        assert [steps[i]["movement"]["kind"] for i in range(4)] == ["look_up", "look_up", "come_down", "move"], steps
         assert steps[1]["decision"]["action"] == f"look up from {LOOK_UP_M:.0f} m", steps[1]["decision"]
         kinds = [m["payload"]["kind"] for m in msgs if m["type"] == "event"]
         assert "link_lost" in kinds and "agent_paused" in kinds and "agent_resumed" in kinds, kinds
@@ -160,7 +162,8 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         assert seen[1].altitude_m == CRUISE_M  # after the refused look-up: still the view from cruise
         assert seen[2].altitude_m == LOOK_UP_M and seen[2].pois == ()  # after the flown one: from 40 m, no names
         assert "Stockmann" in {s.name for s in seen[2].landmarks} - {s.name for s in seen[1].landmarks}
-        assert seen[3].altitude_m == CRUISE_M  # and the flight went on at cruise
+        assert seen[3].altitude_m == CRUISE_M  # came down: the view from cruise again
+        assert seen[4].altitude_m == CRUISE_M  # and the flight went on at cruise
 
         # Step 0: refused, not flown: the vehicle held cruise altitude throughout.
         step0 = _between(msgs, 0, 1)
@@ -172,12 +175,15 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         assert outcome.refused_look_ups == 1, outcome
         assert outcome.refused_look_up_at[0][:3] == [0, outcome.nodes[0], FirstLookUpTooHigh.TOO_HIGH_M]
 
-        # Step 1: flown, paused by the link loss on the way: up to 40 m, back to cruise before step 2.
+        # Step 1: flown, paused by the link loss on the way: up to 40 m, and still up there at step 2.
         step1 = _between(msgs, 1, 2)
         assert "agent_paused" in [m["payload"]["kind"] for m in step1 if m["type"] == "event"]
         flown = [m["payload"]["rel_alt_m"] for m in step1 if m["type"] == "state"]
         assert abs(max(flown) - LOOK_UP_M) <= TOLERANCE_M, flown
-        assert abs(flown[-1] - CRUISE_M) <= TOLERANCE_M, flown
+        assert abs(flown[-1] - LOOK_UP_M) <= TOLERANCE_M, flown
+        # Step 2: the come-down, back to cruise where it is, before the move of step 3.
+        down = [m["payload"]["rel_alt_m"] for m in _between(msgs, 2, 3) if m["type"] == "state"]
+        assert abs(down[-1] - CRUISE_M) <= TOLERANCE_M, down
         assert outcome.look_ups == 1 and outcome.look_up_at == [[1, outcome.nodes[0], LOOK_UP_M]]
         assert outcome.climb_m >= 2 * (LOOK_UP_M - CRUISE_M - TOLERANCE_M), outcome.climb_m
         assert outcome.flown_m > outcome.climb_m  # the move's metres besides
