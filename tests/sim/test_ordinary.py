@@ -22,6 +22,7 @@ from tests.sim._world_fixture import helsinki
 
 TASKS = Path(__file__).resolve().parents[2] / "bench" / "tasks"
 DEV, TEST = TASKS / "helsinki_ordinary_dev.json", TASKS / "helsinki_ordinary_test.json"
+DEV2 = TASKS / "helsinki_ordinary_dev2.json"
 REQUIRED = {"object", "subject", "imperative", "number_words", "units", "lowercase", "two_relations",
             "two_sentence", "label", "between", "abbrev", "ray"}
 
@@ -95,6 +96,16 @@ def test_shipped_files_are_what_the_generator_writes(world, shipped):
     test = generate_ordinary(world, 100, seed=202, prefix="h", exclude_goals={t.goal_name for t in dev})
     for path, tasks in ((DEV, dev), (TEST, test)):
         assert json.loads(path.read_text(encoding="utf-8")) == dump_tasks(tasks)
+
+
+def test_the_second_dev_file_is_what_the_generator_writes_and_shares_no_goal(world, shipped):
+    """dev2: 200 more tasks to design on, drawn apart from dev and test (no goal of either)."""
+    taken = {t.goal_name for tasks in shipped.values() for t in tasks}
+    dev2 = generate_ordinary(world, 200, seed=303, prefix="e", exclude_goals=taken)
+    assert json.loads(DEV2.read_text(encoding="utf-8")) == dump_tasks(dev2)
+    assert not {t.goal_name for t in dev2} & taken and len({t.goal_name for t in dev2}) == 200
+    counts = Counter(t.extra["family"] for t in dev2)
+    assert set(counts) == set(FAMILY_NAMES) and min(counts.values()) >= 14, counts
 
 
 def test_files_load_resolve_and_every_family_appears(world, shipped):
@@ -228,9 +239,9 @@ def test_cli_draws_ordinary_tasks_and_excludes_goals(world, tmp_path, shipped):
 
     out = tmp_path / "o.json"
     assert main(["--generate", "12", "--draw", "ordinary", "--seed", "3", "--prefix", "x",
-                 "--exclude-tasks", str(DEV), "--write-tasks", str(out)]) == 0
+                 "--exclude-tasks", str(DEV), "--exclude-tasks", str(TEST), "--write-tasks", str(out)]) == 0
     _, tasks = load_tasks(out)
     assert [t.id for t in tasks] == [f"x{i:03d}" for i in range(1, 13)]
-    assert not {t.goal_name for t in tasks} & {t.goal_name for t in shipped[DEV.name]}
+    assert not {t.goal_name for t in tasks} & {t.goal_name for t in shipped[DEV.name] + shipped[TEST.name]}
     assert main(["--generate", "5", "--exclude-tasks", str(DEV), "--write-tasks", str(out)]) == 2
     assert main(["--generate", "5", "--draw", "ordinary"]) == 2
