@@ -85,24 +85,20 @@ class TimedMover(KinematicMover):
         self.conductor, self.index = conductor, index
 
     def fly_to(self, node: int) -> float:
-        s = super().fly_to(node)
-        self.conductor.advance(self.index, s)
-        return s
+        return self._advance(super().fly_to(node))
 
     def look_from(self, altitude_m: float) -> float:
-        s = super().look_from(altitude_m)
-        self.conductor.advance(self.index, s)
-        return s
+        return self._advance(super().look_from(altitude_m))
 
     def climb_to(self, altitude_m: float) -> float:
-        s = super().climb_to(altitude_m)
-        self.conductor.advance(self.index, s)
-        return s
+        return self._advance(super().climb_to(altitude_m))
 
     def come_down(self, from_m: float) -> float:
-        s = super().come_down(from_m)
-        self.conductor.advance(self.index, s)
-        return s
+        return self._advance(super().come_down(from_m))
+
+    def _advance(self, seconds: float) -> float:
+        self.conductor.advance(self.index, seconds)
+        return seconds
 
 
 class TeamMember:
