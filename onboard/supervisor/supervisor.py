@@ -828,12 +828,8 @@ class Supervisor:
             return await self._refused_look_up(obs, heading, step, None, "not over the roofs: nothing to come down from",
                                                outcome, "come_down")
         top = self.bridge.state.rel_alt_m
-        back = await executor.back_to_cruise()
-        if not back.arrived:
-            self.event("move_timeout", {"command": "descend", "altitude_m": self.sup.cruise_alt_m,
-                                        "error_m": round(back.error_m, 1)})
+        down = await self._back_to_cruise(executor, top, top, "descend")  # from up there: one way
         self._up_m = None
-        down = abs(top - self.bridge.state.rel_alt_m)
         if math.isfinite(down):
             outcome.climb_m = round(outcome.climb_m + down, 1)
             outcome.flown_m = round(outcome.flown_m + down, 1)
@@ -873,8 +869,9 @@ class Supervisor:
         return seen if seen is not None else await self._observe(obs.node, heading)
 
     async def _back_to_cruise(self, executor: FlightExecutor, before: float, extreme: float, command: str) -> float:
-        """The end of a look-up or look-low: back to cruise (a timeout reported as `command`'s); the vertical
-        metres flown there and back, as measured (NaN if the altitude was not reported)."""
+        """Back to cruise (a timeout reported as `command`'s): the end of a look-low, of a look-up that did not
+        get up there, or the come-down; the vertical metres flown from `before` to `extreme` and back, as
+        measured (NaN if the altitude was not reported)."""
         back = await executor.back_to_cruise()
         if not back.arrived:
             self.event("move_timeout", {"command": command, "altitude_m": self.sup.cruise_alt_m,
