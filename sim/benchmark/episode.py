@@ -24,7 +24,8 @@ come-down at cruise is an invalid move.
 A look-low (`Action.look_low(altitude_m)`) is a round trip below cruise, down
 to `LOOK_LOW_FLOOR_M` over the street, a turn, and back up: its vertical
 metres count likewise (in `low_m`), and the next observation carries what is
-read down there, names included. None is offered while the drone is up. It is offered only to an episode whose names come from the camera
+read down there, names included. None is offered while the drone is up. It is
+offered only to an episode whose names come from the camera
 (`camera`): the oracle's names do not depend on altitude, so a look-low would
 buy nothing there. One outside [floor, cruise) is refused like a look-up.
 """

@@ -156,9 +156,7 @@ class MavsdkMover:
     async def _look_from(self, altitude_m: float, back: bool = True) -> float:
         bridge = self._bridge
         lat, lon = (float(v) for v in self.world.graph.latlon[self.node])
-        await bridge.commands.goto(GlobalTarget(lat, lon, altitude_m))
-        await wait_until(bridge, lambda s: abs(s.rel_alt_m - altitude_m) <= VERTICAL_TOLERANCE_M, self.move_timeout_s,
-                         f"look-up/low to {altitude_m:.0f} m")
+        await self._vertical(altitude_m, f"look-up/low to {altitude_m:.0f} m")
         top = bridge.state.rel_alt_m
         yaw0 = bridge.state.yaw_deg
         if math.isfinite(yaw0):
