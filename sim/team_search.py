@@ -96,6 +96,12 @@ class TimedMover(KinematicMover):
     def come_down(self, from_m: float) -> float:
         return self._advance(super().come_down(from_m))
 
+    def come_down_to(self, node: int, from_m: float) -> float:
+        return self._advance(super().come_down_to(node, from_m))
+
+    def climb_on_to(self, node: int, altitude_m: float) -> float:
+        return self._advance(super().climb_on_to(node, altitude_m))
+
     def _advance(self, seconds: float) -> float:
         self.conductor.advance(self.index, seconds)
         return seconds

@@ -64,7 +64,7 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
     trail = list(d.trail) or [TAKEOFF]
     here = d.here if d.here is not None else TAKEOFF
     last = d.trajectory_history[-1].movement if d.trajectory_history else {}
-    if last.get("kind") in ("look_up", "come_down", "look_low"):
+    if last.get("kind") in ("look_up", "come_down", "look_low") and last.get("node") is None:
         # Still over the same waypoint: no move to confirm, dead-reckon or judge. The sightings are from
         # above if the look-up was flown (the observation's altitude is the one asked for), else it was refused;
         # then the drone flies on up there. A look-low's are from the street (names read), a come-down's from
@@ -97,7 +97,10 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
         s.corridors.visit(position)
     # Flown over the roofs (after a look-up) as long as the observation says so; the vehicle may have come
     # down without being asked (a fleet layer, a failsafe): then at cruise again.
-    up = d.up_m if d.up_m is not None and obs.altitude_m is not None and obs.altitude_m >= d.up_m - 0.5 else None
+    up = d.up_m
+    if last.get("kind") == "look_up":  # climbed on the way: up there if the observation is from up there
+        up = float(last["altitude_m"])
+    up = up if up is not None and obs.altitude_m is not None and obs.altitude_m >= up - 0.5 else None
     update: dict[str, Any] = {"here": here, "trail": trail, "position": position, "from_above": up is not None,
                               "up_m": up}
     if up is not None:  # a place looked from over the roofs, as a look-up's
@@ -263,13 +266,14 @@ def finalize_step(state: AgentState) -> dict[str, Any]:
     d, s = state.dynamic, state.static
     action = d.action
     aim = branches.aim(state)
-    if aim is None and action.kind == "move":
+    moving = action.node is not None and action.kind in ("move", "come_down", "look_up")  # may fly to a neighbour
+    if aim is None and moving:
         aim = explore_target(state)[0]
     dist = norm(s.memory.target() - d.position) if s.memory.target() is not None else None
     update: dict[str, Any] = {"timestep": d.timestep + 1, "handoffs": 0, "aim": aim}
     movement: dict[str, Any] = {"kind": action.kind}
     yaw = d.trajectory_history[-1].pose[3] if d.trajectory_history else 0.0
-    if action.kind == "move":
+    if moving:
         m = next(m for m in d.observation.moves if m.node == action.node)
         movement.update(node=m.node, bearing=m.bearing, length=m.length)
         yaw = m.bearing
@@ -277,7 +281,7 @@ def finalize_step(state: AgentState) -> dict[str, Any]:
         s.episodic.record_move(tuple(np.round(d.position).tolist()), [compass(o.bearing) for o in d.observation.moves],
                                compass(m.bearing), tuple(np.round(arrived).tolist()), action.reason)
         update.update(here=m.node, trail=d.trail + [m.node])
-    elif action.kind in ("look_up", "look_low"):
+    if action.kind in ("look_up", "look_low"):
         movement.update(altitude_m=action.altitude_m)
     elif action.kind == "come_down" and d.up_m is not None:
         movement.update(altitude_m=d.up_m)

@@ -100,8 +100,8 @@ class AgentObservation:
 
 @dataclass(frozen=True)
 class AgentAction:
-    """Move to a neighbouring waypoint, look up, come down or look low at this one, or declare that the goal is
-    reached."""
+    """Move to a neighbouring waypoint, look up, come down (here or on the way to a neighbour) or look low at
+    this one, or declare that the goal is reached."""
 
     kind: str  # "move" | "look_up" | "come_down" | "look_low" | "arrive"
     node: int | None = None
@@ -113,12 +113,14 @@ class AgentAction:
         return AgentAction("move", node, reason)
 
     @staticmethod
-    def look_up(altitude_m: float, reason: str = "") -> "AgentAction":
-        return AgentAction("look_up", None, reason, float(altitude_m))
+    def look_up(altitude_m: float, reason: str = "", node: int | None = None) -> "AgentAction":
+        """Climb to `altitude_m`: here (`node` None), or on the way to the neighbouring `node`; turn up there."""
+        return AgentAction("look_up", node, reason, float(altitude_m))
 
     @staticmethod
-    def come_down(reason: str = "") -> "AgentAction":
-        return AgentAction("come_down", None, reason)
+    def come_down(reason: str = "", node: int | None = None) -> "AgentAction":
+        """Back to cruise altitude: here (`node` None), or descending on the way to the neighbouring `node`."""
+        return AgentAction("come_down", node, reason)
 
     @staticmethod
     def look_low(altitude_m: float, reason: str = "") -> "AgentAction":

@@ -184,6 +184,17 @@ class FlightExecutor:
         self.flying_alt_m = self.cfg.cruise_alt_m
         return await self._vertical(self.cfg.cruise_alt_m, "descend")
 
+    async def come_down_to(self, lat: float, lon: float) -> MoveResult:
+        """The come-down on the way: a move to the waypoint at cruise altitude, one sloped leg from up there (the
+        autopilot flies the straight line); the moves after it are flown at cruise. A refused one flies
+        nothing and leaves the vehicle flying where it was."""
+        up = self.flying_alt_m
+        self.flying_alt_m = self.cfg.cruise_alt_m
+        result = await self.fly_to(lat, lon)
+        if result.refused is not None:
+            self.flying_alt_m = up
+        return result
+
     async def turn_around(self, steps: int = TURN_STEPS) -> bool:
         """A full circle in yaw, in ``steps`` equal turns, holding position: a forward camera sees all around.
 
@@ -234,6 +245,44 @@ class FlightExecutor:
         """Where the pilot holds the vehicle now (the waypoint it arrived at), else where it is."""
         return self.pilot.holding() or self.pilot.here()
 
+    def _look_target(self, target: PositionNed, command: str) -> tuple[PositionNed, str | None]:
+        """The envelope's goal for a look's target, or why it is refused (a ``command_refused`` event sent): one
+        the envelope would change (clamp to the ceiling or the fence) is not flown clamped, nor one the fleet's
+        separation rule would fly at its layer; sightings reported from an altitude must be from there."""
+        alt_m = -target.down_m
+        try:
+            verdict = self.bridge.envelope().check_position(target)
+            if verdict.clamped:
+                raise SafetyViolation("; ".join(verdict.reasons), target)
+        except SafetyViolation as exc:
+            self.on_event("command_refused", {"command": command, "altitude_m": alt_m, "reason": exc.reason})
+            return target, exc.reason
+        goal = verdict.intent
+        flown = self.pilot.as_flown(goal)
+        if command in ("climb", "descend_low") and flown.down_m != goal.down_m:
+            reason = f"the fleet's separation rule holds the vehicle on its layer ({-flown.down_m:.1f} m)"
+            self.on_event("command_refused", {"command": command, "altitude_m": alt_m, "reason": reason})
+            return goal, reason
+        return goal, None
+
+    async def climb_on_to(self, lat: float, lon: float, alt_m: float) -> MoveResult:
+        """The look-up's climb on the way: a move to the waypoint at ``alt_m``, one sloped leg (the autopilot
+        flies the straight line); the moves after it are flown up there until `back_to_cruise` or
+        `come_down_to`. Refused as `climb_to` is when the envelope or the fleet's layer would change the
+        altitude at the waypoint, and as a move is when the waypoint is outside the fence: nothing flown."""
+        if self.bridge.envelope() is None:
+            raise CommandError("climb", CommandResult.REFUSED_BY_ENVELOPE, "home position unknown: no envelope yet")
+        there = self._goal(lat, lon)
+        _, reason = self._look_target(PositionNed(there.north_m, there.east_m, -alt_m), "climb")
+        if reason is not None:
+            return MoveResult(False, self.altitude_error_m(alt_m), 0.0, 0.0, refused=reason)
+        cruise = self.flying_alt_m
+        self.flying_alt_m = alt_m
+        result = await self.fly_to(lat, lon)
+        if result.refused is not None:
+            self.flying_alt_m = cruise
+        return result
+
     async def _vertical(self, alt_m: float, command: str) -> MoveResult:
         t0 = time.monotonic()
         envelope = self.bridge.envelope()
@@ -242,20 +291,8 @@ class FlightExecutor:
         held = self._held_position()
         yaw = self.bridge.state.yaw_deg
         target = PositionNed(held.north_m, held.east_m, -alt_m, yaw if math.isfinite(yaw) else held.yaw_deg)
-        try:
-            verdict = envelope.check_position(target)
-            if verdict.clamped:
-                raise SafetyViolation("; ".join(verdict.reasons), target)
-        except SafetyViolation as exc:
-            self.on_event("command_refused", {"command": command, "altitude_m": alt_m, "reason": exc.reason})
-            return MoveResult(False, self.altitude_error_m(alt_m), time.monotonic() - t0, 0.0, refused=exc.reason)
-        goal = verdict.intent
-        flown = self.pilot.as_flown(goal)
-        if command in ("climb", "descend_low") and flown.down_m != goal.down_m:
-            # The fleet's separation rule flies this vehicle on its layer: a look-up (or look-low) would be
-            # flown at the layer, and sightings reported from alt_m must be from alt_m.
-            reason = f"the fleet's separation rule holds the vehicle on its layer ({-flown.down_m:.1f} m)"
-            self.on_event("command_refused", {"command": command, "altitude_m": alt_m, "reason": reason})
+        goal, reason = self._look_target(target, command)
+        if reason is not None:
             return MoveResult(False, self.altitude_error_m(alt_m), time.monotonic() - t0, 0.0, refused=reason)
 
         def there(s: Any) -> bool:  # a descent to cruise the rule keeps on the layer ends at the layer

@@ -27,8 +27,9 @@ the envelope, which only clamps altitudes, stays the last line. Otherwise the
 vehicle climbs straight up at its waypoint, turns a full circle, is given the
 world feed's sightings from that altitude, and flies its moves on up there
 (each observation from that altitude, no names) until the agent's come-down
-(`AgentAction.come_down`) brings it back to cruise where it is: one step each,
-their vertical metres counted in `flown_m`, as the benchmark counts them.
+(`AgentAction.come_down`) brings it back to cruise where it is, or on the way
+to the next waypoint (one sloped leg, `FlightExecutor.come_down_to`): one step
+each, their vertical metres counted in `flown_m`, as the benchmark counts them.
 A look-low (`AgentAction.look_low`) is a round trip below cruise, offered only with
 camera perception (`look_low_floor`): the vehicle descends to read the shop
 fronts, and the look-around down there gives the agent the names it read.
@@ -57,7 +58,7 @@ from onboard.supervisor.look_around import Where
 from onboard.supervisor.look_offers import look_low_floor, look_low_refusal, look_up_ceiling, look_up_refusal
 from onboard.supervisor.mission import Mission, check_name
 from onboard.supervisor.restarting_worker import RestartingWorker
-from onboard.supervisor.world_link import WorldLink, WorldObservation
+from onboard.supervisor.world_link import MoveOption, WorldLink, WorldObservation
 
 log = logging.getLogger("aerie.supervisor")
 
@@ -704,7 +705,8 @@ class Supervisor:
             if await asyncio.to_thread(self._maps, step, folder):
                 outcome.map_ms.append((time.perf_counter() - t_map) * 1000.0)
             dist = frame.distance_to_target
-            what = {"arrive": "arrive", "look_up": f"look up {action.altitude_m} m", "come_down": "come down",
+            what = {"arrive": "arrive", "look_up": f"look up {action.altitude_m} m",
+                    "come_down": "come down" + ("" if action.node is None else f" -> {action.node}"),
                     "look_low": f"look low {action.altitude_m} m"}.get(
                 action.kind, f"-> waypoint {action.node}")
             self.on_progress(f"step {step:>3}  {frame.strategy:<8} {what:<18} "
@@ -717,9 +719,12 @@ class Supervisor:
             if step >= step_limit:
                 break
             outcome.steps = step + 1
-            if action.kind in ("look_up", "come_down", "look_low"):  # one step, at this waypoint: the same moves after it
+            # one step at this waypoint (the same moves after it); a come-down on the way is flown as a move
+            descending = action.kind == "come_down" and action.node is not None and self._up_m is not None
+            if action.kind in ("look_up", "come_down", "look_low") and not descending:
                 if action.kind == "look_up":
-                    look = self._look_up(executor, obs, heading, action.altitude_m, ceiling, step, outcome)
+                    to = None if action.node is None else obs.move(action.node)  # climbing on the way there
+                    look = self._look_up(executor, obs, heading, action.altitude_m, ceiling, step, outcome, to)
                 elif action.kind == "come_down":
                     look = self._come_down(executor, obs, heading, step, outcome)
                 else:
@@ -728,10 +733,17 @@ class Supervisor:
                 if not done:
                     outcome.reason = "terminated"
                     return
+                if seen.node != obs.node:  # flown on the way to a waypoint: there now
+                    heading = obs.move(seen.node).bearing
+                    last_pos = position_from_home(self.bridge)
+                    outcome.nodes.append(seen.node)
+                    outcome.final_node = seen.node
                 obs = _without(seen, refused)
                 continue
             move = obs.move(action.node)
-            done, result = await unless_stopped(executor.fly_to(move.lat, move.lon), stop)
+            top = self.bridge.state.rel_alt_m
+            flight = executor.come_down_to(move.lat, move.lon) if descending else executor.fly_to(move.lat, move.lon)
+            done, result = await unless_stopped(flight, stop)
             if not done:
                 outcome.reason = "terminated"
                 return
@@ -748,8 +760,15 @@ class Supervisor:
             if not result.arrived:
                 self.event("move_timeout", {"waypoint": move.node, "error_m": round(result.error_m, 1)})
             here = position_from_home(self.bridge)
-            outcome.flown_m = round(outcome.flown_m + math.hypot(here.north_m - last_pos.north_m,
-                                                                 here.east_m - last_pos.east_m), 1)
+            across = math.hypot(here.north_m - last_pos.north_m, here.east_m - last_pos.east_m)
+            if descending:  # the sloped leg's own length; its vertical part counts in climb_m as a come-down's
+                down = abs(top - self.bridge.state.rel_alt_m)
+                if math.isfinite(down):
+                    outcome.climb_m = round(outcome.climb_m + down, 1)
+                    across = math.hypot(across, down)
+                self._up_m = None
+                self.on_progress(f"came down to cruise on the way to waypoint {move.node}")
+            outcome.flown_m = round(outcome.flown_m + across, 1)
             last_pos = here
             heading = move.bearing
             seen = await self._observe(move.node, heading, self._up_m)
@@ -774,9 +793,11 @@ class Supervisor:
             self.fleet_findings.publish(self.agent.findings(MAX_ITEMS), envelope.home, self.flight_id)
 
     async def _look_up(self, executor: FlightExecutor, obs: WorldObservation, heading: float, altitude_m: float | None,
-                       ceiling_m: float | None, step: int, outcome: FlightOutcome) -> WorldObservation:
-        """Climb at this waypoint, turn, observe from up there, and stay up: the moves after it are flown up
-        there until a come-down (`_come_down`); the observation to act on.
+                       ceiling_m: float | None, step: int, outcome: FlightOutcome,
+                       to: MoveOption | None = None) -> WorldObservation:
+        """Climb at this waypoint (or on the way to the waypoint `to`, one sloped leg), turn, observe from up
+        there, and stay up: the moves after it are flown up there until a come-down (`_come_down`); the
+        observation to act on.
 
         A refused look-up (outside what was offered, by the envelope, or while already up) flies nothing and
         gives `obs` back: the sightings from where it is, which tell the agent (their altitude is not the one
@@ -786,23 +807,31 @@ class Supervisor:
             look_up_refusal(altitude_m, self.sup.cruise_alt_m, ceiling_m)
         if reason is not None:
             return await self._refused_look_up(obs, heading, step, altitude_m, reason, outcome, "look_up")
+        from firmware_bridge.maneuvers import position_from_home
+
         assert altitude_m is not None
         before = self.bridge.state.rel_alt_m
-        climb = await executor.climb_to(altitude_m)
+        start = position_from_home(self.bridge)
+        climb = await (executor.climb_to(altitude_m) if to is None else executor.climb_on_to(to.lat, to.lon, altitude_m))
         if climb.refused is not None:  # the envelope would have changed it: nothing flown (event sent)
             return await self._refused_look_up(obs, heading, step, altitude_m, f"safety envelope: {climb.refused}",
                                                outcome)
+        at, across = obs.node, 0.0
+        if to is not None:  # there now (or on the way, if the leg timed out): the view is from there
+            at, heading = to.node, to.bearing
+            here = position_from_home(self.bridge)
+            across = math.hypot(here.north_m - start.north_m, here.east_m - start.east_m)
         top = self.bridge.state.rel_alt_m
         seen = None
         if climb.arrived and self._look is not None:  # the camera's look-around from up there: landmarks only
             top = max(top, self.bridge.state.rel_alt_m)
-            seen = await self._observe(obs.node, heading, altitude_m)
+            seen = await self._observe(at, heading, altitude_m)
             seen = replace(await self._camera_view(step, seen, outcome, "up"), pois=())
         elif climb.arrived:
             if not await executor.turn_around():
-                log.info("look-up at waypoint %s: no full turn (no heading reported, or a turn timed out)", obs.node)
+                log.info("look-up at waypoint %s: no full turn (no heading reported, or a turn timed out)", at)
             top = max(top, self.bridge.state.rel_alt_m)  # settled up there by now (the climb ends within 1 m)
-            seen = await self._observe(obs.node, heading, altitude_m)
+            seen = await self._observe(at, heading, altitude_m)
         else:  # not up there in time: what it sees is not the view from altitude_m
             self.event("move_timeout", {"command": "climb", "altitude_m": altitude_m, "error_m": round(climb.error_m, 1)})
         if seen is not None:
@@ -812,13 +841,14 @@ class Supervisor:
             climbed = await self._back_to_cruise(executor, before, top, "descend")
         if math.isfinite(climbed):
             outcome.climb_m = round(outcome.climb_m + climbed, 1)
-            outcome.flown_m = round(outcome.flown_m + climbed, 1)
+        # a sloped leg's own length (the hypotenuse); straight up, the vertical metres
+        outcome.flown_m = round(outcome.flown_m + math.hypot(across, climbed if math.isfinite(climbed) else 0.0), 1)
         outcome.look_ups += 1
         outcome.look_up_at.append([step, obs.node, altitude_m])
-        self.on_progress(f"looked up from {altitude_m:.0f} m at waypoint {obs.node}: "
+        self.on_progress(f"looked up from {altitude_m:.0f} m at waypoint {at}: "
                          f"{len(seen.landmarks) if seen else 0} landmark(s) in sight; "
                          + ("flying on up there" if seen is not None else "back at cruise"))
-        return seen if seen is not None else await self._observe(obs.node, heading)
+        return seen if seen is not None else await self._observe(at, heading)
 
     async def _come_down(self, executor: FlightExecutor, obs: WorldObservation, heading: float, step: int,
                          outcome: FlightOutcome) -> WorldObservation:

@@ -43,9 +43,9 @@ def to_action(a: AgentAction) -> Action:
     if a.kind == "arrive":
         return Action.arrive(a.reason)
     if a.kind == "look_up":
-        return Action.look_up(a.altitude_m, a.reason)
+        return Action.look_up(a.altitude_m, a.reason, a.node)
     if a.kind == "come_down":
-        return Action.come_down(a.reason)
+        return Action.come_down(a.reason, a.node)
     if a.kind == "look_low":
         return Action.look_low(a.altitude_m, a.reason)
     return Action.move(a.node, a.reason)

@@ -9,8 +9,9 @@ them from its own map of the street corridors), not coordinates.
 Besides moving, an agent may look over the roofs: `Action.look_up(altitude_m)`
 climbs straight up at the current node and turns a full circle (one step); the
 moves after it are flown up there until `Action.come_down()` (one step) brings
-the drone back to cruise altitude where it is. The vertical metres count in
-the path length (see `sim.benchmark.episode`). The next observation is at the
+the drone back to cruise altitude where it is, or `Action.come_down(node=n)`
+on the way to the neighbouring node `n`, one sloped leg. The vertical metres
+count in the path length (see `sim.benchmark.episode`). The next observation is at the
 same node and carries what was seen from up there (`altitude_m`), as does
 every one until the come-down, without names (none is readable from up there);
 `look_up_ceiling_m` says how high a look-up may go (above it the look-up is
@@ -71,14 +72,16 @@ class Action:
         return Action("move", node, reason)
 
     @staticmethod
-    def look_up(altitude_m: float, reason: str = "") -> "Action":
-        """Climb at this node to `altitude_m`, turn a full circle (one step); the moves after it are flown up there."""
-        return Action("look_up", None, reason, float(altitude_m))
+    def look_up(altitude_m: float, reason: str = "", node: int | None = None) -> "Action":
+        """Climb to `altitude_m` at this node (`node` None) or on the way to the neighbouring `node` (one sloped
+        leg), turn a full circle (one step); the moves after it are flown up there."""
+        return Action("look_up", node, reason, float(altitude_m))
 
     @staticmethod
-    def come_down(reason: str = "") -> "Action":
-        """Back down to cruise altitude at this node (one step) after a look-up."""
-        return Action("come_down", None, reason)
+    def come_down(reason: str = "", node: int | None = None) -> "Action":
+        """Back down to cruise altitude after a look-up (one step): at this node (`node` None, a vertical leg),
+        or descending on the way to the neighbouring `node` (one sloped leg)."""
+        return Action("come_down", node, reason)
 
     @staticmethod
     def look_low(altitude_m: float, reason: str = "") -> "Action":

@@ -10,10 +10,13 @@ A look-up (`Action.look_up(altitude_m)`) is one step at the same node: the
 drone climbs from cruise altitude to `altitude_m` and turns a full circle;
 the moves after it are flown up there (their length is the same) until a
 come-down (`Action.come_down()`, one step) brings it back to cruise where it
-is. Both vertical legs, (altitude_m - cruise) each, are added to `path_m` (so
-SPL pays for the climb as for any detour) and to `climb_m`; their time (at
-`LOOK_UP_VERTICAL_SPEED_M_S`, plus `LOOK_UP_TURN_S` at the top) to
-`flight_s`. Every observation up there carries the landmarks seen from that
+is, or (`Action.come_down(node=n)`) on the way to the neighbour `n`: one
+straight sloped leg, as a goto to a waypoint at another altitude is flown.
+Both vertical legs, (altitude_m - cruise) each, are added to `climb_m` and
+to `path_m` (so SPL pays for the climb as for any detour; a sloped leg adds
+its own length, the hypotenuse); their time (at
+`LOOK_UP_VERTICAL_SPEED_M_S`, plus `LOOK_UP_TURN_S` at the top; a sloped
+leg takes the longer of its two components) to `flight_s`. Every observation up there carries the landmarks seen from that
 altitude and no POI names. A look-up above the altitude ceiling (the safety
 envelope's: `firmware_bridge.settings.SafetyConfig.altitude_ceiling_m`), or
 not above cruise altitude, or while already up, is refused (the vehicle's own
@@ -65,8 +68,9 @@ class Mover(Protocol):
 
     # Optional (`KinematicMover`, `MavsdkMover`): `look_from(altitude_m) -> seconds` descends at the current
     # node, turns, comes back to cruise (a look-low); `climb_to(altitude_m) -> seconds` climbs there and turns,
-    # and `fly_to` flies on at that altitude until `come_down() -> seconds` (a look-up). A mover without them
-    # stays put; the episode counts `look_seconds` / `vertical_seconds`.
+    # and `fly_to` flies on at that altitude until `come_down() -> seconds` (a look-up), or
+    # `come_down_to(node, from_m) -> seconds` flies down on the way to a neighbour. A mover without them
+    # stays put (without `come_down_to`: `fly_to`); the episode counts `look_seconds` / `vertical_seconds`.
 
 
 def look_seconds(altitude_m: float, cruise_alt: float) -> float:
@@ -100,6 +104,19 @@ class KinematicMover:
 
     def come_down(self, from_m: float) -> float:
         return vertical_seconds(from_m - self.world.cruise_alt, turn=False)
+
+    def climb_on_to(self, node: int, altitude_m: float) -> float:
+        """Up to `altitude_m` on the way to the neighbouring `node`, the turn there (the slower component sets
+        the leg's time)."""
+        d = self.world.graph.edge_length(self.node, node)
+        self.node = node
+        return max(d / self.speed_m_s, vertical_seconds(altitude_m - self.world.cruise_alt, turn=False)) + LOOK_UP_TURN_S
+
+    def come_down_to(self, node: int, from_m: float) -> float:
+        """Down to cruise on the way to the neighbouring `node`: the slower of the two components sets the time."""
+        d = self.world.graph.edge_length(self.node, node)
+        self.node = node
+        return max(d / self.speed_m_s, vertical_seconds(from_m - self.world.cruise_alt, turn=False))
 
 
 def is_success(world: World, rt: ResolvedTask, node: int) -> bool:
@@ -159,44 +176,68 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
             break
         steps += 1
         if action.kind == "come_down":
-            traj.append(node)
-            if up is None:
-                invalid += 1  # nothing to come down from: a step spent
+            if up is None or (action.node is not None and action.node not in g.adj[node]):
+                invalid += 1  # nothing to come down from, or no such neighbour: a step spent
+                traj.append(node)
                 continue
-            path_m += up - world.cruise_alt
-            climb_m += up - world.cruise_alt
+            drop = up - world.cruise_alt
+            climb_m += drop
             come_down_at.append([steps, node, up])
-            fly = getattr(mover, "come_down", None)
-            flight_s += fly(up) if fly is not None else vertical_seconds(up - world.cruise_alt, turn=False)
+            if action.node is None:  # straight down here
+                path_m += drop
+                fly = getattr(mover, "come_down", None)
+                flight_s += fly(up) if fly is not None else vertical_seconds(drop, turn=False)
+            else:  # one straight sloped leg down to cruise over the neighbour
+                d = g.xy[action.node] - g.xy[node]
+                heading = bearing_deg(d[0], d[1])
+                path_m += float(np.hypot(g.edge_length(node, action.node), drop))
+                fly = getattr(mover, "come_down_to", None)
+                flight_s += fly(action.node, up) if fly is not None else \
+                    mover.fly_to(action.node) + vertical_seconds(drop, turn=False)
+                node = action.node
+            traj.append(node)
             up = None
             continue
         if action.kind in ("look_up", "look_low"):
             alt = action.altitude_m
-            traj.append(node)  # the drone stays over this node
             climbing = action.kind == "look_up"
             # the vehicle's rules (NaN fails too): a look-up above cruise, a look-low below it and offered;
-            # neither while already up
+            # neither while already up; only a look-up may be flown on the way, and only to a neighbour
             refused = look_up_refusal(alt, world.cruise_alt, altitude_ceiling_m) if climbing else \
                 look_low_refusal(alt, world.cruise_alt, floor)
-            if refused is not None or up is not None:
+            if refused is not None or up is not None or \
+                    (action.node is not None and (not climbing or action.node not in g.adj[node])):
                 refused_look_ups += 1  # not flown: a step spent, nothing seen from there
+                traj.append(node)
                 continue
             if climbing:
                 vertical = alt - world.cruise_alt
                 climb_m += vertical
                 look_ups += 1
                 look_up_at.append([steps, node, alt])
-                fly = getattr(mover, "climb_to", None)
-                flight_s += fly(alt) if fly is not None else vertical_seconds(vertical, turn=True)
+                if action.node is None:  # straight up here
+                    fly = getattr(mover, "climb_to", None)
+                    flight_s += fly(alt) if fly is not None else vertical_seconds(vertical, turn=True)
+                    path_m += vertical
+                else:  # one straight sloped leg up to the neighbour, the turn there
+                    d = g.xy[action.node] - g.xy[node]
+                    heading = bearing_deg(d[0], d[1])
+                    path_m += float(np.hypot(g.edge_length(node, action.node), vertical))
+                    fly = getattr(mover, "climb_on_to", None)
+                    flight_s += fly(action.node, alt) if fly is not None else \
+                        mover.fly_to(action.node) + vertical_seconds(vertical, turn=True)
+                    node = action.node
+                traj.append(node)
                 up = alt
             else:
+                traj.append(node)  # the drone stays over this node
                 vertical = 2.0 * abs(alt - world.cruise_alt)
                 low_m += vertical
                 look_lows += 1
                 look_low_at.append([steps, node, alt])
                 fly = getattr(mover, "look_from", None)
                 flight_s += fly(alt) if fly is not None else look_seconds(alt, world.cruise_alt)
-            path_m += vertical
+                path_m += vertical
             view_alt = alt
             continue
         if action.kind != "move" or action.node not in g.adj[node]:

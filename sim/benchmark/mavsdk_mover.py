@@ -9,8 +9,10 @@ are exactly those of the kinematic episodes: only the flying changes.
 A look-low (`look_from(altitude_m)`) is flown too: a goto straight down at
 the current node, a full turn in four yaw steps (gotos to the same point with
 a yaw), a goto back to cruise; its seconds are the flight's. A look-up
-(`climb_to(altitude_m)`) is the goto up and the turn; the moves after it are
-flown at that altitude until `come_down`, a goto back to cruise where it is.
+(`climb_to(altitude_m)`) is the goto up and the turn (`climb_on_to(node,
+altitude_m)`: the goto to the next node at that altitude, the turn there); the moves after it are
+flown at that altitude until `come_down`, a goto back to cruise where it is,
+or `come_down_to(node)`, a goto to the next node at cruise altitude.
 The episode only asks for one the vehicle's rules allow
 (`onboard.supervisor.look_offers`); the bridge's envelope clamps the gotos
 into the altitude band besides.
@@ -147,6 +149,21 @@ class MavsdkMover:
         self.alt = self.world.cruise_alt
         self._run(self._vertical(self.alt, "look-up back to cruise"))
         return time.monotonic() - t0
+
+    def climb_on_to(self, node: int, altitude_m: float) -> float:
+        """Up to `altitude_m` on the way to the neighbouring `node` (one goto there at that altitude) and a full
+        turn there; moves fly up there until a come-down. Seconds taken."""
+        t0 = time.monotonic()
+        self.alt = altitude_m
+        self.fly_to(node)
+        self.record.look_up_tops_m.append(self._run(self._look_from(altitude_m, back=False)))
+        return time.monotonic() - t0
+
+    def come_down_to(self, node: int, from_m: float) -> float:
+        """Down to cruise on the way to the neighbouring `node`: one goto there at cruise altitude (the vehicle
+        flies the sloped line); seconds taken."""
+        self.alt = self.world.cruise_alt
+        return self.fly_to(node)
 
     async def _vertical(self, alt: float, what: str) -> None:
         lat, lon = (float(v) for v in self.world.graph.latlon[self.node])

@@ -60,7 +60,8 @@ def test_looks_up_when_the_landmark_stays_unseen_then_finds_the_goal():
     step, _, alt = looks[0]
     assert step == cfg.look_up_after_steps and alt == cfg.look_up_alt_m
     frames = agent.state.dynamic.trajectory_history
-    assert frames[step].movement == {"kind": "look_up", "altitude_m": cfg.look_up_alt_m}
+    climb = frames[step].movement  # flown on the way to the next waypoint (agent.look_up_on_the_way)
+    assert climb["kind"] == "look_up" and climb["altitude_m"] == cfg.look_up_alt_m and climb["node"] is not None
     assert "Tower" in agent.state.static.memory.fixes  # the sighting from above fixed it
     # from above no name is readable: those views do not count as places looked from
     up = [o for o in seen if o.altitude_m > CRUISE]
@@ -109,7 +110,8 @@ def test_one_look_up_is_flown_on_while_the_landmark_stays_unseen():
     d = agent.state.dynamic
     assert d.up_m == agent.config.look_up_alt_m
     # every waypoint flown up there is a place looked from over the roofs (the spacing of a next look-up)
-    moves = sum(1 for f in d.trajectory_history[5:] if f.movement["kind"] == "move")
+    moves = sum(1 for f in d.trajectory_history[4:] if f.movement.get("node") is not None)  # the climb's, the rest
+    assert d.trajectory_history[4].movement["kind"] == "look_up"
     assert len(d.looked_up_from) == 1 + moves - 1  # the climb's place, each arrival (the last one unobserved)
     assert "come_down" not in [f.movement["kind"] for f in d.trajectory_history]
 
@@ -134,6 +136,7 @@ def test_adapter_carries_the_look_up_both_ways():
     assert isinstance(a, AgentObservation) and (a.altitude_m, a.look_up_ceiling_m) == (60.0, 120.0)
     assert to_action(AgentAction.look_up(60.0, "why")) == Action.look_up(60.0, "why")
     assert to_action(AgentAction.come_down("why")) == Action.come_down("why")
+    assert to_action(AgentAction.come_down("why", 7)) == Action.come_down("why", 7)
     assert to_action(AgentAction.move(7)) == Action.move(7) and to_action(AgentAction.arrive()).kind == "arrive"
 
 
@@ -149,13 +152,63 @@ def test_benchmark_episodes_record_the_climb():
     without = run_tasks(w, rts, "geometric-no-look-up", "perfect", progress=False)["records"]
     assert all(r["look_ups"] == 0 and r["climb_m"] == 0 for r in without)
     assert sum(r["look_ups"] for r in with_look) > 0
+    on_the_way = 0
     for r in with_look:
         assert r["refused_look_ups"] == 0
         up_down = r["look_up_at"] + r["come_down_at"]  # a look-up's climb, and its come-down if flown
         assert r["climb_m"] == pytest.approx(sum(alt - w.cruise_alt for _, _, alt in up_down), abs=0.2)
         assert len(r["come_down_at"]) == r["look_ups"] or not r["success"]  # arrivals are at cruise
-        moved = sum(w.graph.edge_length(a, b) for a, b in zip(r["trajectory"], r["trajectory"][1:]) if a != b)
-        assert abs(r["path_m"] - (moved + r["climb_m"])) < 0.5
+        tr = r["trajectory"]
+        legs = {s: w.graph.edge_length(tr[s - 1], tr[s]) for s in range(1, len(tr)) if tr[s - 1] != tr[s]}
+        expected = sum(legs.values())
+        for s, _, alt in r["look_up_at"] + r["come_down_at"]:  # straight up or down, or one sloped leg
+            drop = alt - w.cruise_alt
+            sloped = s in legs
+            on_the_way += sloped
+            expected += float(np.hypot(legs[s], drop)) - legs[s] if sloped else drop
+        assert abs(r["path_m"] - expected) < 0.5
+    assert on_the_way > 0  # the experts climb and come down on the way where they move on
+
+
+def test_a_climb_or_come_down_on_the_way_flies_one_sloped_leg_and_a_refused_one_none():
+    from sim.benchmark.agent_api import Action
+    from sim.benchmark.episode import run_episode
+    from sim.benchmark.tasks import load_tasks, resolve_all
+    from tests.sim._world_fixture import helsinki
+
+    w = helsinki()
+    city, tasks = load_tasks("bench/tasks/helsinki_ordinary_dev.json")
+    rt = resolve_all(city, tasks[:1], w)[0]
+    a = rt.start_node
+    b = next(iter(w.graph.adj[a]))
+
+    class Scripted:
+        name = "scripted"
+
+        def __init__(self, actions):
+            self.actions = list(actions)
+
+        def reset(self, description, seed):
+            pass
+
+        def act(self, obs):
+            self.seen = obs
+            return self.actions.pop(0) if self.actions else Action.arrive()
+
+    agent = Scripted([Action.come_down("", b), Action.look_up(80.0), Action.come_down("", b)])
+    r = run_episode(w, rt, agent)
+    assert r["invalid_moves"] == 1 and r["trajectory"] == [a, a, a, b]  # the first: nothing to come down from
+    drop = 80.0 - w.cruise_alt
+    assert r["path_m"] == pytest.approx(drop + np.hypot(w.graph.edge_length(a, b), drop), abs=0.1)
+    assert r["climb_m"] == pytest.approx(2 * drop, abs=0.1) and r["come_down_at"] == [[3, a, 80.0]]
+    assert agent.seen.altitude_m == w.cruise_alt  # at cruise over b
+
+    # Up on the way (above the ceiling: refused, nothing flown), then down on the way back.
+    agent = Scripted([Action.look_up(500.0, "", b), Action.look_up(80.0, "", b), Action.come_down("", a)])
+    r = run_episode(w, rt, agent)
+    assert r["refused_look_ups"] == 1 and r["trajectory"] == [a, a, b, a]
+    assert r["look_up_at"] == [[2, a, 80.0]] and r["come_down_at"] == [[3, b, 80.0]]
+    assert r["path_m"] == pytest.approx(2 * np.hypot(w.graph.edge_length(a, b), drop), abs=0.1)
 
 
 def _placed(description, names, gazetteer=("Tower", "Mast")):

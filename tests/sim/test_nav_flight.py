@@ -43,7 +43,8 @@ def test_episode_flown_through_mavsdk_matches_the_kinematic_episode(world):
 # About 50 s of real-time flight (make test-all runs this).
 @pytest.mark.slow
 def test_a_look_up_is_flown_through_mavsdk(world):
-    """`--fly` climbs for a look-up: up to the altitude asked and a turn; the come-down back to cruise, then the
+    """`--fly` climbs for a look-up on the way to the next waypoint (one goto there at the altitude asked) and
+    turns there; the come-down back to cruise on the way to the next one (one goto there at cruise), then the
     next move."""
     from dataclasses import replace
 
@@ -61,6 +62,8 @@ def test_a_look_up_is_flown_through_mavsdk(world):
         flown = run_episode(world, rt, agent, "perfect", seed=3, mover=mover)
         record = mover.record
     assert flown["look_ups"] == 1 and flown["look_up_at"][0][1:] == [rt.start_node, 40.0], flown
-    assert flown["come_down_at"] == [[2, rt.start_node, 40.0]], flown
+    tr = flown["trajectory"]
+    assert tr[1] != rt.start_node and flown["come_down_at"] == [[2, tr[1], 40.0]], flown  # up and down on the way
+    assert tr[2] != tr[1]
     assert len(record.look_up_tops_m) == 1 and abs(record.look_up_tops_m[0] - 40.0) <= 1.5, record
-    assert len(record.nodes) == 2 and max(record.arrival_errors_m) <= 3.0  # and the move after it
+    assert len(record.nodes) == 4 and max(record.arrival_errors_m) <= 3.0  # start, up, down and the move after it

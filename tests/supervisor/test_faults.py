@@ -25,6 +25,7 @@ between the steps by the journal's order, never by a clock.
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
 from dataclasses import replace
@@ -94,7 +95,8 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
     rig = start_rig("t020", world=world(), noise="perfect")
     try:
         # come_down_within_m: down from the look-up as soon as the landmark is placed, so that one short
-        # mission flies the refused look-up, the flown one, the come-down and a move at cruise
+        # mission flies the refused look-up, the flown one and the come-down (both on the way to a waypoint) and
+        # a move at cruise
         agent = replace(AerieConfig().agent, planner="llm", look_up_after_steps=0, look_up_alt_m=LOOK_UP_M,
                         look_up_spacing_m=0.0, max_look_ups=2, come_down_within_m=10_000.0)
         base = replace(AerieConfig(), agent=agent,
@@ -175,15 +177,22 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         assert outcome.refused_look_ups == 1, outcome
         assert outcome.refused_look_up_at[0][:3] == [0, outcome.nodes[0], FirstLookUpTooHigh.TOO_HIGH_M]
 
-        # Step 1: flown, paused by the link loss on the way: up to 40 m, and still up there at step 2.
+        # Step 1: flown on the way to the next waypoint, paused by the link loss on the way: up to 40 m over that
+        # waypoint, and still up there at step 2.
+        assert steps[1]["movement"].get("node") == outcome.nodes[1] != outcome.nodes[0], steps[1]["movement"]
         step1 = _between(msgs, 1, 2)
         assert "agent_paused" in [m["payload"]["kind"] for m in step1 if m["type"] == "event"]
         flown = [m["payload"]["rel_alt_m"] for m in step1 if m["type"] == "state"]
         assert abs(max(flown) - LOOK_UP_M) <= TOLERANCE_M, flown
         assert abs(flown[-1] - LOOK_UP_M) <= TOLERANCE_M, flown
-        # Step 2: the come-down, back to cruise where it is, before the move of step 3.
-        down = [m["payload"]["rel_alt_m"] for m in _between(msgs, 2, 3) if m["type"] == "state"]
-        assert abs(down[-1] - CRUISE_M) <= TOLERANCE_M, down
+        # Step 2: the come-down on the way to the next waypoint (the expert moves on): one sloped leg, part of
+        # the descent flown while the vehicle travels, ending at cruise over that waypoint.
+        assert steps[2]["movement"].get("node") == outcome.nodes[2], steps[2]["movement"]
+        leg = [m["payload"] for m in _between(msgs, 2, 3) if m["type"] == "state"]
+        assert abs(leg[-1]["rel_alt_m"] - CRUISE_M) <= TOLERANCE_M, leg[-1]
+        start = (leg[0]["north_m"], leg[0]["east_m"])
+        travelled = [math.hypot(p["north_m"] - start[0], p["east_m"] - start[1]) for p in leg]
+        assert any(t > 5.0 and p["rel_alt_m"] > CRUISE_M + TOLERANCE_M for t, p in zip(travelled, leg)), leg
         assert outcome.look_ups == 1 and outcome.look_up_at == [[1, outcome.nodes[0], LOOK_UP_M]]
         assert outcome.climb_m >= 2 * (LOOK_UP_M - CRUISE_M - TOLERANCE_M), outcome.climb_m
         assert outcome.flown_m > outcome.climb_m  # the move's metres besides

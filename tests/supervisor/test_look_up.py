@@ -84,6 +84,14 @@ def test_the_executor_refuses_a_climb_the_envelope_would_clamp():
     assert events == [("command_refused", {"command": "climb", "altitude_m": 80.0, "reason": result.refused})]
     assert bridge.submitted == []
     assert asyncio.run(executor.climb_to(float("nan"))).refused is not None  # a NaN target too
+    # Climbing on the way to a waypoint: judged at the waypoint, refused the same; nothing flown, and the
+    # moves after it are still flown at cruise.
+    events.clear()
+    result = asyncio.run(executor.climb_on_to(HOME.lat + 0.0005, HOME.lon, 80.0))
+    assert result.refused is not None and "ceiling" in result.refused and not result.arrived
+    assert events == [("command_refused", {"command": "climb", "altitude_m": 80.0, "reason": result.refused})]
+    assert bridge.submitted == [] and executor.flying_alt_m == AerieConfig().supervisor.cruise_alt_m
+    assert asyncio.run(executor.climb_on_to(HOME.lat + 0.0005, HOME.lon, float("nan"))).refused is not None
 
 
 def test_the_executor_refuses_a_look_up_while_the_fleet_rule_flies_the_layer():
@@ -100,6 +108,8 @@ def test_the_executor_refuses_a_look_up_while_the_fleet_rule_flies_the_layer():
     result = asyncio.run(executor.climb_to(60.0))
     assert result.refused is not None and "layer (45.0 m)" in result.refused and not result.arrived
     assert bridge.submitted == []
+    result = asyncio.run(executor.climb_on_to(HOME.lat + 0.0005, HOME.lon, 60.0))
+    assert result.refused is not None and "layer (45.0 m)" in result.refused and bridge.submitted == []
     goal = PositionNed(5.0, 5.0, -30.0)
     assert executor.pilot.as_flown(goal) == PositionNed(5.0, 5.0, -45.0)  # what a descent to cruise ends at
     bridge.fleet.last = Decision(PositionNed(0.0, 0.0, -30.0), "hold", "conflict")
