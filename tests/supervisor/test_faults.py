@@ -33,6 +33,7 @@ from dataclasses import replace
 import msgpack
 
 from onboard.agent.agent import GraphAgent
+from onboard.agent.observation import AgentAction
 from onboard.config import AerieConfig
 from onboard.inference.inference_worker import ThreadWorker
 from onboard.inference.planner_model import PlannerModel
@@ -50,9 +51,11 @@ TOLERANCE_M = 1.5  # of the vehicle's reported altitude about a held one (GPS/ba
 
 
 class FirstLookUpTooHigh(GraphAgent):
-    """The agent as configured, keeping every observation; its first look-up asks for `TOO_HIGH_M` instead."""
+    """The agent as configured, keeping every observation; its first look-up asks for `TOO_HIGH_M` instead, and
+    at step `COME_DOWN_AT` it asks for a come-down (the vehicle is at cruise by then) instead of its move."""
 
     TOO_HIGH_M = 170.0  # above the 120 m ceiling
+    COME_DOWN_AT = 3
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -65,6 +68,8 @@ class FirstLookUpTooHigh(GraphAgent):
         if action.kind == "look_up" and not self.scripted:
             self.scripted = True
             return replace(action, altitude_m=self.TOO_HIGH_M)
+        if observation.step == self.COME_DOWN_AT:
+            return AgentAction.come_down("scripted: nothing to come down from", action.node)
         return action
 
 
@@ -150,6 +155,7 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         assert max(outcome.step_ms) < 500.0, outcome.step_ms  # a step that waited would take the 0.5 s deadline
         steps = {m["payload"]["step"]: m["payload"] for m in msgs if m["type"] == "agent_step"}
         assert sorted(steps) == [0, 1, 2, 3, 4]  # the mission went on after the fallback
+        # the agent's own step 3 is a move; the vehicle was asked for a come-down at cruise instead (scripted)
         assert [steps[i]["movement"]["kind"] for i in range(4)] == ["look_up", "look_up", "come_down", "move"], steps
         assert steps[1]["decision"]["action"] == f"look up from {LOOK_UP_M:.0f} m", steps[1]["decision"]
         kinds = [m["payload"]["kind"] for m in msgs if m["type"] == "event"]
@@ -167,6 +173,16 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         assert seen[3].altitude_m == CRUISE_M  # came down: the view from cruise again
         assert seen[4].altitude_m == CRUISE_M  # and the flight went on at cruise
 
+        # Step 3: a come-down asked for at cruise (on the way to a waypoint) is refused, not flown: no move, no
+        # descent below cruise, a command_refused event, the mission goes on from the same waypoint.
+        step3 = _between(msgs, 3, 4)
+        refusal = [m["payload"]["detail"] for m in step3 if m["type"] == "event"
+                   and m["payload"]["kind"] == "command_refused"]
+        assert len(refusal) == 1 and refusal[0]["command"] == "come_down", refusal
+        assert outcome.refused_look_up_at[1][:2] == [3, outcome.nodes[-1]] and len(outcome.nodes) == 3, outcome
+        alts3 = [m["payload"]["rel_alt_m"] for m in step3 if m["type"] == "state"]
+        assert not alts3 or min(alts3) >= CRUISE_M - TOLERANCE_M, alts3
+
         # Step 0: refused, not flown: the vehicle held cruise altitude throughout.
         step0 = _between(msgs, 0, 1)
         alts = [m["payload"]["rel_alt_m"] for m in step0 if m["type"] == "state"]
@@ -174,7 +190,7 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         assert any(e["kind"] == "command_refused" and e["detail"]["command"] == "look_up"
                    and e["detail"]["altitude_m"] == FirstLookUpTooHigh.TOO_HIGH_M for e in events), events
         assert not alts or max(alts) <= CRUISE_M + TOLERANCE_M, alts
-        assert outcome.refused_look_ups == 1, outcome
+        assert outcome.refused_look_ups == 2, outcome  # this one, and the come-down at cruise (step 3)
         assert outcome.refused_look_up_at[0][:3] == [0, outcome.nodes[0], FirstLookUpTooHigh.TOO_HIGH_M]
 
         # Step 1: flown on the way to the next waypoint, paused by the link loss on the way: up to 40 m over that
