@@ -90,17 +90,17 @@ class TimedMover(KinematicMover):
     def look_from(self, altitude_m: float) -> float:
         return self._advance(super().look_from(altitude_m))
 
-    def climb_to(self, altitude_m: float) -> float:
-        return self._advance(super().climb_to(altitude_m))
+    def climb_to(self, altitude_m: float, from_m: float | None = None) -> float:
+        return self._advance(super().climb_to(altitude_m, from_m))
 
     def come_down(self, from_m: float) -> float:
         return self._advance(super().come_down(from_m))
 
-    def come_down_to(self, node: int, from_m: float) -> float:
-        return self._advance(super().come_down_to(node, from_m))
+    def come_down_to(self, node: int, from_m: float, to_m: float | None = None) -> float:
+        return self._advance(super().come_down_to(node, from_m, to_m))
 
-    def climb_on_to(self, node: int, altitude_m: float) -> float:
-        return self._advance(super().climb_on_to(node, altitude_m))
+    def climb_on_to(self, node: int, altitude_m: float, from_m: float | None = None) -> float:
+        return self._advance(super().climb_on_to(node, altitude_m, from_m))
 
     def _advance(self, seconds: float) -> float:
         self.conductor.advance(self.index, seconds)

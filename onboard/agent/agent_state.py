@@ -73,6 +73,7 @@ class DynamicState:
     centroid_spent: bool = False
     from_above: bool = False  # this step's sightings were taken from a look-up's altitude
     up_m: float | None = None  # flying over the roofs at this altitude since a look-up (None: at cruise)
+    cruise_m: float | None = None  # the altitude the first look-up climbed from (the vehicle's cruise)
     action: AgentAction | None = None
     strategy: str = ""
     handoffs: int = 0

@@ -178,6 +178,8 @@ def come_down_due(state: AgentState) -> bool:
         return False
     if s.memory.goal_fix is not None:
         return True
+    if look_up_altitude(state) is not None:  # half way up a climb in legs with a described landmark unplaced
+        return False
     if not any(s.memory.placed(n) for n in s.goal.landmarks):
         return False
     target = branches.aim(state)
@@ -186,7 +188,8 @@ def come_down_due(state: AgentState) -> bool:
 
 def _come_down(state: AgentState, strategy: str, why: str,
                expert: Callable[[AgentState], dict[str, Any]]) -> dict[str, Any]:
-    """Back to cruise: on the way to the waypoint `expert` would fly to from cruise here, or straight down.
+    """Back to cruise: on the way to the waypoint `expert` would fly to from cruise here (one leg of
+    `vertical_legs`; the next step comes down the rest), or straight down.
 
     A goto to the next waypoint at cruise altitude flies one sloped leg, the
     hypotenuse, instead of the vertical leg and then the move (55 m down and
@@ -205,10 +208,17 @@ def _come_down(state: AgentState, strategy: str, why: str,
     action = out.get("action")
     if action is None:
         return out
-    why = f"back to cruise from {up:.0f} m: {why}"
     if action.kind == "move":
-        return {**out, "action": AgentAction.come_down(f"{why}; on the way {action.reason}"[:200], action.node)}
-    return {"action": AgentAction.come_down(why), "strategy": strategy}
+        to = None  # down to cruise, or by one leg of the look-up's height (`vertical_legs`) while more is left
+        if d.cruise_m is not None:
+            c, ceiling = state.static.config, d.observation.look_up_ceiling_m
+            top = c.look_up_alt_m if ceiling is None else min(c.look_up_alt_m, ceiling)
+            to = up - _leg_m(state, max(top, up))
+            to = to if to > d.cruise_m + 0.5 else None
+        where = "to cruise" if to is None else f"to {to:.0f} m"
+        return {**out, "action": AgentAction.come_down(f"down from {up:.0f} m {where}: {why}; on the way "
+                                                       f"{action.reason}"[:200], action.node, to)}
+    return {"action": AgentAction.come_down(f"back to cruise from {up:.0f} m: {why}"), "strategy": strategy}
 
 
 def look_up_altitude(state: AgentState) -> float | None:
@@ -234,22 +244,39 @@ def look_up_altitude(state: AgentState) -> float | None:
     """
     d, s = state.dynamic, state.static
     c, obs = s.config, d.observation
-    if not c.use_look_up or obs.look_up_ceiling_m is None or d.look_ups >= c.max_look_ups or d.up_m is not None:
+    if not c.use_look_up or obs.look_up_ceiling_m is None:
         return None
     wanted = s.goal.landmarks
     if not wanted or s.memory.goal_fix is not None:
         return None
+    top = min(c.look_up_alt_m, obs.look_up_ceiling_m)
+    if d.up_m is not None:  # up there: only the rest of a climb flown in legs (`vertical_legs`)
+        climbing = bool(d.trajectory_history) and d.trajectory_history[-1].movement.get("kind") == "look_up"
+        # on up while any described landmark is unplaced: half way up shows less than the top (dev d059, a
+        # ray: one end placed from 62 m, the other not, and the search swept the wrong side)
+        if not climbing or d.cruise_m is None or not top > d.up_m + 0.5 or all(s.memory.placed(n) for n in wanted):
+            return None
+        return min(top, d.up_m + _leg_m(state, top))
     if any(s.memory.placed(n) for n in wanted) and not between_end_missing(state):
+        return None
+    if d.look_ups >= c.max_look_ups:
         return None
     since = d.timestep - (d.looked_up_at_step if d.look_ups else 0)
     if since < c.look_up_after_steps:
         return None
     if any(norm(d.position - p) < c.look_up_spacing_m for p in d.looked_up_from):
         return None
-    alt = min(c.look_up_alt_m, obs.look_up_ceiling_m)
-    if obs.altitude_m is not None and not alt > obs.altitude_m:
+    if obs.altitude_m is not None and not top > obs.altitude_m:
         return None
-    return alt
+    cruise = obs.altitude_m if obs.altitude_m is not None else d.cruise_m
+    if cruise is None or not c.look_up_on_the_way:
+        return top
+    return min(top, cruise + (top - cruise) / max(1, c.vertical_legs))
+
+
+def _leg_m(state: AgentState, top: float) -> float:
+    """The height of one vertical leg: the climb from cruise to `top` in `vertical_legs` equal parts."""
+    return (top - state.dynamic.cruise_m) / max(1, state.static.config.vertical_legs)
 
 
 def _look_up(state: AgentState, strategy: str) -> dict[str, Any] | None:
@@ -259,9 +286,13 @@ def _look_up(state: AgentState, strategy: str) -> dict[str, Any] | None:
     if alt is None:
         return None
     unseen = ", ".join(n for n in s.goal.landmarks if not s.memory.placed(n))
+    if d.up_m is not None:  # the next leg of the climb: the same look-up
+        return {"action": AgentAction.look_up(alt, f"{unseen} not seen yet: climbing on to {alt:.0f} m"),
+                "strategy": strategy}
+    cruise = d.observation.altitude_m if d.observation.altitude_m is not None else d.cruise_m
     return {"action": AgentAction.look_up(alt, f"{unseen} not seen yet: looking over the roofs from {alt:.0f} m"),
             "strategy": strategy, "look_ups": d.look_ups + 1, "looked_up_at_step": d.timestep,
-            "looked_up_from": d.looked_up_from + [d.position.copy()]}
+            "looked_up_from": d.looked_up_from + [d.position.copy()], "cruise_m": cruise}
 
 
 def look_low_altitude(state: AgentState) -> float | None:

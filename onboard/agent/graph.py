@@ -100,6 +100,8 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
     up = d.up_m
     if last.get("kind") == "look_up":  # climbed on the way: up there if the observation is from up there
         up = float(last["altitude_m"])
+    elif last.get("kind") == "come_down":  # came down on the way: to cruise, or part way (still up there)
+        up = last.get("to_m")
     up = up if up is not None and obs.altitude_m is not None and obs.altitude_m >= up - 0.5 else None
     update: dict[str, Any] = {"here": here, "trail": trail, "position": position, "from_above": up is not None,
                               "up_m": up}
@@ -285,6 +287,8 @@ def finalize_step(state: AgentState) -> dict[str, Any]:
         movement.update(altitude_m=action.altitude_m)
     elif action.kind == "come_down" and d.up_m is not None:
         movement.update(altitude_m=d.up_m)
+        if action.altitude_m is not None:
+            movement.update(to_m=action.altitude_m)
     frame = FrameLog(d.timestep, d.current_state, d.strategy, movement, action.reason,
                      (float(d.position[0]), float(d.position[1]), 0.0, float(yaw)),
                      None if dist is None else round(dist, 1), d.last_effect,

@@ -106,7 +106,9 @@ class AgentAction:
     kind: str  # "move" | "look_up" | "come_down" | "look_low" | "arrive"
     node: int | None = None
     reason: str = ""
-    altitude_m: float | None = None  # look_up: climb to this altitude; look_low: descend to it (m above take-off)
+    # look_up: climb to this altitude; look_low: descend to it; come_down: part way down to it, None: to cruise
+    # (m above take-off)
+    altitude_m: float | None = None
 
     @staticmethod
     def move(node: int, reason: str = "") -> "AgentAction":
@@ -118,9 +120,10 @@ class AgentAction:
         return AgentAction("look_up", node, reason, float(altitude_m))
 
     @staticmethod
-    def come_down(reason: str = "", node: int | None = None) -> "AgentAction":
-        """Back to cruise altitude: here (`node` None), or descending on the way to the neighbouring `node`."""
-        return AgentAction("come_down", node, reason)
+    def come_down(reason: str = "", node: int | None = None, altitude_m: float | None = None) -> "AgentAction":
+        """Back to cruise altitude: here (`node` None), or descending on the way to the neighbouring `node`, there
+        only part of the way down to `altitude_m` if given (still over the roofs)."""
+        return AgentAction("come_down", node, reason, None if altitude_m is None else float(altitude_m))
 
     @staticmethod
     def look_low(altitude_m: float, reason: str = "") -> "AgentAction":

@@ -184,12 +184,12 @@ class FlightExecutor:
         self.flying_alt_m = self.cfg.cruise_alt_m
         return await self._vertical(self.cfg.cruise_alt_m, "descend")
 
-    async def come_down_to(self, lat: float, lon: float) -> MoveResult:
-        """The come-down on the way: a move to the waypoint at cruise altitude, one sloped leg from up there (the
-        autopilot flies the straight line); the moves after it are flown at cruise. A refused one flies
-        nothing and leaves the vehicle flying where it was."""
+    async def come_down_to(self, lat: float, lon: float, alt_m: float | None = None) -> MoveResult:
+        """The come-down on the way: a move to the waypoint at cruise altitude (or part of the way down, at
+        ``alt_m``), one sloped leg from up there (the autopilot flies the straight line); the moves after it
+        are flown at that altitude. A refused one flies nothing and leaves the vehicle flying where it was."""
         up = self.flying_alt_m
-        self.flying_alt_m = self.cfg.cruise_alt_m
+        self.flying_alt_m = self.cfg.cruise_alt_m if alt_m is None else alt_m
         result = await self.fly_to(lat, lon)
         if result.refused is not None:
             self.flying_alt_m = up

@@ -54,6 +54,32 @@ def look_up_refusal(altitude_m: float | None, cruise_alt_m: float, ceiling_m: fl
     return None
 
 
+def further_climb_refusal(altitude_m: float | None, up_m: float | None) -> str | None:
+    """Why a look-up may not be flown while over the roofs at `up_m` (None: at cruise, no rule here): only a
+    further climb, above `up_m`, the next leg of a climb flown in legs; NaN fails."""
+    if up_m is None:
+        return None
+    if not isinstance(altitude_m, (int, float)) or isinstance(altitude_m, bool) or not altitude_m > up_m:
+        return f"already over the roofs at {up_m:g} m: only a further climb"
+    return None
+
+
+def come_down_refusal(altitude_m: float | None, cruise_alt_m: float, up_m: float | None,
+                      on_the_way: bool) -> str | None:
+    """Why a come-down may not be flown, or None: it may. Only from over the roofs (`up_m`); to cruise
+    (`altitude_m` None), or part of the way down (cruise < altitude < up_m; NaN fails) on the way to a waypoint."""
+    if up_m is None:
+        return "not over the roofs: nothing to come down from"
+    if altitude_m is None:
+        return None
+    if not on_the_way:
+        return "part of the way down only on the way to a waypoint"
+    if (not isinstance(altitude_m, (int, float)) or isinstance(altitude_m, bool)
+            or not cruise_alt_m < altitude_m < up_m):
+        return f"altitude {altitude_m} m is not between cruise ({cruise_alt_m:g} m) and {up_m:g} m"
+    return None
+
+
 def look_low_refusal(altitude_m: float | None, cruise_alt_m: float, floor_m: float | None) -> str | None:
     """Why a look-low to `altitude_m` may not be flown, or None: it may (floor <= altitude < cruise; NaN fails)."""
     if floor_m is None:

@@ -55,7 +55,8 @@ from onboard.map.city import landmark_aliases
 from onboard.perception.camera_sightings import PerceptionUnavailable as _PerceptionUnavailable
 from onboard.supervisor.flight_executor import FlightExecutor, MissionAborted
 from onboard.supervisor.look_around import Where
-from onboard.supervisor.look_offers import look_low_floor, look_low_refusal, look_up_ceiling, look_up_refusal
+from onboard.supervisor.look_offers import (come_down_refusal, further_climb_refusal, look_low_floor, look_low_refusal,
+                                            look_up_ceiling, look_up_refusal)
 from onboard.supervisor.mission import Mission, check_name
 from onboard.supervisor.restarting_worker import RestartingWorker
 from onboard.supervisor.world_link import MoveOption, WorldLink, WorldObservation
@@ -83,9 +84,9 @@ class FlightOutcome:
     peak_rss_mb: float = 0.0
     telemetry_last_seq: int = -1
     lessons_imported: int = 0    # bundles imported while waiting after landing (supervisor.lessons_wait_s)
-    look_ups: int = 0            # look-ups flown (each one step; its climb and descent are in flown_m)
+    look_ups: int = 0            # look-ups flown (a climb in legs counts once; its climb and descent are in flown_m)
     climb_m: float = 0.0         # vertical metres of the look-ups, as measured
-    look_up_at: list[list] = field(default_factory=list)  # [step, waypoint, altitude_m] per look-up flown
+    look_up_at: list[list] = field(default_factory=list)  # [step, waypoint, altitude_m] per climb (leg) flown
     refused_look_ups: int = 0    # look-ups and look-lows refused (outside the offered altitudes, or by the envelope)
     refused_look_up_at: list[list] = field(default_factory=list)  # [step, waypoint, altitude_m, reason]
     look_lows: int = 0           # look-lows flown (each one step; its descent and climb back are in flown_m)
@@ -720,13 +721,14 @@ class Supervisor:
                 break
             outcome.steps = step + 1
             # one step at this waypoint (the same moves after it); a come-down on the way is flown as a move
-            descending = action.kind == "come_down" and action.node is not None and self._up_m is not None
+            descending = action.kind == "come_down" and action.node is not None and come_down_refusal(
+                action.altitude_m, self.sup.cruise_alt_m, self._up_m, True) is None
             if action.kind in ("look_up", "come_down", "look_low") and not descending:
                 if action.kind == "look_up":
                     to = None if action.node is None else obs.move(action.node)  # climbing on the way there
                     look = self._look_up(executor, obs, heading, action.altitude_m, ceiling, step, outcome, to)
                 elif action.kind == "come_down":
-                    look = self._come_down(executor, obs, heading, step, outcome)
+                    look = self._come_down(executor, obs, heading, step, outcome, action)
                 else:
                     look = self._look_low(executor, obs, heading, action.altitude_m, floor, step, outcome)
                 done, seen = await unless_stopped(look, stop)
@@ -742,7 +744,8 @@ class Supervisor:
                 continue
             move = obs.move(action.node)
             top = self.bridge.state.rel_alt_m
-            flight = executor.come_down_to(move.lat, move.lon) if descending else executor.fly_to(move.lat, move.lon)
+            flight = executor.come_down_to(move.lat, move.lon, action.altitude_m) if descending else \
+                executor.fly_to(move.lat, move.lon)
             done, result = await unless_stopped(flight, stop)
             if not done:
                 outcome.reason = "terminated"
@@ -766,8 +769,9 @@ class Supervisor:
                 if math.isfinite(down):
                     outcome.climb_m = round(outcome.climb_m + down, 1)
                     across = math.hypot(across, down)
-                self._up_m = None
-                self.on_progress(f"came down to cruise on the way to waypoint {move.node}")
+                self._up_m = action.altitude_m  # None: at cruise; else part of the way down, still up there
+                self.on_progress(f"came down to {'cruise' if self._up_m is None else f'{self._up_m:.0f} m'} on the "
+                                 f"way to waypoint {move.node}")
             outcome.flown_m = round(outcome.flown_m + across, 1)
             last_pos = here
             heading = move.bearing
@@ -799,17 +803,19 @@ class Supervisor:
         there, and stay up: the moves after it are flown up there until a come-down (`_come_down`); the
         observation to act on.
 
-        A refused look-up (outside what was offered, by the envelope, or while already up) flies nothing and
+        A refused look-up (outside what was offered, by the envelope, or while up there other than a further
+        climb, the next leg of a climb flown in legs) flies nothing and
         gives `obs` back: the sightings from where it is, which tell the agent (their altitude is not the one
         asked for) that it was refused. A climb that does not arrive in time comes back to cruise.
         """
-        reason = "already over the roofs: come down first" if self._up_m is not None else \
-            look_up_refusal(altitude_m, self.sup.cruise_alt_m, ceiling_m)
+        reason = look_up_refusal(altitude_m, self.sup.cruise_alt_m, ceiling_m) or \
+            further_climb_refusal(altitude_m, self._up_m)
         if reason is not None:
             return await self._refused_look_up(obs, heading, step, altitude_m, reason, outcome, "look_up")
         from firmware_bridge.maneuvers import position_from_home
 
         assert altitude_m is not None
+        further = self._up_m is not None  # the next leg of a climb flown in legs: the same look-up
         before = self.bridge.state.rel_alt_m
         start = position_from_home(self.bridge)
         climb = await (executor.climb_to(altitude_m) if to is None else executor.climb_on_to(to.lat, to.lon, altitude_m))
@@ -839,11 +845,12 @@ class Supervisor:
             self._up_m = altitude_m
         else:
             climbed = await self._back_to_cruise(executor, before, top, "descend")
+            self._up_m = None
         if math.isfinite(climbed):
             outcome.climb_m = round(outcome.climb_m + climbed, 1)
         # a sloped leg's own length (the hypotenuse); straight up, the vertical metres
         outcome.flown_m = round(outcome.flown_m + math.hypot(across, climbed if math.isfinite(climbed) else 0.0), 1)
-        outcome.look_ups += 1
+        outcome.look_ups += not further
         outcome.look_up_at.append([step, obs.node, altitude_m])
         self.on_progress(f"looked up from {altitude_m:.0f} m at waypoint {at}: "
                          f"{len(seen.landmarks) if seen else 0} landmark(s) in sight; "
@@ -851,12 +858,13 @@ class Supervisor:
         return seen if seen is not None else await self._observe(at, heading)
 
     async def _come_down(self, executor: FlightExecutor, obs: WorldObservation, heading: float, step: int,
-                         outcome: FlightOutcome) -> WorldObservation:
+                         outcome: FlightOutcome, action: Any) -> WorldObservation:
         """Back to cruise at this waypoint after a look-up; the observation to act on (from cruise, names read).
-        Asked for at cruise it flies nothing (a ``command_refused`` event) and gives the cruise view back."""
-        if self._up_m is None:
-            return await self._refused_look_up(obs, heading, step, None, "not over the roofs: nothing to come down from",
-                                               outcome, "come_down")
+        Asked for at cruise, or part of the way down other than on the way to a waypoint (or to an altitude
+        outside (cruise, up there)), it flies nothing (a ``command_refused`` event) and gives the view back."""
+        reason = come_down_refusal(action.altitude_m, self.sup.cruise_alt_m, self._up_m, action.node is not None)
+        if reason is not None:
+            return await self._refused_look_up(obs, heading, step, action.altitude_m, reason, outcome, "come_down")
         top = self.bridge.state.rel_alt_m
         down = await self._back_to_cruise(executor, top, top, "descend")  # from up there: one way
         self._up_m = None

@@ -45,7 +45,7 @@ def to_action(a: AgentAction) -> Action:
     if a.kind == "look_up":
         return Action.look_up(a.altitude_m, a.reason, a.node)
     if a.kind == "come_down":
-        return Action.come_down(a.reason, a.node)
+        return Action.come_down(a.reason, a.node, a.altitude_m)
     if a.kind == "look_low":
         return Action.look_low(a.altitude_m, a.reason)
     return Action.move(a.node, a.reason)

@@ -65,7 +65,8 @@ class Action:
     kind: str  # "move" | "look_up" | "come_down" | "look_low" | "arrive"
     node: int | None = None
     reason: str = ""
-    altitude_m: float | None = None  # look_up / look_low: climb / descend to this altitude (m above ground)
+    # look_up / look_low: climb / descend to this altitude; come_down: part way down to it (m above ground)
+    altitude_m: float | None = None
 
     @staticmethod
     def move(node: int, reason: str = "") -> "Action":
@@ -78,10 +79,11 @@ class Action:
         return Action("look_up", node, reason, float(altitude_m))
 
     @staticmethod
-    def come_down(reason: str = "", node: int | None = None) -> "Action":
+    def come_down(reason: str = "", node: int | None = None, altitude_m: float | None = None) -> "Action":
         """Back down to cruise altitude after a look-up (one step): at this node (`node` None, a vertical leg),
-        or descending on the way to the neighbouring `node` (one sloped leg)."""
-        return Action("come_down", node, reason)
+        or descending on the way to the neighbouring `node` (one sloped leg), there only part of the way down to
+        `altitude_m` if given."""
+        return Action("come_down", node, reason, None if altitude_m is None else float(altitude_m))
 
     @staticmethod
     def look_low(altitude_m: float, reason: str = "") -> "Action":

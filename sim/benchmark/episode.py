@@ -44,7 +44,7 @@ import numpy as np
 from contract.geodesy import ned_from_geo
 from firmware_bridge.settings import SafetyConfig
 from onboard.map.compass import bearing_deg
-from onboard.supervisor.look_offers import look_low_refusal, look_up_refusal
+from onboard.supervisor.look_offers import come_down_refusal, further_climb_refusal, look_low_refusal, look_up_refusal
 from sim.benchmark import metrics
 from sim.benchmark.agent_api import Action, Agent, Observation
 from sim.benchmark.tasks import ResolvedTask
@@ -99,25 +99,28 @@ class KinematicMover:
     def look_from(self, altitude_m: float) -> float:
         return look_seconds(altitude_m, self.world.cruise_alt)
 
-    def climb_to(self, altitude_m: float) -> float:
-        return vertical_seconds(altitude_m - self.world.cruise_alt, turn=True)
+    def climb_to(self, altitude_m: float, from_m: float | None = None) -> float:
+        start = self.world.cruise_alt if from_m is None else from_m
+        return vertical_seconds(altitude_m - start, turn=True)
 
     def come_down(self, from_m: float) -> float:
         return vertical_seconds(from_m - self.world.cruise_alt, turn=False)
 
-    def climb_on_to(self, node: int, altitude_m: float) -> float:
-        """Up to `altitude_m` on the way to the neighbouring `node`, the turn there (the slower component sets
-        the leg's time)."""
+    def climb_on_to(self, node: int, altitude_m: float, from_m: float | None = None) -> float:
+        """Up to `altitude_m` (from cruise, or from `from_m`) on the way to the neighbouring `node`, the turn
+        there (the slower component sets the leg's time)."""
         d = self.world.graph.edge_length(self.node, node)
         self.node = node
-        return max(d / self.speed_m_s, vertical_seconds(altitude_m - self.world.cruise_alt, turn=False)) + LOOK_UP_TURN_S
+        start = self.world.cruise_alt if from_m is None else from_m
+        return max(d / self.speed_m_s, vertical_seconds(altitude_m - start, turn=False)) + LOOK_UP_TURN_S
 
-    def come_down_to(self, node: int, from_m: float) -> float:
-        """Down to cruise on the way to the neighbouring `node`: the slower of the two components sets the time."""
+    def come_down_to(self, node: int, from_m: float, to_m: float | None = None) -> float:
+        """Down to cruise (or to `to_m`) on the way to the neighbouring `node`: the slower of the two components
+        sets the time."""
         d = self.world.graph.edge_length(self.node, node)
         self.node = node
-        return max(d / self.speed_m_s, vertical_seconds(from_m - self.world.cruise_alt, turn=False))
-
+        end = self.world.cruise_alt if to_m is None else to_m
+        return max(d / self.speed_m_s, vertical_seconds(from_m - end, turn=False))
 
 def is_success(world: World, rt: ResolvedTask, node: int) -> bool:
     """Within one node of the goal node, or within 50 m of the goal's position."""
@@ -176,55 +179,61 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
             break
         steps += 1
         if action.kind == "come_down":
-            if up is None or (action.node is not None and action.node not in g.adj[node]):
-                invalid += 1  # nothing to come down from, or no such neighbour: a step spent
+            # the vehicle's rule (nothing to come down from, part way down only on the way), and a neighbour
+            if come_down_refusal(action.altitude_m, world.cruise_alt, up, action.node is not None) is not None or \
+                    (action.node is not None and action.node not in g.adj[node]):
+                invalid += 1  # a step spent
                 traj.append(node)
                 continue
-            drop = up - world.cruise_alt
+            to = world.cruise_alt if action.altitude_m is None else action.altitude_m
+            drop = up - to
             climb_m += drop
-            come_down_at.append([steps, node, up])
+            come_down_at.append([steps, node, up, to])
             if action.node is None:  # straight down here
                 path_m += drop
                 fly = getattr(mover, "come_down", None)
                 flight_s += fly(up) if fly is not None else vertical_seconds(drop, turn=False)
-            else:  # one straight sloped leg down to cruise over the neighbour
+            else:  # one straight sloped leg down over the neighbour (to cruise, or part way)
                 d = g.xy[action.node] - g.xy[node]
                 heading = bearing_deg(d[0], d[1])
                 path_m += float(np.hypot(g.edge_length(node, action.node), drop))
                 fly = getattr(mover, "come_down_to", None)
-                flight_s += fly(action.node, up) if fly is not None else \
+                flight_s += fly(action.node, up, to) if fly is not None else \
                     mover.fly_to(action.node) + vertical_seconds(drop, turn=False)
                 node = action.node
             traj.append(node)
-            up = None
+            up = None if to == world.cruise_alt else to
             continue
         if action.kind in ("look_up", "look_low"):
             alt = action.altitude_m
             climbing = action.kind == "look_up"
-            # the vehicle's rules (NaN fails too): a look-up above cruise, a look-low below it and offered;
-            # neither while already up; only a look-up may be flown on the way, and only to a neighbour
+            # the vehicle's rules (NaN fails too): a look-up above cruise, a look-low below it and offered; while
+            # up only a further climb; only a look-up may be flown on the way, and only to a neighbour
             refused = look_up_refusal(alt, world.cruise_alt, altitude_ceiling_m) if climbing else \
                 look_low_refusal(alt, world.cruise_alt, floor)
-            if refused is not None or up is not None or \
+            if climbing and refused is None:
+                refused = further_climb_refusal(alt, up)
+            if refused is not None or (not climbing and up is not None) or \
                     (action.node is not None and (not climbing or action.node not in g.adj[node])):
                 refused_look_ups += 1  # not flown: a step spent, nothing seen from there
                 traj.append(node)
                 continue
             if climbing:
-                vertical = alt - world.cruise_alt
+                start = world.cruise_alt if up is None else up
+                vertical = alt - start
                 climb_m += vertical
-                look_ups += 1
-                look_up_at.append([steps, node, alt])
+                look_ups += up is None  # a further climb while up is a leg of the same look-up
+                look_up_at.append([steps, node, alt, start])
                 if action.node is None:  # straight up here
                     fly = getattr(mover, "climb_to", None)
-                    flight_s += fly(alt) if fly is not None else vertical_seconds(vertical, turn=True)
+                    flight_s += fly(alt, start) if fly is not None else vertical_seconds(vertical, turn=True)
                     path_m += vertical
                 else:  # one straight sloped leg up to the neighbour, the turn there
                     d = g.xy[action.node] - g.xy[node]
                     heading = bearing_deg(d[0], d[1])
                     path_m += float(np.hypot(g.edge_length(node, action.node), vertical))
                     fly = getattr(mover, "climb_on_to", None)
-                    flight_s += fly(action.node, alt) if fly is not None else \
+                    flight_s += fly(action.node, alt, start) if fly is not None else \
                         mover.fly_to(action.node) + vertical_seconds(vertical, turn=True)
                     node = action.node
                 traj.append(node)

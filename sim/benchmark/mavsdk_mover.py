@@ -134,7 +134,7 @@ class MavsdkMover:
         self.record.look_up_tops_m.append(self._run(self._look_from(altitude_m)))
         return time.monotonic() - t0
 
-    def climb_to(self, altitude_m: float) -> float:
+    def climb_to(self, altitude_m: float, from_m: float | None = None) -> float:
         """Climb at the current node to `altitude_m` and turn a full circle; moves fly up there until `come_down`."""
         assert self._bridge is not None, "start() first"
         t0 = time.monotonic()
@@ -150,7 +150,7 @@ class MavsdkMover:
         self._run(self._vertical(self.alt, "look-up back to cruise"))
         return time.monotonic() - t0
 
-    def climb_on_to(self, node: int, altitude_m: float) -> float:
+    def climb_on_to(self, node: int, altitude_m: float, from_m: float | None = None) -> float:
         """Up to `altitude_m` on the way to the neighbouring `node` (one goto there at that altitude) and a full
         turn there; moves fly up there until a come-down. Seconds taken."""
         t0 = time.monotonic()
@@ -159,10 +159,10 @@ class MavsdkMover:
         self.record.look_up_tops_m.append(self._run(self._look_from(altitude_m, back=False)))
         return time.monotonic() - t0
 
-    def come_down_to(self, node: int, from_m: float) -> float:
-        """Down to cruise on the way to the neighbouring `node`: one goto there at cruise altitude (the vehicle
-        flies the sloped line); seconds taken."""
-        self.alt = self.world.cruise_alt
+    def come_down_to(self, node: int, from_m: float, to_m: float | None = None) -> float:
+        """Down to cruise (or to `to_m`) on the way to the neighbouring `node`: one goto there at that altitude
+        (the vehicle flies the sloped line); seconds taken."""
+        self.alt = self.world.cruise_alt if to_m is None else to_m
         return self.fly_to(node)
 
     async def _vertical(self, alt: float, what: str) -> None:

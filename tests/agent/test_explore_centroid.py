@@ -26,7 +26,6 @@ def _fly(limit=80):
         shown = tuple(s for s in base.landmarks if s.name != "Tower" or s.distance <= 150.0)
         obs = replace(base, landmarks=shown, altitude_m=alt or CRUISE, look_up_ceiling_m=120.0,
                       pois=() if alt else base.pois)
-        alt = None
         action = agent.act(obs)
         if spent_at is None and agent.state.dynamic.centroid_spent:
             spent_at = step
@@ -34,11 +33,13 @@ def _fly(limit=80):
             return True, trail, spent_at, agent
         if step == limit:
             break
-        if action.kind == "look_up":
+        if action.kind == "look_up":  # up there until a come-down (here, or on the way to the next waypoint)
             alt = action.altitude_m
-            continue
-        node = action.node
-        trail.append(node)
+        elif action.kind == "come_down":
+            alt = action.altitude_m  # None: to cruise; else part of the way down
+        if action.node is not None:
+            node = action.node
+            trail.append(node)
     return False, trail, spent_at, agent
 
 

@@ -36,14 +36,21 @@ def _fly(city, agent, start=0, limit=60, ceiling=120.0, seen_at_cruise=lambda st
             return True, looks, seen
         if step == limit:
             break
-        if action.kind == "look_up":
+        if action.kind == "look_up":  # straight up here, or on the way to a neighbour; while up, only higher
             looks.append((step, node, action.altitude_m))
-            if not refuse and alt is None and ceiling is not None and CRUISE < action.altitude_m <= ceiling:
+            if not refuse and ceiling is not None and (alt or CRUISE) < action.altitude_m <= ceiling:
                 alt = action.altitude_m
+                if action.node is not None:
+                    assert action.node in {m.node for m in city.moves(node)}
+                    node = action.node
             continue
-        if action.kind == "come_down":
+        if action.kind == "come_down":  # to cruise, or part of the way down on the way to a neighbour
             assert alt is not None  # only ever asked for up there
-            alt = None
+            assert action.altitude_m is None or (action.node is not None and CRUISE < action.altitude_m < alt)
+            alt = action.altitude_m
+            if action.node is not None:
+                assert action.node in {m.node for m in city.moves(node)}
+                node = action.node
             continue
         assert action.node in {m.node for m in city.moves(node)}
         node = action.node
@@ -58,10 +65,12 @@ def test_looks_up_when_the_landmark_stays_unseen_then_finds_the_goal():
     assert arrived
     assert len(looks) == 1  # the landmark seen from above: no second look-up
     step, _, alt = looks[0]
-    assert step == cfg.look_up_after_steps and alt == cfg.look_up_alt_m
+    # the first of `vertical_legs` legs: the landmark shows from there, so no further climb
+    half_way = CRUISE + (cfg.look_up_alt_m - CRUISE) / cfg.vertical_legs
+    assert cfg.vertical_legs == 2 and step == cfg.look_up_after_steps and alt == half_way
     frames = agent.state.dynamic.trajectory_history
     climb = frames[step].movement  # flown on the way to the next waypoint (agent.look_up_on_the_way)
-    assert climb["kind"] == "look_up" and climb["altitude_m"] == cfg.look_up_alt_m and climb["node"] is not None
+    assert climb["kind"] == "look_up" and climb["altitude_m"] == half_way and climb["node"] is not None
     assert "Tower" in agent.state.static.memory.fixes  # the sighting from above fixed it
     # from above no name is readable: those views do not count as places looked from
     up = [o for o in seen if o.altitude_m > CRUISE]
@@ -96,7 +105,9 @@ def test_no_look_up_unless_the_vehicle_offers_one():
 def test_altitude_is_kept_under_the_ceiling():
     city = ToyCity()
     _, looks, _ = _fly(city, _agent(look_up_alt_m=90.0), ceiling=50.0)
-    assert looks and all(alt == 50.0 for _, _, alt in looks)
+    assert looks and looks[0][2] == 37.5 and all(alt <= 50.0 for _, _, alt in looks)  # half way to the ceiling
+    _, looks, _ = _fly(city, _agent(look_up_alt_m=90.0), ceiling=50.0, seen_from_above=False, limit=20)
+    assert [alt for _, _, alt in looks] == [37.5, 50.0]  # and on to it, never above
     _, looks, _ = _fly(city, _agent(), limit=30, ceiling=CRUISE)  # nothing above cruise on offer
     assert looks == []
 
@@ -105,13 +116,13 @@ def test_one_look_up_is_flown_on_while_the_landmark_stays_unseen():
     city = ToyCity(size=15)
     agent = _agent(look_up_after_steps=4, max_look_ups=3, look_up_spacing_m=150.0)
     _, looks, seen = _fly(city, agent, limit=80, seen_from_above=False)  # the landmark shows from nowhere
-    assert [s for s, _, _ in looks] == [4]  # one climb: the drone flies on up there, never back down
+    assert [s for s, _, _ in looks] == [4, 5]  # one climb in two legs: it flies on up there, never back down
     assert all(o.altitude_m > CRUISE for o in seen[5:])
     d = agent.state.dynamic
     assert d.up_m == agent.config.look_up_alt_m
     # every waypoint flown up there is a place looked from over the roofs (the spacing of a next look-up)
     moves = sum(1 for f in d.trajectory_history[4:] if f.movement.get("node") is not None)  # the climb's, the rest
-    assert d.trajectory_history[4].movement["kind"] == "look_up"
+    assert [f.movement["kind"] for f in d.trajectory_history[4:6]] == ["look_up"] * 2
     assert len(d.looked_up_from) == 1 + moves - 1  # the climb's place, each arrival (the last one unobserved)
     assert "come_down" not in [f.movement["kind"] for f in d.trajectory_history]
 
@@ -155,14 +166,18 @@ def test_benchmark_episodes_record_the_climb():
     on_the_way = 0
     for r in with_look:
         assert r["refused_look_ups"] == 0
-        up_down = r["look_up_at"] + r["come_down_at"]  # a look-up's climb, and its come-down if flown
-        assert r["climb_m"] == pytest.approx(sum(alt - w.cruise_alt for _, _, alt in up_down), abs=0.2)
-        assert len(r["come_down_at"]) == r["look_ups"] or not r["success"]  # arrivals are at cruise
+        # a look-up's climb and its come-down, each in legs: [step, node, to, from] / [step, node, from, to]
+        legs_m = [to - fro for _, _, to, fro in r["look_up_at"]] + [fro - to for _, _, fro, to in r["come_down_at"]]
+        assert r["climb_m"] == pytest.approx(sum(legs_m), abs=0.2)
+        assert all(m > 0 for m in legs_m)
+        ups = sum(to - fro for _, _, to, fro in r["look_up_at"])
+        downs = sum(fro - to for _, _, fro, to in r["come_down_at"])
+        assert downs == pytest.approx(ups, abs=0.2) or not r["success"]  # arrivals are at cruise
         tr = r["trajectory"]
         legs = {s: w.graph.edge_length(tr[s - 1], tr[s]) for s in range(1, len(tr)) if tr[s - 1] != tr[s]}
         expected = sum(legs.values())
-        for s, _, alt in r["look_up_at"] + r["come_down_at"]:  # straight up or down, or one sloped leg
-            drop = alt - w.cruise_alt
+        for s, _, a, b in r["look_up_at"] + r["come_down_at"]:  # straight up or down, or one sloped leg
+            drop = abs(a - b)
             sloped = s in legs
             on_the_way += sloped
             expected += float(np.hypot(legs[s], drop)) - legs[s] if sloped else drop
@@ -200,15 +215,30 @@ def test_a_climb_or_come_down_on_the_way_flies_one_sloped_leg_and_a_refused_one_
     assert r["invalid_moves"] == 1 and r["trajectory"] == [a, a, a, b]  # the first: nothing to come down from
     drop = 80.0 - w.cruise_alt
     assert r["path_m"] == pytest.approx(drop + np.hypot(w.graph.edge_length(a, b), drop), abs=0.1)
-    assert r["climb_m"] == pytest.approx(2 * drop, abs=0.1) and r["come_down_at"] == [[3, a, 80.0]]
+    assert r["climb_m"] == pytest.approx(2 * drop, abs=0.1) and r["come_down_at"] == [[3, a, 80.0, w.cruise_alt]]
     assert agent.seen.altitude_m == w.cruise_alt  # at cruise over b
 
     # Up on the way (above the ceiling: refused, nothing flown), then down on the way back.
     agent = Scripted([Action.look_up(500.0, "", b), Action.look_up(80.0, "", b), Action.come_down("", a)])
     r = run_episode(w, rt, agent)
     assert r["refused_look_ups"] == 1 and r["trajectory"] == [a, a, b, a]
-    assert r["look_up_at"] == [[2, a, 80.0]] and r["come_down_at"] == [[3, b, 80.0]]
+    assert r["look_up_at"] == [[2, a, 80.0, w.cruise_alt]] and r["come_down_at"] == [[3, b, 80.0, w.cruise_alt]]
     assert r["path_m"] == pytest.approx(2 * np.hypot(w.graph.edge_length(a, b), drop), abs=0.1)
+
+    # In legs: half way up on the way, the rest straight up, part of the way down straight (refused: only on the
+    # way), then half way down on the way and the rest on the way back; a further "climb" to the same altitude
+    # is refused.
+    mid = (80.0 + w.cruise_alt) / 2
+    agent = Scripted([Action.look_up(mid, "", b), Action.look_up(mid), Action.look_up(80.0),
+                      Action.come_down("", None, mid), Action.come_down("", a, mid), Action.come_down("", b)])
+    r = run_episode(w, rt, agent)
+    assert r["refused_look_ups"] == 1 and r["invalid_moves"] == 1 and r["trajectory"] == [a, b, b, b, b, a, b]
+    assert r["look_ups"] == 1 and r["look_up_at"] == [[1, a, mid, w.cruise_alt], [3, b, 80.0, mid]]
+    assert r["come_down_at"] == [[5, b, 80.0, mid], [6, a, mid, w.cruise_alt]]
+    half = 80.0 - mid
+    e = w.graph.edge_length(a, b)
+    assert r["path_m"] == pytest.approx(3 * np.hypot(e, half) + half, abs=0.1)
+    assert r["climb_m"] == pytest.approx(4 * half, abs=0.1)
 
 
 def _placed(description, names, gazetteer=("Tower", "Mast")):

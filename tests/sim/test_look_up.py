@@ -79,7 +79,7 @@ def test_look_up_costs_a_step_and_its_climb_is_in_the_path(task):
     assert rec["look_ups"] == 1 and rec["refused_look_ups"] == 0
     assert rec["climb_m"] == pytest.approx(climb) and rec["path_m"] == pytest.approx(climb)
     assert rec["flight_s"] == pytest.approx(climb / LOOK_UP_VERTICAL_SPEED_M_S + LOOK_UP_TURN_S, abs=0.1)
-    assert rec["look_up_at"] == [[1, task.start_node, 60.0]]
+    assert rec["look_up_at"] == [[1, task.start_node, 60.0, w.cruise_alt]]  # to, from
     before, after = agent.seen
     assert before.altitude_m == w.cruise_alt and after.altitude_m == 60.0
     assert before.look_up_ceiling_m == ALTITUDE_CEILING_M
@@ -105,11 +105,13 @@ def test_moves_after_a_look_up_are_flown_up_there_until_the_come_down(task):
     assert _names(down.landmarks) == {w.landmarks[j].name for j in w.visible[nxt]}
 
 
-def test_no_second_look_up_while_up_there(task):
+def test_while_up_there_only_a_further_climb(task):
     w = helsinki()
-    rec = run_episode(w, task, _Script([Action.look_up(60.0), Action.look_up(90.0)]), "perfect")
-    assert rec["look_ups"] == 1 and rec["refused_look_ups"] == 1
-    assert rec["climb_m"] == pytest.approx(60.0 - w.cruise_alt)
+    rec = run_episode(w, task, _Script([Action.look_up(60.0), Action.look_up(50.0), Action.look_up(60.0),
+                                        Action.look_up(90.0)]), "perfect")
+    assert rec["look_ups"] == 1 and rec["refused_look_ups"] == 2  # lower and level refused; higher: the same look
+    assert rec["climb_m"] == pytest.approx(90.0 - w.cruise_alt)
+    assert rec["look_up_at"] == [[1, task.start_node, 60.0, w.cruise_alt], [4, task.start_node, 90.0, 60.0]]
 
 
 def test_look_up_above_the_ceiling_is_refused_and_not_flown(task):

@@ -56,7 +56,8 @@ def test_a_look_up_is_flown_through_mavsdk(world):
 
     rt = replace(load_task("t020", world), step_limit=3)  # its landmark is hidden at cruise from the start
     # down as soon as the landmark is placed (from up there), so that the come-down is flown too
-    cfg = replace(AgentConfig(), look_up_after_steps=0, look_up_alt_m=40.0, come_down_within_m=10_000.0)
+    cfg = replace(AgentConfig(), look_up_after_steps=0, look_up_alt_m=40.0, come_down_within_m=10_000.0,
+                  vertical_legs=1)
     agent = BenchAgent(GraphAgent(cfg, [lm.name for lm in world.landmarks], step_spacing_m=NODE_SPACING_M))
     with MavsdkMover(world, rt.start_node, speed_m_s=12.0) as mover:
         flown = run_episode(world, rt, agent, "perfect", seed=3, mover=mover)

@@ -102,8 +102,9 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         # come_down_within_m: down from the look-up as soon as the landmark is placed, so that one short
         # mission flies the refused look-up, the flown one and the come-down (both on the way to a waypoint) and
         # a move at cruise
+        # (one vertical leg each way: the climb and the come-down in legs are tests/supervisor/test_look_up_legs.py)
         agent = replace(AerieConfig().agent, planner="llm", look_up_after_steps=0, look_up_alt_m=LOOK_UP_M,
-                        look_up_spacing_m=0.0, max_look_ups=2, come_down_within_m=10_000.0)
+                        look_up_spacing_m=0.0, max_look_ups=2, come_down_within_m=10_000.0, vertical_legs=1)
         base = replace(AerieConfig(), agent=agent,
                        supervisor=replace(AerieConfig().supervisor, use_memory=False, status_socket=False,
                                           cruise_alt_m=CRUISE_M))

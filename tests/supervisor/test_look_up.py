@@ -58,6 +58,21 @@ def test_the_look_low_floor_offered_only_with_camera_perception_and_the_altitude
     assert look_low_refusal(12.0, cruise, None) == "no look-low on offer"
 
 
+def test_while_up_only_a_further_climb_and_part_way_down_only_on_the_way():
+    from onboard.supervisor.look_offers import come_down_refusal, further_climb_refusal
+
+    assert further_climb_refusal(40.0, None) is None  # at cruise: the look-up's own rule applies
+    assert further_climb_refusal(100.0, 62.5) is None  # the next leg of a climb
+    for bad in (62.5, 50.0, float("nan"), None, True):
+        assert further_climb_refusal(bad, 62.5) is not None, bad
+    assert come_down_refusal(None, 25.0, None, True) is not None  # nothing to come down from
+    assert come_down_refusal(None, 25.0, 100.0, False) is None and come_down_refusal(None, 25.0, 100.0, True) is None
+    assert come_down_refusal(62.5, 25.0, 100.0, True) is None
+    assert come_down_refusal(62.5, 25.0, 100.0, False) is not None  # part of the way down: only on the way
+    for bad in (25.0, 100.0, 120.0, 10.0, float("nan"), True):
+        assert come_down_refusal(bad, 25.0, 100.0, True) is not None, bad
+
+
 class _Bridge:
     """Just enough of a `FlightBridge` for the executor to judge a climb: an envelope and a state."""
 
