@@ -62,9 +62,9 @@ def test_a_look_up_is_flown_through_mavsdk(world):
     with MavsdkMover(world, rt.start_node, speed_m_s=12.0) as mover:
         flown = run_episode(world, rt, agent, "perfect", seed=3, mover=mover)
         record = mover.record
-    assert flown["look_ups"] == 1 and flown["look_up_at"][0][1:] == [rt.start_node, 40.0], flown
+    assert flown["look_ups"] == 1 and flown["look_up_at"][0][1:] == [rt.start_node, 40.0, world.cruise_alt], flown
     tr = flown["trajectory"]
-    assert tr[1] != rt.start_node and flown["come_down_at"] == [[2, tr[1], 40.0]], flown  # up and down on the way
+    assert tr[1] != rt.start_node and flown["come_down_at"] == [[2, tr[1], 40.0, world.cruise_alt]], flown
     assert tr[2] != tr[1]
     assert len(record.look_up_tops_m) == 1 and abs(record.look_up_tops_m[0] - 40.0) <= 1.5, record
     assert len(record.nodes) == 4 and max(record.arrival_errors_m) <= 3.0  # start, up, down and the move after it
