@@ -122,6 +122,22 @@ class KinematicMover:
         end = self.world.cruise_alt if to_m is None else to_m
         return max(d / self.speed_m_s, vertical_seconds(from_m - end, turn=False))
 
+def vertical_leg(world: World, mover: Mover, node: int, to: int | None, vertical: float, turn: bool,
+                 straight: tuple[str, tuple], sloped: tuple[str, tuple]) -> tuple[float, float, float | None]:
+    """A climb or a descent of `vertical` metres: straight at `node` (`to` None), flown by the mover's
+    `straight` (method, args), or one straight sloped leg to the neighbour `to`, by its `sloped` (method, args
+    after the node); without the method, the vertical time (and the move). Returns the leg's length (the
+    hypotenuse when sloped), its seconds, and its heading (None when straight)."""
+    method, args = straight if to is None else sloped
+    fly = getattr(mover, method, None)
+    if to is None:
+        return vertical, fly(*args) if fly is not None else vertical_seconds(vertical, turn=turn), None
+    g = world.graph
+    d = g.xy[to] - g.xy[node]
+    seconds = fly(to, *args) if fly is not None else mover.fly_to(to) + vertical_seconds(vertical, turn=turn)
+    return float(np.hypot(g.edge_length(node, to), vertical)), seconds, bearing_deg(d[0], d[1])
+
+
 def is_success(world: World, rt: ResolvedTask, node: int) -> bool:
     """Within one node of the goal node, or within 50 m of the goal's position."""
     g = world.graph
@@ -189,18 +205,13 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
             drop = up - to
             climb_m += drop
             come_down_at.append([steps, node, up, to])
-            if action.node is None:  # straight down here
-                path_m += drop
-                fly = getattr(mover, "come_down", None)
-                flight_s += fly(up) if fly is not None else vertical_seconds(drop, turn=False)
-            else:  # one straight sloped leg down over the neighbour (to cruise, or part way)
-                d = g.xy[action.node] - g.xy[node]
-                heading = bearing_deg(d[0], d[1])
-                path_m += float(np.hypot(g.edge_length(node, action.node), drop))
-                fly = getattr(mover, "come_down_to", None)
-                flight_s += fly(action.node, up, to) if fly is not None else \
-                    mover.fly_to(action.node) + vertical_seconds(drop, turn=False)
-                node = action.node
+            # straight down here, or one straight sloped leg down over the neighbour (to cruise, or part way)
+            metres, seconds, bearing = vertical_leg(world, mover, node, action.node, drop, False,
+                                                    ("come_down", (up,)), ("come_down_to", (up, to)))
+            path_m += metres
+            flight_s += seconds
+            if bearing is not None:
+                heading, node = bearing, action.node
             traj.append(node)
             up = None if to == world.cruise_alt else to
             continue
@@ -224,18 +235,13 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
                 climb_m += vertical
                 look_ups += up is None  # a further climb while up is a leg of the same look-up
                 look_up_at.append([steps, node, alt, start])
-                if action.node is None:  # straight up here
-                    fly = getattr(mover, "climb_to", None)
-                    flight_s += fly(alt, start) if fly is not None else vertical_seconds(vertical, turn=True)
-                    path_m += vertical
-                else:  # one straight sloped leg up to the neighbour, the turn there
-                    d = g.xy[action.node] - g.xy[node]
-                    heading = bearing_deg(d[0], d[1])
-                    path_m += float(np.hypot(g.edge_length(node, action.node), vertical))
-                    fly = getattr(mover, "climb_on_to", None)
-                    flight_s += fly(action.node, alt, start) if fly is not None else \
-                        mover.fly_to(action.node) + vertical_seconds(vertical, turn=True)
-                    node = action.node
+                # straight up here, or one straight sloped leg up to the neighbour; the turn at the top
+                metres, seconds, bearing = vertical_leg(world, mover, node, action.node, vertical, True,
+                                                        ("climb_to", (alt, start)), ("climb_on_to", (alt, start)))
+                path_m += metres
+                flight_s += seconds
+                if bearing is not None:
+                    heading, node = bearing, action.node
                 traj.append(node)
                 up = alt
             else:
