@@ -251,7 +251,9 @@ def look_up_altitude(state: AgentState) -> float | None:
         return None
     top = min(c.look_up_alt_m, obs.look_up_ceiling_m)
     if d.up_m is not None:  # up there: only the rest of a climb flown in legs (`vertical_legs`)
-        climbing = bool(d.trajectory_history) and d.trajectory_history[-1].movement.get("kind") == "look_up"
+        last = d.trajectory_history[-1].movement if d.trajectory_history else {}
+        # the last leg flown (a refused one leaves the drone where it was: no asking again)
+        climbing = last.get("kind") == "look_up" and abs(float(last["altitude_m"]) - d.up_m) <= 0.5
         # on up while any described landmark is unplaced: half way up shows less than the top (dev d059, a
         # ray: one end placed from 62 m, the other not, and the search swept the wrong side)
         if not climbing or d.cruise_m is None or not top > d.up_m + 0.5 or all(s.memory.placed(n) for n in wanted):

@@ -31,7 +31,6 @@ each adopted plan gets the next `plan_version`, which every FrameLog names.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 import numpy as np
@@ -56,6 +55,18 @@ MAX_HANDOFFS = 3
 
 
 # ---------------------------------------------------------------------------------------------- nodes
+def _over_the_roofs(state: AgentState) -> float | None:
+    """The altitude over the roofs this observation was taken at, None: at cruise.
+
+    The observation says so, not what was asked: a climb or a come-down (straight or on the way, whole or a
+    leg) may have been refused, and the vehicle may have come down without being asked (a fleet layer, a
+    failsafe). Cruise is the altitude the first look-up left from; before one the drone is at cruise.
+    """
+    d = state.dynamic
+    alt, cruise = d.observation.altitude_m, d.cruise_m
+    return alt if alt is not None and cruise is not None and alt > cruise + 0.5 else None
+
+
 def update_odometry(state: AgentState) -> dict[str, Any]:
     """Confirm the last move (commanded vs achieved), dead-reckon, learn the moves on offer, judge the effect."""
     d, s = state.dynamic, state.static
@@ -70,12 +81,10 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
         # then the drone flies on up there. A look-low's are from the street (names read), a come-down's from
         # cruise.
         s.street_map.observe(here, obs.moves)
-        above = (last.get("kind") == "look_up" and obs.altitude_m is not None
-                 and obs.altitude_m >= float(last.get("altitude_m", math.inf)) - 0.5)
-        up = float(last["altitude_m"]) if above else (d.up_m if last.get("kind") == "look_low" else None)
+        up = d.up_m if last.get("kind") == "look_low" else _over_the_roofs(state)
         hints = ("pattern:STUCK",) if s.anchors is not None and is_stuck(trail) else ()
         return {"here": here, "trail": trail, "position": s.street_map.xy[here].copy(), "hints": hints,
-                "last_effect": "", "from_above": above, "up_m": up}
+                "last_effect": "", "from_above": last.get("kind") != "look_low" and up is not None, "up_m": up}
     moved = True
     if len(trail) >= 2:
         prev = trail[-2]
@@ -95,14 +104,7 @@ def update_odometry(state: AgentState) -> dict[str, Any]:
     position = s.street_map.xy[here].copy()
     if s.corridors is not None:
         s.corridors.visit(position)
-    # Flown over the roofs (after a look-up) as long as the observation says so; the vehicle may have come
-    # down without being asked (a fleet layer, a failsafe): then at cruise again.
-    up = d.up_m
-    if last.get("kind") == "look_up":  # climbed on the way: up there if the observation is from up there
-        up = float(last["altitude_m"])
-    elif last.get("kind") == "come_down":  # came down on the way: to cruise, or part way (still up there)
-        up = last.get("to_m")
-    up = up if up is not None and obs.altitude_m is not None and obs.altitude_m >= up - 0.5 else None
+    up = _over_the_roofs(state)
     update: dict[str, Any] = {"here": here, "trail": trail, "position": position, "from_above": up is not None,
                               "up_m": up}
     if up is not None:  # a place looked from over the roofs, as a look-up's

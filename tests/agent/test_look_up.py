@@ -20,7 +20,7 @@ def _agent(name="geometric", **over):
 
 
 def _fly(city, agent, start=0, limit=60, ceiling=120.0, seen_at_cruise=lambda step: False,
-         seen_from_above=True, refuse=False):
+         seen_from_above=True, refuse=False, refuse_above=None):
     """One mission where the landmark shows from the streets only when `seen_at_cruise(step)`, and from a
     look-up's altitude when `seen_from_above`; returns (arrived, look-ups asked: (step, node, altitude), seen).
     A look-up flown keeps the drone up there (no names read) until it comes down."""
@@ -38,7 +38,8 @@ def _fly(city, agent, start=0, limit=60, ceiling=120.0, seen_at_cruise=lambda st
             break
         if action.kind == "look_up":  # straight up here, or on the way to a neighbour; while up, only higher
             looks.append((step, node, action.altitude_m))
-            if not refuse and ceiling is not None and (alt or CRUISE) < action.altitude_m <= ceiling:
+            allowed = refuse_above is None or action.altitude_m <= refuse_above  # the vehicle's own refusal
+            if not refuse and allowed and ceiling is not None and (alt or CRUISE) < action.altitude_m <= ceiling:
                 alt = action.altitude_m
                 if action.node is not None:
                     assert action.node in {m.node for m in city.moves(node)}
@@ -125,6 +126,18 @@ def test_one_look_up_is_flown_on_while_the_landmark_stays_unseen():
     assert [f.movement["kind"] for f in d.trajectory_history[4:6]] == ["look_up"] * 2
     assert len(d.looked_up_from) == 1 + moves - 1  # the climb's place, each arrival (the last one unobserved)
     assert "come_down" not in [f.movement["kind"] for f in d.trajectory_history]
+
+
+def test_a_refused_further_climb_leaves_the_agent_up_where_it_is():
+    city = ToyCity(size=15)
+    agent = _agent()
+    half_way = CRUISE + (agent.config.look_up_alt_m - CRUISE) / agent.config.vertical_legs
+    _, looks, seen = _fly(city, agent, limit=12, seen_from_above=False, refuse_above=half_way)
+    assert [alt for _, _, alt in looks] == [half_way, agent.config.look_up_alt_m]  # the second refused, not again
+    assert all(o.altitude_m == half_way for o in seen[1:])  # so every view after is from half way up
+    assert agent.state.dynamic.up_m == half_way  # and the agent knows it: up there, not at cruise
+    kinds = [f.movement["kind"] for f in agent.state.dynamic.trajectory_history]
+    assert "come_down" not in kinds
 
 
 def test_refused_look_ups_do_not_loop():
