@@ -86,7 +86,8 @@ class FlightOutcome:
     lessons_imported: int = 0    # bundles imported while waiting after landing (supervisor.lessons_wait_s)
     look_ups: int = 0            # look-ups flown (a climb in legs counts once; its climb and descent are in flown_m)
     climb_m: float = 0.0         # vertical metres of the look-ups, as measured
-    look_up_at: list[list] = field(default_factory=list)  # [step, waypoint, altitude_m] per climb (leg) flown
+    # [step, waypoint, altitude_m, from_m] per climb (leg) flown, as the benchmark records it
+    look_up_at: list[list] = field(default_factory=list)
     refused_look_ups: int = 0    # look-ups and look-lows refused (outside the offered altitudes, or by the envelope)
     refused_look_up_at: list[list] = field(default_factory=list)  # [step, waypoint, altitude_m, reason]
     look_lows: int = 0           # look-lows flown (each one step; its descent and climb back are in flown_m)
@@ -816,6 +817,7 @@ class Supervisor:
 
         assert altitude_m is not None
         further = self._up_m is not None  # the next leg of a climb flown in legs: the same look-up
+        start_m = self.sup.cruise_alt_m if self._up_m is None else self._up_m
         before = self.bridge.state.rel_alt_m
         start = position_from_home(self.bridge)
         climb = await (executor.climb_to(altitude_m) if to is None else executor.climb_on_to(to.lat, to.lon, altitude_m))
@@ -851,7 +853,7 @@ class Supervisor:
         # a sloped leg's own length (the hypotenuse); straight up, the vertical metres
         outcome.flown_m = round(outcome.flown_m + math.hypot(across, climbed if math.isfinite(climbed) else 0.0), 1)
         outcome.look_ups += not further
-        outcome.look_up_at.append([step, obs.node, altitude_m])
+        outcome.look_up_at.append([step, obs.node, altitude_m, start_m])
         self.on_progress(f"looked up from {altitude_m:.0f} m at waypoint {at}: "
                          f"{len(seen.landmarks) if seen else 0} landmark(s) in sight; "
                          + ("flying on up there" if seen is not None else "back at cruise"))

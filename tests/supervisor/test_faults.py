@@ -210,7 +210,7 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         start = (leg[0]["north_m"], leg[0]["east_m"])
         travelled = [math.hypot(p["north_m"] - start[0], p["east_m"] - start[1]) for p in leg]
         assert any(t > 5.0 and p["rel_alt_m"] > CRUISE_M + TOLERANCE_M for t, p in zip(travelled, leg)), leg
-        assert outcome.look_ups == 1 and outcome.look_up_at == [[1, outcome.nodes[0], LOOK_UP_M]]
+        assert outcome.look_ups == 1 and outcome.look_up_at == [[1, outcome.nodes[0], LOOK_UP_M, CRUISE_M]]
         assert outcome.climb_m >= 2 * (LOOK_UP_M - CRUISE_M - TOLERANCE_M), outcome.climb_m
         assert outcome.flown_m > outcome.climb_m  # the move's metres besides
 

@@ -65,7 +65,7 @@ def test_a_climb_and_a_come_down_in_legs_on_the_way(tmp_path):
         nodes = outcome.nodes
         assert len(nodes) == 5 and all(a != b for a, b in zip(nodes, nodes[1:])), nodes  # every leg moved on
         assert outcome.look_ups == 1  # one look-up, climbed in two legs
-        assert outcome.look_up_at == [[0, nodes[0], HALF_M], [1, nodes[1], TOP_M]], outcome.look_up_at
+        assert outcome.look_up_at == [[0, nodes[0], HALF_M, CRUISE_M], [1, nodes[1], TOP_M, HALF_M]]
 
         seen = sup.agent.observations
         assert [o.altitude_m for o in seen] == [CRUISE_M, HALF_M, TOP_M, HALF_M, CRUISE_M]
