@@ -188,11 +188,16 @@ class FlightExecutor:
         """The come-down on the way: a move to the waypoint at cruise altitude (or part of the way down, at
         ``alt_m``), one sloped leg from up there (the autopilot flies the straight line); the moves after it
         are flown at that altitude. A refused one flies nothing and leaves the vehicle flying where it was."""
-        up = self.flying_alt_m
-        self.flying_alt_m = self.cfg.cruise_alt_m if alt_m is None else alt_m
+        return await self._fly_to_at(lat, lon, self.cfg.cruise_alt_m if alt_m is None else alt_m)
+
+    async def _fly_to_at(self, lat: float, lon: float, alt_m: float) -> MoveResult:
+        """A move to the waypoint at ``alt_m`` (the moves after it flown there too); a refused one flies
+        nothing and leaves the altitude the moves are flown at as it was."""
+        before = self.flying_alt_m
+        self.flying_alt_m = alt_m
         result = await self.fly_to(lat, lon)
         if result.refused is not None:
-            self.flying_alt_m = up
+            self.flying_alt_m = before
         return result
 
     async def turn_around(self, steps: int = TURN_STEPS) -> bool:
@@ -276,12 +281,7 @@ class FlightExecutor:
         _, reason = self._look_target(PositionNed(there.north_m, there.east_m, -alt_m), "climb")
         if reason is not None:
             return MoveResult(False, self.altitude_error_m(alt_m), 0.0, 0.0, refused=reason)
-        cruise = self.flying_alt_m
-        self.flying_alt_m = alt_m
-        result = await self.fly_to(lat, lon)
-        if result.refused is not None:
-            self.flying_alt_m = cruise
-        return result
+        return await self._fly_to_at(lat, lon, alt_m)
 
     async def _vertical(self, alt_m: float, command: str) -> MoveResult:
         t0 = time.monotonic()

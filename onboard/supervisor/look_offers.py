@@ -21,6 +21,11 @@ if TYPE_CHECKING:
 LOOK_UP_CEILING_MARGIN_M = 2.0
 
 
+def _number(value: object) -> bool:
+    """An int or a float, not a bool (NaN passes here and fails every range check after it)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def look_up_ceiling(cfg: AerieConfig) -> float | None:
     """The highest look-up offered to the agent (m above home), or None: no look-up on offer.
 
@@ -48,8 +53,7 @@ def look_up_refusal(altitude_m: float | None, cruise_alt_m: float, ceiling_m: fl
     """Why a look-up to `altitude_m` may not be flown, or None: it may (cruise < altitude <= ceiling; NaN fails)."""
     if ceiling_m is None:
         return "no look-up on offer"
-    if (not isinstance(altitude_m, (int, float)) or isinstance(altitude_m, bool)
-            or not cruise_alt_m < altitude_m <= ceiling_m):
+    if not _number(altitude_m) or not cruise_alt_m < altitude_m <= ceiling_m:
         return f"altitude {altitude_m} m is not within the look-up range ({cruise_alt_m:g}, {ceiling_m:g}] m"
     return None
 
@@ -59,7 +63,7 @@ def further_climb_refusal(altitude_m: float | None, up_m: float | None) -> str |
     further climb, above `up_m`, the next leg of a climb flown in legs; NaN fails."""
     if up_m is None:
         return None
-    if not isinstance(altitude_m, (int, float)) or isinstance(altitude_m, bool) or not altitude_m > up_m:
+    if not _number(altitude_m) or not altitude_m > up_m:
         return f"already over the roofs at {up_m:g} m: only a further climb"
     return None
 
@@ -74,8 +78,7 @@ def come_down_refusal(altitude_m: float | None, cruise_alt_m: float, up_m: float
         return None
     if not on_the_way:
         return "part of the way down only on the way to a waypoint"
-    if (not isinstance(altitude_m, (int, float)) or isinstance(altitude_m, bool)
-            or not cruise_alt_m < altitude_m < up_m):
+    if not _number(altitude_m) or not cruise_alt_m < altitude_m < up_m:
         return f"altitude {altitude_m} m is not between cruise ({cruise_alt_m:g} m) and {up_m:g} m"
     return None
 
@@ -84,7 +87,6 @@ def look_low_refusal(altitude_m: float | None, cruise_alt_m: float, floor_m: flo
     """Why a look-low to `altitude_m` may not be flown, or None: it may (floor <= altitude < cruise; NaN fails)."""
     if floor_m is None:
         return "no look-low on offer"
-    if (not isinstance(altitude_m, (int, float)) or isinstance(altitude_m, bool)
-            or not floor_m <= altitude_m < cruise_alt_m):
+    if not _number(altitude_m) or not floor_m <= altitude_m < cruise_alt_m:
         return f"altitude {altitude_m} m is not within the look-low range [{floor_m:g}, {cruise_alt_m:g}) m"
     return None

@@ -16,10 +16,13 @@ Both vertical legs, (altitude_m - cruise) each, are added to `climb_m` and
 to `path_m` (so SPL pays for the climb as for any detour; a sloped leg adds
 its own length, the hypotenuse); their time (at
 `LOOK_UP_VERTICAL_SPEED_M_S`, plus `LOOK_UP_TURN_S` at the top; a sloped
-leg takes the longer of its two components) to `flight_s`. Every observation up there carries the landmarks seen from that
-altitude and no POI names. A look-up above the altitude ceiling (the safety
+leg takes the longer of its two components) to `flight_s`. Each may be
+flown in legs: while up, a further climb, and part of the way down on the
+way to a neighbour (`look_offers.further_climb_refusal`,
+`come_down_refusal`). Every observation up there carries the landmarks seen
+from that altitude and no POI names. A look-up above the altitude ceiling (the safety
 envelope's: `firmware_bridge.settings.SafetyConfig.altitude_ceiling_m`), or
-not above cruise altitude, or while already up, is refused (the vehicle's own
+not above cruise altitude, or while up not above it, is refused (the vehicle's own
 rule, `onboard.supervisor.look_offers`): not flown, no sightings from above,
 one step spent (as an invalid move), counted in `refused_look_ups`. A
 come-down at cruise is an invalid move.
@@ -68,9 +71,10 @@ class Mover(Protocol):
 
     # Optional (`KinematicMover`, `MavsdkMover`): `look_from(altitude_m) -> seconds` descends at the current
     # node, turns, comes back to cruise (a look-low); `climb_to(altitude_m) -> seconds` climbs there and turns,
-    # and `fly_to` flies on at that altitude until `come_down() -> seconds` (a look-up), or
-    # `come_down_to(node, from_m) -> seconds` flies down on the way to a neighbour. A mover without them
-    # stays put (without `come_down_to`: `fly_to`); the episode counts `look_seconds` / `vertical_seconds`.
+    # and `fly_to` flies on at that altitude until `come_down() -> seconds` (a look-up); `climb_on_to(node,
+    # altitude_m, from_m)` / `come_down_to(node, from_m, to_m)` fly them on the way to a neighbour. A mover
+    # without them stays put (without the on-the-way ones: `fly_to`); the episode counts `look_seconds` /
+    # `vertical_seconds`.
 
 
 def look_seconds(altitude_m: float, cruise_alt: float) -> float:
@@ -121,6 +125,7 @@ class KinematicMover:
         self.node = node
         end = self.world.cruise_alt if to_m is None else to_m
         return max(d / self.speed_m_s, vertical_seconds(from_m - end, turn=False))
+
 
 def vertical_leg(world: World, mover: Mover, node: int, to: int | None, vertical: float, turn: bool,
                  straight: tuple[str, tuple], sloped: tuple[str, tuple]) -> tuple[float, float, float | None]:
