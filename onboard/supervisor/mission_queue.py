@@ -11,12 +11,12 @@ queue is also the record of what the vehicle was asked to do.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from onboard.supervisor.mission import Mission, load_mission
+from contract.results import write_json
 from contract.typed_config import ConfigError
+from onboard.supervisor.mission import Mission, load_mission
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -46,5 +46,5 @@ class MissionQueue:
         dest_dir = self.done if ok else self.failed
         dest = dest_dir / path.name
         path.replace(dest)
-        (dest_dir / f"{path.name}.outcome.json").write_text(json.dumps(outcome, indent=1) + "\n")
+        write_json(dest_dir / f"{path.name}.outcome.json", outcome)  # atomic: a reader never sees half of it
         return dest
