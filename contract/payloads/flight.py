@@ -24,11 +24,12 @@ class FlightStart(Payload):
     agent: str = ""                              # the planner: geometric | llm | ...
     home: tuple[float, float] | None = None      # lat, lon of home
     step_limit: int | None = None
+    understood: str = ""                         # the instruction as the vehicle read it back before arming
 
     def body(self) -> dict[str, Any]:
         return {"flight_id": self.flight_id, "mission": self.mission, "task_instruction": self.task_instruction,
                 "agent": self.agent, "home": None if self.home is None else list(self.home),
-                "step_limit": self.step_limit}
+                "step_limit": self.step_limit, "understood": self.understood}
 
     @classmethod
     def _from(cls, r: Reader) -> "FlightStart":
@@ -37,7 +38,7 @@ class FlightStart(Payload):
             raise r.fail("home", f"{list(home)} is not a latitude, longitude", "out_of_range")
         return cls(flight_id=r.text("flight_id", ""), mission=r.text("mission", ""),
                    task_instruction=r.text("task_instruction", ""), agent=r.text("agent", ""), home=home,
-                   step_limit=r.opt_integer("step_limit", lo=0))
+                   step_limit=r.opt_integer("step_limit", lo=0), understood=r.text("understood", ""))
 
 
 @dataclass(frozen=True)

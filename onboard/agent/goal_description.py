@@ -18,6 +18,16 @@ the subject ("X is 400 m north of the café": the goal is *south* of X), label
 forms on several lines ("Target: ... Reference: X, then 250 m heading south"),
 two landmarks, and "between X and Y". Landmark names are matched ignoring case
 and diacritics, with a typo tolerated (`landmark_names`).
+
+A description is read as what it is made of rather than as a template: a
+quantity in any unit (metres, kilometres, feet, yards, miles, nautical miles;
+digits with a decimal comma or point, thousands separators, fractions, number
+words), a direction as a bearing in degrees (16 compass points in words or
+letters, "045°", "bearing 045", "N45E": `compass_words`), kept as an angle; a
+landmark, or a pointer back to one ("of it", "from there", "from that
+building"); legs ("140 m north, then 140 m east") summed into one offset; a
+correction ("400 m north of X, sorry, north-east") replacing what it corrects.
+Where a name ends is `goal_name`'s question.
 """
 
 from __future__ import annotations
@@ -29,6 +39,8 @@ from typing import Mapping
 
 import numpy as np
 
+from onboard.agent.compass_words import BEARING_TOKEN, bearing_of_word, mark_bearings, sector_of
+from onboard.agent.goal_name import goal_name_in, name_goes_on
 from onboard.agent.landmark_names import STARTERS, find_mentions
 from onboard.agent.spoken_numbers import UNIT_WORDS, digits_for_words, unit_metres
 from onboard.agent.text_fold import fold
@@ -37,14 +49,31 @@ from onboard.agent.text_fold import fold
 _WORDS = ("north", "northeast", "east", "southeast", "south", "southwest", "west", "northwest")
 _ABBREVIATIONS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 _DIRECTION = re.compile(
-    r"(?i:\b(?P<word>(?:north|south)(?:[\s-]?(?:east|west))?|east|west)\b)"
+    r"\x02(?P<deg>\d+(?:\.\d+)?)\x03"
+    r"|(?i:\b(?P<word16>(?:north|south)[\s-]?(?:north|south)[\s-]?(?:east|west)"
+    r"|(?:east|west)[\s-]?(?:north|south)[\s-]?(?:east|west))\b)"
+    r"|(?i:\b(?P<word>(?:north|south)(?:[\s-]?(?:east|west))?|east|west)\b)"
+    r"|(?<![\w.'’/-])(?P<abbr16>NNE|ENE|ESE|SSE|SSW|WSW|WNW|NNW)(?![\w'’/-])"
     r"|(?<![\w.'’/-])(?P<abbr>NE|NW|SE|SW|N|E|S|W)(?![\w'’/-])"
     # two-letter abbreviations typed in lower case, where "of"/"from" shows they are directions ("350 m sw of")
     r"|(?<![\w.'’-])(?P<abbr2>ne|nw|se|sw)(?=\s+(?:of|from)\b)")
 _DISTANCE = re.compile(
-    rf"(?P<num>\d+(?:[.,]\d+)?|(?<![\w.,])\.\d+)\s*(?P<unit>{UNIT_WORDS})(?!\w)", re.IGNORECASE)
-# A bearing in degrees ("on a bearing of 315°", "heading 90 degrees") names the nearest of the 8 directions.
-_DEGREES = re.compile(r"(?<![\w.])(?P<deg>\d{1,3}(?:\.\d+)?)\s*(?:°|º|deg(?:rees?)?\b)", re.IGNORECASE)
+    rf"(?<![^\W\d_])(?P<num>\d+(?:[.,]\d+)?|(?<![\w.,])\.\d+)\s*(?P<unit>{UNIT_WORDS})(?!\w)", re.IGNORECASE)
+# "1,650 ft", "2,500 m": a comma before exactly three digits groups thousands ("0,4 km" is a decimal comma).
+_THOUSANDS = re.compile(r"(?<![\d.,])([1-9]\d{0,2})((?:,\d{3})+)(?![\d,])")
+_UNICODE_FRACTIONS = {"½": 0.5, "¼": 0.25, "¾": 0.75, "⅓": 1 / 3, "⅔": 2 / 3, "⅛": 0.125}
+_FRACTION = re.compile(rf"(?<![\d.,/])(?:(?P<whole>\d+)[ \t]+|(?P<whole2>\d+)?)(?P<num>\d+)/(?P<den>\d+)"
+                       rf"(?=\s*(?:{UNIT_WORDS})(?!\w))", re.IGNORECASE)
+_UNICODE_FRACTION = re.compile(r"(?P<whole>\d+)?[ \t]?(?P<f>[½¼¾⅓⅔⅛])")
+# Words that join a further leg to the one before ("..., then 140 m east", "from there 200 m south").
+_LEG = re.compile(r"(?i)^\W*(?:and\s+)?(?:then|after\s+that|next|continue|followed\s+by|turn|from\s+there|"
+                  r"from\s+that\s+point|plus|and)\b")
+# Words that take back what was just said ("sorry", "correction", "I mean", "make that").
+_CORRECTION = re.compile(r"(?i)\b(?:sorry|correction|i\s+mean|i\s+meant|make\s+(?:that|it)|scratch\s+that|"
+                         r"no\s+wait|rather|amend(?:ed|ment)?|update[d]?|correct(?:ed)?\s+to|actually)\b")
+# A pointer back to a landmark named before: "of it", "from there", "from that building", "from this one".
+_BACK = re.compile(r"(?i)\b(?:of|from|off|past|beyond)\s+(?:it|there|that|this|the\s+(?:building|landmark|place|"
+                   r"spot|reference|church|station|museum|tower|hotel))\b")
 # One swap of neighbouring letters in a direction word ("wset", "souht-west"), the commonest slip of typing;
 # variants that are words themselves ("eats", "wets") are left alone.
 _DIRECTION_SWAPS = {
@@ -55,7 +84,8 @@ _SWAPPED_DIRECTION = re.compile(r"(?i)(?<![a-z])(" + "|".join(sorted(_DIRECTION_
 _HALF_KM = re.compile(r"half\s+a\s+(?:kilomet|km)", re.IGNORECASE)
 # Clause boundaries: sentence ends, semicolons, colons, commas, and the conjunctions
 # that join two landmark relations ("... of X and 200 m N of Y", "..., but ...").
-_CLAUSE_BREAK = re.compile(r"[.;:]\s+|[;:]|,(?!\d)\s*|\s+and\s+|\s+but\s+|\s+while\s+", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[.;:!?]\s+|[;:?]|,(?!\d)\s*|\s+[—–-]+\s+|[—–]|\s+and\s+|\s+but\s+|\s+while\s+|"
+                           r"\s+then\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"between\s+(\x00+)\s+and\s+(\x00+)", re.IGNORECASE)
 _MASK = "\x00"
 # What may follow a direction for the sentence to place the landmark relative to something else
@@ -65,12 +95,6 @@ _OF_SOMETHING = re.compile(r"\s*(?:to\s+the\s+\w+\s+)?(?:of|from)\s+(?!(?:here|t
                            re.IGNORECASE)
 _DOTTED_COMPASS = re.compile(r"(?<![\w.])([NS])\.\s?([EW])\.?(?!\w)|(?<![\w.])([NSEW])\.(?=\s+(?:of|from|by)\b)")
 _ABBREVIATION_DOT = re.compile(r"(?<!\w)(approx|appr|ca|c|abt|approximately|est)\.(?=\s)", re.IGNORECASE)
-# A name goes on when the next word is capitalised ("Alepa" + " Rautatientori"), or is a
-# word that is not ordinary English ("Eteläesplanadi" + " kaupunkipyöräasema").
-_NAME_GOES_ON = re.compile(r"[ \t]+(?:&[ \t]*)?(?:[A-ZÄÖÅÜ]|(?!(?:is|lies|are|and|but|to|of|from|in|at|for|there|it|"
-                           r"which|that|the|a|an|near|by|sits|stands|can|you|will|with|on|about|around|roughly|"
-                           r"approximately|some|just|go|head|walk|fly|look|find|lies|is|then|heading|reference|target|goal|"
-                           r"landmark|offset|ref|start|starting|you'll|you|lies|sits|located)\b)[a-zäöåü]+\b)")
 _LAST_WORD = re.compile(r"([\w&'’-]+)[ \t]+$")
 _STARTERS = STARTERS
 
@@ -79,18 +103,32 @@ _STARTERS = STARTERS
 class Relation:
     """The goal relative to landmarks.
 
-    kind "offset": `distance` m in `direction` from the landmark; "ray": somewhere
-    in `direction` from it (distance unknown); "between": midpoint of two landmarks.
+    kind "offset": `distance` m on `bearing_deg` from the landmark; "ray": somewhere on that
+    bearing (distance unknown); "between": midpoint of two landmarks. `direction` is the nearest
+    of the eight compass points, for what speaks in sectors; the geometry uses the bearing. Either
+    may be given: the other follows.
     """
 
     kind: str
     landmarks: tuple[str, ...]
     direction: int | None = None  # 0..7, 0 = north, clockwise
     distance: float | None = None  # metres
+    bearing_deg: float | None = None  # 0 = north, clockwise; landmark -> goal
+
+    def __post_init__(self) -> None:
+        if self.bearing_deg is None and self.direction is not None:
+            object.__setattr__(self, "bearing_deg", 45.0 * self.direction)
+        elif self.bearing_deg is not None:
+            b = float(self.bearing_deg)
+            if not math.isfinite(b):
+                raise ValueError(f"relation bearing must be finite, got {self.bearing_deg!r}")
+            object.__setattr__(self, "bearing_deg", b % 360.0)
+            if self.direction is None:
+                object.__setattr__(self, "direction", sector_of(b))
 
     def unit(self) -> np.ndarray:
-        """East-north unit vector of the direction."""
-        r = math.radians(45.0 * (self.direction or 0))
+        """East-north unit vector of the bearing."""
+        r = math.radians(self.bearing_deg or 0.0)
         return np.array([math.sin(r), math.cos(r)])
 
     def offset(self) -> np.ndarray:
@@ -99,10 +137,17 @@ class Relation:
 
 @dataclass(frozen=True)
 class GoalDescription:
-    """A parsed description: the text (for reading the goal's name) and its relations."""
+    """A parsed description: the text (for reading the goal's name) and its relations.
+
+    `named`: every landmark the text names, related or not (what could not be placed is
+    `named` less `landmarks`); `directions_read`: how many written directions the relations
+    took (legs and corrections included), so a reader can tell one left unread.
+    """
 
     text: str
     relations: tuple[Relation, ...]
+    named: tuple[str, ...] = ()
+    directions_read: int = 0
 
     @property
     def landmarks(self) -> tuple[str, ...]:
@@ -112,49 +157,73 @@ class GoalDescription:
             out += [n for n in r.landmarks if n not in out]
         return tuple(out)
 
-    def names_goal(self, name: str) -> bool:
-        """Whether a readable POI `name` is the goal: the text names it in full, outside any landmark.
+    @property
+    def unplaced(self) -> tuple[str, ...]:
+        """Landmarks the text names that no relation uses."""
+        return tuple(n for n in self.named if n not in self.landmarks)
 
-        A name that is only part of a longer name in the text ("Alepa" of "Alepa
-        Rautatientori", "Kluuvi" of the landmark "Kauppakeskus Kluuvi") is not
-        the goal: chains and street names would otherwise end the mission early.
-        """
-        if not name or name in self.landmarks:
-            return False
+    def _masked_lines(self) -> str:
         # Lines stay apart: a label form's next line ("Goal: Chalupa" / "Landmark: ...") does not go on
         # with the name.
         text = "\n".join(" ".join(line.split()) for line in self.text.splitlines())
-        key = fold(name)
-        if key not in fold(text):
-            return False
         chars = list(text)
-        for m in find_mentions(text, list(self.landmarks)):  # mask the landmark mentions
+        for m in find_mentions(text, list(dict.fromkeys(self.named + self.landmarks))):
             chars[m.start:m.end] = _MASK * (m.end - m.start)
-        text = "".join(chars)
+        return "".join(chars)
+
+    @property
+    def goal_name(self) -> str | None:
+        """The name the description asks for, as written; None when it names none (`goal_name`)."""
+        return goal_name_in(self._masked_lines())
+
+    def names_goal(self, name: str, also_read: tuple[str, ...] | list[str] = ()) -> bool:
+        """Whether a readable POI `name` is the goal: the text names it in full, outside any landmark.
+
+        A name that is only part of a longer name in the text ("Alepa" of "Alepa Rautatientori",
+        "Kluuvi" of the landmark "Kauppakeskus Kluuvi") is not the goal: chains and street names
+        would otherwise end the mission early. Longer is decided by what the words are
+        (`goal_name.name_goes_on`) and by the other names read with this one (`also_read`): where a
+        longer one matches the same place in the text, the longest wins.
+        """
+        if not name or name in self.landmarks or name in self.named:
+            return False
+        key = fold(name)
+        if key not in fold(self.text):
+            return False
+        text = self._masked_lines()
+        folded = fold(text)
+        longer = [fold(n) for n in also_read if n and len(fold(n)) > len(key) and key in fold(n)]
+        spans = [(m.start(), m.end()) for lk in longer for m in re.finditer(rf"(?<!\w){re.escape(lk)}(?!\w)", folded)]
         # Names are matched as typed: case and diacritics aside ("cafe engel" names Café Engel).
-        for m in re.finditer(rf"(?<!\w){re.escape(key)}(?!\w)", fold(text)):
-            after = text[m.end():]
-            before = text[:m.start()]
-            if _NAME_GOES_ON.match(after):
+        for m in re.finditer(rf"(?<!\w){re.escape(key)}(?!\w)", folded):
+            if any(s <= m.start() and m.end() <= e for s, e in spans):
                 continue
-            prev = _LAST_WORD.search(before)
+            line_end = text.find("\n", m.end())
+            if name_goes_on(text[m.end():line_end if line_end >= 0 else len(text)]):
+                continue
+            prev = _LAST_WORD.search(text[:m.start()])
             if prev and prev.group(1)[0].isupper() and prev.group(1) not in _STARTERS \
-                    and any(ch.islower() for ch in prev.group(1)):  # "TARGET": a label in capitals
-                continue
+                    and any(ch.islower() for ch in prev.group(1)) and not _DIRECTION.fullmatch(prev.group(1)):
+                continue  # "TARGET": a label in capitals
             return True
         return False
 
 
 def direction_index(token: str) -> int:
-    """0..7 for any spelling of a compass direction ("north-east", "northeast", "NE", "sw")."""
-    token = token.strip()
-    if token.upper() in _ABBREVIATIONS and len(token) <= 2:
-        return _ABBREVIATIONS.index(token.upper())
-    return _WORDS.index(re.sub(r"[\s-]+", "", token.lower()))
+    """0..7 for any spelling of a compass direction ("north-east", "northeast", "NE", "sw", "NNE")."""
+    return sector_of(bearing_of_word(token))
 
 
 def direction_token(m: re.Match) -> str:
-    return m.group("word") or m.group("abbr") or m.group("abbr2")
+    return m.group("word16") or m.group("word") or m.group("abbr16") or m.group("abbr") or m.group("abbr2") \
+        or m.group()
+
+
+def direction_bearing(m: re.Match) -> float:
+    """Degrees of a direction the pattern found: a bearing token's own, a compass word's point."""
+    if m.group("deg") is not None:
+        return float(m.group("deg")) % 360.0
+    return bearing_of_word(direction_token(m))
 
 
 def distances_in(text: str) -> list[float]:
@@ -171,18 +240,35 @@ def read_distance(text: str) -> float | None:
 
 
 def _prepare(text: str) -> str:
-    """The text with what only changes its form undone: lines as clauses, dotted abbreviations, number words."""
+    """The text with what only changes its form undone: lines as clauses, dotted abbreviations, bearings
+    in numbers as one token, thousands separators, fractions, number words."""
     text = re.sub(r"\s*[\r\n]+\s*", "; ", text.strip())
     text = _DOTTED_COMPASS.sub(lambda m: (m.group(1) or "") + (m.group(2) or "") + (m.group(3) or ""), text)
     text = _ABBREVIATION_DOT.sub(lambda m: m.group(1), text)
     text = _SWAPPED_DIRECTION.sub(lambda m: _same_case(_DIRECTION_SWAPS[m.group(1).lower()], m.group(1)), text)
-    text = _DEGREES.sub(lambda m: _ABBREVIATIONS[int((float(m.group("deg")) % 360.0 + 22.5) // 45.0) % 8]
-                        if float(m.group("deg")) <= 360.0 else m.group(), text)
+    text = mark_bearings(text)
+    text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
+    text = _UNICODE_FRACTION.sub(lambda m: f" {float(m.group('whole') or 0) + _UNICODE_FRACTIONS[m.group('f')]:g}",
+                                 text)
+    text = _FRACTION.sub(lambda m: _fraction(m), text)
     return " ".join(digits_for_words(text).split())
+
+
+def _fraction(m: re.Match) -> str:
+    den = float(m.group("den"))
+    if den == 0:
+        return m.group()
+    whole = float(m.group("whole") or m.group("whole2") or 0)
+    return f"{whole + float(m.group('num')) / den:g} "
 
 
 def _same_case(word: str, typed: str) -> str:
     return word.upper() if typed.isupper() else word.capitalize() if typed[0].isupper() else word
+
+
+def _vector(bearing_deg: float, metres: float) -> np.ndarray:
+    r = math.radians(bearing_deg)
+    return np.array([math.sin(r), math.cos(r)]) * metres
 
 
 def parse_goal_description(text: str, gazetteer: list[str], aliases: Mapping[str, str] | None = None) -> GoalDescription:
@@ -213,32 +299,88 @@ def parse_goal_description(text: str, gazetteer: list[str], aliases: Mapping[str
         return masked[clauses[i][0]:clauses[i][1]].replace(_MASK, " ")
 
     with_landmark = {clause_at(s) for s, _, _ in mentions}
+    used: set[int] = set()  # clauses whose direction a relation took
+    directions_read = 0
+    related: set[str] = set()
+
+    def relate(name: str, j: int, k: int, end: int | None) -> None:
+        nonlocal directions_read
+        d = _DIRECTION.search(body(j))
+        distance = read_distance(body(j)) or read_distance(body(k))
+        # A distance in a clause of its own after the relation ("... south of X, 200 m", a form's
+        # "Distance: 250 m" line), up to the next landmark or direction.
+        t = max(j, k) + 1
+        while distance is None and t < len(clauses) and t <= max(j, k) + 3 and t not in with_landmark \
+                and not _DIRECTION.search(body(t)):
+            distance = read_distance(body(t))
+            t += 1
+        bearing = direction_bearing(d)
+        # The landmark as the subject, the goal after "of": "X is 400 m south of the café".
+        lo = clauses[j][0]
+        if end is not None and j == k and end <= lo + d.start() and _OF_SOMETHING.match(masked, lo + d.end()):
+            bearing = (bearing + 180.0) % 360.0
+        used.update({j, k})
+        directions_read += 1
+        # Further legs, and corrections of what was just said, up to the next landmark.
+        vector = _vector(bearing, distance) if distance else None
+        t, correcting, legs, joined = max(j, k, t - 1) + 1, False, 1, False
+        while t < len(clauses) and t not in with_landmark and t not in used:
+            b = body(t)
+            nd, nm = _DIRECTION.search(b), read_distance(b)
+            if _CORRECTION.search(b) or correcting:
+                if nd is None and nm is None:
+                    correcting = True  # "— sorry," then what it should have been
+                    t += 1
+                    continue
+                if nd is not None:
+                    bearing, directions_read = direction_bearing(nd), directions_read + 1
+                distance = nm if nm is not None else distance
+                vector = _vector(bearing, distance) if distance else None
+                used.add(t)
+                correcting = False
+                t += 1
+                continue
+            if nd is None and nm is None and _LEG.search(b) and vector is not None:
+                joined = True  # "..., turn right and walk 140 m east": the leg's own words come next
+                t += 1
+                continue
+            if nd is None or nm is None or vector is None or not (_LEG.search(b) or joined or t == max(j, k) + 1):
+                break
+            joined = False
+            vector = vector + _vector(direction_bearing(nd), nm)
+            legs += 1
+            directions_read += 1
+            used.add(t)
+            t += 1
+        if vector is not None and legs > 1:
+            distance = float(np.hypot(*vector))
+            bearing = math.degrees(math.atan2(vector[0], vector[1])) % 360.0
+        relations.append(Relation("offset" if distance else "ray", (name,), distance=distance, bearing_deg=bearing))
+        related.add(name)
+
     for s, e, name in mentions:
-        if s in consumed:
+        if s in consumed or name in related:
             continue
         k = clause_at(s)
         # The landmark's own clause first; else the next two, not past another landmark (a label
         # form puts "Offset:" between), then the previous clause ("From X, head NE for 300 m ...").
         order = [k] + ([k + 1, k + 2] if k + 1 not in with_landmark else []) + [k - 1]
         for j in order:
-            if not 0 <= j < len(clauses) or (j != k and j in with_landmark):
+            if not 0 <= j < len(clauses) or (j != k and j in with_landmark) or (j != k and j in used):
                 continue
-            d = _DIRECTION.search(body(j))
-            if d is None:
+            if _DIRECTION.search(body(j)) is None:
                 continue
-            distance = read_distance(body(j)) or read_distance(body(k))
-            # A distance in a clause of its own after the relation ("... south of X, 200 m", a form's
-            # "Distance: 250 m" line), up to the next landmark or direction.
-            t = max(j, k) + 1
-            while distance is None and t < len(clauses) and t <= max(j, k) + 3 and t not in with_landmark \
-                    and not _DIRECTION.search(body(t)):
-                distance = read_distance(body(t))
-                t += 1
-            direction = direction_index(direction_token(d))
-            # The landmark as the subject, the goal after "of": "X is 400 m south of the café".
-            lo = clauses[j][0]
-            if j == k and e <= lo + d.start() and _OF_SOMETHING.match(masked, lo + d.end()):
-                direction = (direction + 4) % 8
-            relations.append(Relation("offset" if distance else "ray", (name,), direction, distance))
+            relate(name, j, k, e)
             break
-    return GoalDescription(original, tuple(relations))
+    # A pointer back to a landmark named further before ("Kiasma is the reference. ... The place I want
+    # is Fuku, some 550 m west of it."): the closest landmark before it that is not related yet.
+    for j in range(len(clauses)):
+        if j in used or j in with_landmark or not _DIRECTION.search(body(j)) or not _BACK.search(body(j)):
+            continue
+        before = [(s, name) for s, _, name in mentions if s < clauses[j][0] and name not in related
+                  and s not in consumed]
+        if before:
+            relate(before[-1][1], j, j, None)
+    named = tuple(dict.fromkeys(name for _, _, name in mentions))
+    return GoalDescription(original, tuple(relations), named, directions_read)
+

@@ -24,8 +24,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from onboard.agent.goal_description import (_DIRECTION, GoalDescription, Relation, _prepare, direction_index,
-                                            direction_token, distances_in, parse_goal_description)
+from onboard.agent.compass_words import POINTS_16
+from onboard.agent.goal_description import (_DIRECTION, GoalDescription, Relation, _prepare, direction_bearing,
+                                            distances_in, parse_goal_description)
 from onboard.agent.landmark_names import find_mentions
 
 WORDS = ("north", "north-east", "east", "south-east", "south", "south-west", "west", "north-west")
@@ -54,13 +55,25 @@ class Reading:
     model_s: float = 0.0  # wall time of the model call
 
 
+def direction_name(bearing_deg: float) -> str:
+    """How a written direction is offered to the model: a compass point's word, else its degrees."""
+    b = bearing_deg % 360.0
+    i = round(b / 22.5) % 16
+    return POINTS_16[i] if abs(b - 22.5 * round(b / 22.5)) < 1e-6 else f"{b:g} degrees"
+
+
 @dataclass(frozen=True)
 class TextFacts:
     """What the text offers a model to choose from."""
 
     landmarks: tuple[str, ...]
-    directions: tuple[int, ...]  # compass indices written, in order
+    directions: tuple[float, ...]  # bearings written (degrees), in order
     distances: tuple[float, ...]  # metres written, in order
+
+    @property
+    def direction_names(self) -> dict[str, float]:
+        """The model's choices of direction, each with the bearing the code converts it to."""
+        return {direction_name(b): b for b in self.directions}
 
     @staticmethod
     def of(text: str, gazetteer: list[str], aliases: Mapping[str, str] | None = None) -> "TextFacts":
@@ -72,20 +85,21 @@ class TextFacts:
             if m.name not in names:
                 names.append(m.name)
         masked = "".join(chars)
-        dirs = [direction_index(direction_token(d)) for d in _DIRECTION.finditer(masked)]
+        dirs = [direction_bearing(d) for d in _DIRECTION.finditer(masked)]
         return TextFacts(tuple(names), tuple(dirs), tuple(distances_in(masked)))
 
 
 def unsettled(goal: GoalDescription, facts: TextFacts) -> str:
-    """Why the parser's reading cannot be taken as it is; "" when it can."""
+    """Why the parser's reading cannot be taken as it is; "" when it can. A reading without a relation is
+    never taken as it is: it is the model's turn where the text names a landmark, and a refusal where not."""
     if not facts.landmarks:
-        return ""  # nothing to read against: no model can place the goal either
+        return "" if goal.relations else "no landmark named"
     if not goal.relations:
         return "no relation read"
     unused = [n for n in facts.landmarks if n not in goal.landmarks]
     if unused:
         return f"landmark {unused[0]!r} named but not related"
-    directed = sum(r.direction is not None for r in goal.relations)
+    directed = max(goal.directions_read, sum(r.direction is not None for r in goal.relations))
     if len(facts.directions) > directed:
         return f"{len(facts.directions)} directions written, {directed} read"
     return ""
@@ -96,7 +110,7 @@ def reading_schema(facts: TextFacts) -> dict[str, Any]:
     metres = sorted({int(round(d)) for d in facts.distances} | {0})
     item = {"type": "object", "properties": {
         "landmark": {"type": "string", "enum": list(facts.landmarks)},
-        "direction": {"type": "string", "enum": sorted({WORDS[i] for i in facts.directions}) or list(WORDS)},
+        "direction": {"type": "string", "enum": sorted(facts.direction_names) or list(WORDS)},
         "metres": {"type": "integer", "enum": metres},
         "landmark_is_subject": {"type": "boolean"}},
         "required": ["landmark", "direction", "metres", "landmark_is_subject"], "additionalProperties": False}
@@ -105,8 +119,20 @@ def reading_schema(facts: TextFacts) -> dict[str, Any]:
             "required": ["relations"], "additionalProperties": False}
 
 
+def model_view(text: str) -> str:
+    """The text as the model reads it: every quantity already in metres and every bearing in degrees, so
+    the words it must match to the schema's choices are the choices themselves (arithmetic stays in code)."""
+    from onboard.agent.compass_words import BEARING_TOKEN
+    from onboard.agent.goal_description import _DISTANCE, unit_metres
+
+    prepared = BEARING_TOKEN.sub(lambda m: f" {direction_name(float(m.group('deg')))} ", _prepare(text))
+    prepared = _DISTANCE.sub(lambda m: f"{int(round(float(m.group('num').replace(',', '.')) * unit_metres(m.group('unit'))))} m",
+                             prepared)
+    return " ".join(prepared.split())
+
+
 def reading_messages(text: str) -> list[dict[str, Any]]:
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": " ".join(text.split())}]
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": model_view(text)}]
 
 
 def validate_model_reading(raw: str, facts: TextFacts, text: str) -> tuple[Relation, ...]:
@@ -126,7 +152,7 @@ def validate_model_reading(raw: str, facts: TextFacts, text: str) -> tuple[Relat
                                        it.get("landmark_is_subject"))
         if name not in facts.landmarks:
             raise ValueError(f"relations[{i}].landmark {name!r} is not named in the text")
-        if word not in WORDS or WORDS.index(word) not in facts.directions:
+        if not isinstance(word, str) or word not in facts.direction_names:
             raise ValueError(f"relations[{i}].direction {word!r} is not written in the text")
         if isinstance(metres, bool) or not isinstance(metres, int) or (
                 metres and not any(abs(metres - d) <= 0.01 * d + 0.5 for d in facts.distances)):
@@ -135,8 +161,9 @@ def validate_model_reading(raw: str, facts: TextFacts, text: str) -> tuple[Relat
             raise ValueError(f"relations[{i}].landmark_is_subject must be true or false")
         if any(r.landmarks == (name,) for r in out):
             raise ValueError(f"relations[{i}] repeats landmark {name!r}")
-        d = (WORDS.index(word) + (4 if subject else 0)) % 8
-        out.append(Relation("offset" if metres else "ray", (name,), d, float(metres) if metres else None))
+        bearing = (facts.direction_names[word] + (180.0 if subject else 0.0)) % 360.0
+        out.append(Relation("offset" if metres else "ray", (name,), distance=float(metres) if metres else None,
+                            bearing_deg=bearing))
     return tuple(out)
 
 
@@ -146,6 +173,8 @@ def model_reading(text: str, gazetteer: list[str], generate: Generate, facts: Te
     facts = facts or TextFacts.of(text, gazetteer, aliases)
     if not facts.landmarks:
         return None, "the text names no landmark", 0.0
+    if not facts.directions:
+        return None, "the text writes no direction", 0.0
     t0 = time.perf_counter()
     try:
         raw = generate(reading_messages(text), reading_schema(facts))
@@ -174,4 +203,4 @@ def read_instruction(text: str, gazetteer: list[str], generate: Generate | None 
     relations, error, seconds = model_reading(text, gazetteer, generate, facts)
     if relations is None:
         return Reading(parsed, "parser", why, (error,), seconds)
-    return Reading(GoalDescription(parsed.text, relations), "model", why, (), seconds)
+    return Reading(GoalDescription(parsed.text, relations, parsed.named, len(relations)), "model", why, (), seconds)

@@ -20,8 +20,13 @@ _FRACTIONS = {"half": 0.5, "quarter": 0.25, "quarters": 0.25, "third": 1 / 3, "t
 _GLUE = {"a", "an", "and", "of", "point"}
 _WORDS = sorted([*_ONES, *_TENS, *_SCALES, *_FRACTIONS, *_GLUE], key=len, reverse=True)
 _TOKEN = "(?:" + "|".join(_WORDS) + ")"
-# Metres and kilometres as typed: "mtr", "mts", and "klick" (a kilometre in soldiers' and pilots' slang).
-UNIT_WORDS = r"kilomet(?:re|er)s?|km|klicks?|clicks?|met(?:re|er)s?|mtrs?|mts|m"
+# Every unit people give a distance in: metres and kilometres as typed ("mtr", "mts", "klick", a kilometre in
+# soldiers' and pilots' slang), and the imperial units of pilots, couriers and visitors (feet, yards, statute
+# and nautical miles). Longer spellings first, so "mi" is not read as "m" and "nautical miles" not as "miles".
+UNIT_WORDS = (r"nautical[\s-]+miles?|nmi|NM|kilomet(?:re|er)s?|km|klicks?|clicks?|met(?:re|er)s?|mtrs?|mts|"
+              r"feet|foot|ft|yards?|yds?|miles?|mi|m")
+_UNIT_METRES = (("nautical", 1852.0), ("nmi", 1852.0), ("nm", 1852.0), ("k", 1000.0), ("c", 1000.0),
+                ("f", 0.3048), ("y", 0.9144), ("mi", 1609.344), ("m", 1.0))
 _UNIT = rf"(?P<unit>{UNIT_WORDS})"
 _SPOKEN = re.compile(rf"(?<![\w.])(?P<phrase>{_TOKEN}(?:[\s-]+{_TOKEN})*)\s+{_UNIT}(?!\w)"
                      r"(?P<tail>\s+and\s+an?\s+(?P<tailfrac>half|quarter))?", re.IGNORECASE)
@@ -78,7 +83,8 @@ def words_value(tokens: list[str]) -> float | None:
 
 def unit_metres(unit: str) -> float:
     """Metres in one `unit` as matched by `UNIT_WORDS`."""
-    return 1000.0 if unit.lower()[0] in "kc" else 1.0
+    u = unit.lower()
+    return next(m for prefix, m in _UNIT_METRES if u.startswith(prefix))
 
 
 def digits_for_words(text: str) -> str:

@@ -18,9 +18,15 @@ armed and in the air at start is sent home or landed first (`supervisor.on_start
 flies each mission file dropped into `supervisor.missions_dir` (see
 `onboard/supervisor/mission_queue.py`) until SIGTERM.
 
+Before arming, the vehicle says in one line what it understood of the instruction
+(the goal's name, each relation as "450 m N (000°) of X", what it could not
+place) and refuses a mission whose goal name or every relation could not be read
+(a mission file's `search_only: true` flies a search without relations on purpose).
+
 Exit status: 0 the agent declared arrival and the vehicle is down; 3 the mission
 ended without arrival (step budget, aborted) but the vehicle is down; 1 an error
-(config, link, a vehicle that could not land); 2 bad arguments.
+(config, link, a vehicle that could not land); 2 bad arguments, or an instruction
+refused before arming (nothing flown).
 """
 
 from __future__ import annotations
@@ -139,7 +145,8 @@ async def _standby(cfg, args) -> int:
                 queue.finish(path, {"error": f"{type(exc).__name__}: {exc}"}, ok=False)
                 progress(f"mission {mission.name} failed: {type(exc).__name__}: {exc}")
                 continue
-            queue.finish(path, outcome.to_json(), ok=not outcome.landed.startswith("could not"))
+            queue.finish(path, outcome.to_json(),
+                         ok=not outcome.refused_before_arming and not outcome.landed.startswith("could not"))
             progress(f"mission {mission.name}: {outcome.reason}; vehicle {outcome.landed}")
             notify("STATUS=standing by")
     except Exception as exc:
@@ -179,6 +186,9 @@ async def _fly(cfg, mission, args) -> int:
           f"vehicle {outcome.landed}; "
           f"step p50 {outcome.step_ms_p50:.1f} ms; peak RSS {outcome.peak_rss_mb:.0f} MB; results {outcome.results_dir}",
           flush=True)
+    if outcome.refused_before_arming:
+        print(f"aerie fly: {outcome.reason}", file=sys.stderr)
+        return 2
     if outcome.landed.startswith("could not"):
         return 1
     return 0 if outcome.reason == "arrived" else 3

@@ -34,6 +34,10 @@ def check_name(name: str) -> str:
     return name
 
 
+class MissionRefused(RuntimeError):
+    """The mission is not flown: its instruction was not understood (said before arming, nothing flown)."""
+
+
 @dataclass(frozen=True)
 class Mission:
     # What to find, in words: the agent's only knowledge of the goal.
@@ -47,6 +51,9 @@ class Mission:
     # The goal's name as the operator spells it, for camera perception to match signs against
     # ("": guessed from the instruction's words, onboard/perception/camera_sightings.py goal_names).
     goal_name: str = ""
+    # Fly a search for the named goal on purpose, without any relation to a landmark; without it an
+    # instruction whose relations cannot be read is refused before arming (onboard/agent/understood.py).
+    search_only: bool = False
 
     def __post_init__(self) -> None:
         check_name(self.name)

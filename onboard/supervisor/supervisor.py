@@ -57,7 +57,8 @@ from onboard.supervisor.flight_executor import FlightExecutor, MissionAborted
 from onboard.supervisor.look_around import Where
 from onboard.supervisor.look_offers import (come_down_refusal, further_climb_refusal, look_low_floor, look_low_refusal,
                                             look_up_ceiling, look_up_refusal)
-from onboard.supervisor.mission import Mission, check_name
+from onboard.agent.understood import understand
+from onboard.supervisor.mission import Mission, MissionRefused, check_name
 from onboard.supervisor.restarting_worker import RestartingWorker
 from onboard.supervisor.world_link import MoveOption, WorldLink, WorldObservation
 
@@ -98,6 +99,8 @@ class FlightOutcome:
     bad_frames: int = 0          # camera frames that did not decode or had the wrong size
     setpoint_period_ms: dict = field(default_factory=dict)  # the streamer's tick periods this flight: p50/p99/max
     fleet: dict = field(default_factory=dict)  # fleet channel counters at the end of the flight (fleet.enabled)
+    understood: str = ""         # the instruction as the vehicle understood it, said back before arming
+    refused_before_arming: bool = False  # the instruction was not understood: nothing was flown
 
     @property
     def step_ms_p50(self) -> float:
@@ -598,6 +601,9 @@ class Supervisor:
                     outcome.reason = "terminated"
             if not flying.cancelled():
                 flying.result()  # the mission's own end, or its exception
+        except MissionRefused as exc:
+            outcome.reason = f"refused: {exc}"
+            outcome.refused_before_arming = True
         except MissionAborted as exc:
             outcome.reason = f"aborted: {exc}"
             self.event("mission_aborted", {"reason": str(exc)})
@@ -668,11 +674,22 @@ class Supervisor:
             r = self.agent.reading
             log.info("instruction: parser unsettled (%s); read by the %s%s", r.unsettled, r.reader,
                      f" (model refused: {'; '.join(r.model_errors)})" if r.model_errors else "")
+        # Said back before arming, as a pilot reads back a clearance; refused when nothing placeable was read.
+        understood = understand(self.agent.reading, search_only=self.mission.search_only)
+        outcome.understood = understood.line()
+        self.on_progress(outcome.understood)
+        self.event("instruction_understood", {"line": outcome.understood, "goal": understood.goal_name,
+                                              "relations": list(understood.relations),
+                                              "missing": list(understood.missing)})
+        if understood.missing:
+            self.event("mission_refused", {"reason": understood.refusal()})
+            raise MissionRefused(understood.refusal())
         s = self.bridge.state
         if self.publisher is not None:
             home = (s.home_lat, s.home_lon) if math.isfinite(s.home_lat) and math.isfinite(s.home_lon) else None
             self.publisher.flight_start(FlightStart(self.flight_id, self.mission.name, self.mission.instruction,
-                                                    self.cfg.agent.planner, home, step_limit))
+                                                    self.cfg.agent.planner, home, step_limit,
+                                                    understood=outcome.understood))
         self.on_progress(f"taking off to {self.sup.cruise_alt_m:.0f} m")
         await executor.take_off()
         obs = await self._observe(obs.node, heading)

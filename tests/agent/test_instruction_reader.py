@@ -13,8 +13,8 @@ from onboard.agent.instruction_reader import TextFacts, read_instruction, readin
 from onboard.agent.goal_description import parse_goal_description
 
 GAZ = ["Postitalo", "Kiasma", "Stockmann"]
-# The parser reads Kiasma's relation and leaves Stockmann unexplained: the shape it cannot settle.
-ODD = "Kiasma 300 m east and then look 200 m north, Stockmann stands west of the bar Loose"
+# The parser reads Kiasma's relation and Stockmann's, and leaves a direction unexplained: a shape it cannot settle.
+ODD = "Kiasma 300 m east, Stockmann stands west of the bar Loose, look 200 m north or so"
 
 
 def answer(*relations):
