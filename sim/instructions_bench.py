@@ -124,9 +124,10 @@ def run(items: list[dict], gazetteer: list[str], generate=None, show_wrong: bool
         ok = reading_right(combined, labels)
         right["combined"][fam] += ok
         if show_wrong and not ok:
-            print(f"WRONG [{fam}] {it['text']!r}\n  read "
-                  f"{[(r.kind, r.landmarks, r.direction, r.distance, getattr(r, 'bearing_deg', None)) for r in combined]}"
-                  f"\n  want {[(lab['kind'], tuple(lab['landmarks']), lab['direction'], lab['distance'], lab.get('bearing')) for lab in labels]}"
+            read = [(r.kind, r.landmarks, r.direction, r.distance, getattr(r, "bearing_deg", None)) for r in combined]
+            want = [(lab["kind"], tuple(lab["landmarks"]), lab["direction"], lab["distance"], lab.get("bearing"))
+                    for lab in labels]
+            print(f"WRONG [{fam}] {it['text']!r}\n  read {read}\n  want {want}"
                   f"{'  (unsettled: ' + why + ')' if why else ''}")
     n = sum(total.values())
     out = {

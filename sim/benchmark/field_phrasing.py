@@ -209,13 +209,14 @@ def atc_bearing(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Gen
     dist, m = nm if nm else _metric(r.distance_m, rng)
     lm, g, gs = r.landmarks[0], _goal(goal_name, goal_kind, rng), _goal(goal_name, goal_kind, rng, start=True)
     b3, bw = bearing_three(b, rng), _bearing_words(b, rng)
+    compact = dist.replace(" ", "").replace("nauticalmiles", "NM") if nm else f"{m}m"  # "045/0.3NM", "045/400m"
     text = _end(_pick(rng, [
         f"{gs}: bearing {b3} from {lm}, range {dist}",
         f"From {lm}, fly heading {b3} for {dist}; {g} is there",
         f"{gs} is on the {b3} radial from {lm}, {dist} out",
         f"Proceed to {g}, {dist} from {lm} on a bearing of {bw}",
         f"{gs} bears {b3} from {lm} at {dist}",
-        f"Target {g}. Position {lm} {b3}/{dist.replace(' ', '')}",
+        f"Target {g}. Position {lm} {b3}/{compact}",
         f"Route {lm} direct, then heading {b3}, {dist} to {g}",
     ]))
     return text, (_with_bearing(r, b, m),)
