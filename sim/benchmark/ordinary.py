@@ -32,6 +32,7 @@ from onboard.map.compass import bearing_deg
 from sim.benchmark.compass import index_of_bearing
 from sim.benchmark.describe import MAX_ESTIMATE_ERROR
 from sim.benchmark.generate import usable_goals
+from sim.benchmark.field_phrasing import FIELD_FAMILY_NAMES, FIELD_SHAPE
 from sim.benchmark.phrasing import FAMILY_NAMES, FAMILY_SHAPE, Phrased, TruthRelation, phrase
 from sim.benchmark.tasks import STEP_LIMIT_FACTOR, Task
 from sim.benchmark.understand import Relation, estimate_goal
@@ -41,16 +42,21 @@ MIN_REFERENCE_M, MAX_REFERENCE_M = 120.0, 600.0  # landmark centroid to goal
 MIN_START_M = 500.0  # straight line from the start node to the goal
 HOP_BAND = (10, 60)  # fewest moves from the start to the goal node
 MAX_LABEL_ERROR_M = MAX_ESTIMATE_ERROR  # 160 m: where the label's truth may land from the goal
+# Every family a task may be phrased in: the original 12 (the `test` split's) and the dev-side field families.
+ALL_SHAPE: dict[str, str] = FAMILY_SHAPE | FIELD_SHAPE
 LANDMARK_TRIES = 12  # landmark draws per goal before the goal is given up for that family
 MIN_BETWEEN_SPAN_M = 120.0  # as describe.py: two landmarks closer than this make no "between"
 
 
 def family_schedule(n: int, rng: np.random.Generator, families: Sequence[str] | None = None) -> list[str]:
-    """`n` family names, round-robin over cycles shuffled by `rng`: counts differ by at most one."""
+    """`n` family names, round-robin over cycles shuffled by `rng`: counts differ by at most one.
+
+    `families` defaults to the original `FAMILY_NAMES`; the field families (dev side) are named explicitly.
+    """
     names = list(families or FAMILY_NAMES)
-    unknown = [f for f in names if f not in FAMILY_SHAPE]
+    unknown = [f for f in names if f not in ALL_SHAPE]
     if unknown:
-        raise ValueError(f"unknown phrasing families {unknown}; choose among {FAMILY_NAMES}")
+        raise ValueError(f"unknown phrasing families {unknown}; choose among {FAMILY_NAMES + FIELD_FAMILY_NAMES}")
     out: list[str] = []
     while len(out) < n:
         out += [names[int(i)] for i in rng.permutation(len(names))]
@@ -69,13 +75,23 @@ def reference_candidates(positions: dict[str, np.ndarray], goal_xy: np.ndarray) 
 
 
 def true_offset(name: str, landmark_xy: np.ndarray, goal_xy: np.ndarray) -> TruthRelation:
-    """The goal seen from the landmark: 8-point direction of the bearing and the exact distance."""
+    """The goal seen from the landmark: the exact bearing, its 8-point sector and the exact distance."""
     v = goal_xy - landmark_xy
-    return TruthRelation("offset", (name,), index_of_bearing(bearing_deg(*v)), float(np.hypot(*v)))
+    b = bearing_deg(*v)
+    return TruthRelation("offset", (name,), index_of_bearing(b), float(np.hypot(*v)), bearing_deg=b)
 
 
 def resolve_label(relations: Sequence[TruthRelation], positions: dict[str, np.ndarray]) -> np.ndarray | None:
-    """Where the label puts the goal given true landmark positions; None for parallel or backward rays."""
+    """Where the label puts the goal given true landmark positions; None for parallel or backward rays.
+
+    An offset stating a bearing in degrees points along that bearing, not along its 8-point sector.
+    """
+    if relations and all(r.kind == "offset" for r in relations) and any(r.bearing_deg is not None for r in relations):
+        points = []
+        for r in relations:
+            b = math.radians(r.bearing_deg if r.bearing_deg is not None else 45.0 * r.direction)
+            points.append(positions[r.landmarks[0]] + r.distance_m * np.array([math.sin(b), math.cos(b)]))
+        return np.mean(points, axis=0)
     rels = [Relation(r.kind, r.landmarks, r.direction, r.distance_m) for r in relations]
     rays = [r for r in rels if r.kind == "ray"]
     if rays and (len(rays) != 2 or (rays[0].direction - rays[1].direction) % 4 == 0):
@@ -129,7 +145,7 @@ def describe_ordinary(world: World, goal_index: int, family: str, rng: np.random
     positions = positions if positions is not None else landmark_positions(world)
     cands = reference_candidates(positions, goal.xy)
     for _ in range(tries):
-        truth = _draw_truth(FAMILY_SHAPE[family], cands, positions, goal.xy, rng)
+        truth = _draw_truth(ALL_SHAPE[family], cands, positions, goal.xy, rng)
         if truth is None:
             return None
         phrased = phrase(family, truth, goal.name, goal.kind, rng)

@@ -43,12 +43,16 @@ class TruthRelation:
     landmarks: tuple[str, ...]
     direction: int | None = None  # 0..7, 0 = north, clockwise; landmark -> goal
     distance_m: float | None = None
+    # The bearing landmark -> goal in degrees (0 = north, clockwise) where the text states one
+    # (in degrees, or as legs summed); `direction` is then always its nearest 8-point sector.
+    bearing_deg: float | None = None
 
     def label(self) -> dict:
-        """The label dict written to task files: {"kind", "landmarks", "direction", "distance"}."""
+        """The label dict written to task files: {"kind", "landmarks", "direction", "distance", "bearing"}."""
         distance = None if self.distance_m is None else int(round(self.distance_m))
+        bearing = None if self.bearing_deg is None else round(self.bearing_deg % 360.0, 1)
         return {"kind": self.kind, "landmarks": list(self.landmarks), "direction": self.direction,
-                "distance": distance}
+                "distance": distance, "bearing": bearing}
 
 
 @dataclass(frozen=True)
@@ -316,15 +320,27 @@ FAMILY_SHAPE: dict[str, str] = {f: "offset1" for f in FAMILY_NAMES} | {
 
 
 def written_truth(family: str, truth: Truth, rng: np.random.Generator) -> Truth:
-    """The truth with each distance replaced by the one the text will state."""
+    """The truth with each distance replaced by the one the text will state.
+
+    These families write compass words only, so no bearing in degrees is stated: it is dropped.
+    """
     rounding = (lambda d: words_round(d, rng)) if family == "number_words" else people_round
-    return tuple(replace(r, distance_m=float(rounding(r.distance_m))) if r.distance_m is not None else r
-                 for r in truth)
+    return tuple(replace(r, distance_m=float(rounding(r.distance_m)), bearing_deg=None)
+                 if r.distance_m is not None else replace(r, bearing_deg=None) for r in truth)
 
 
 def phrase(family: str, truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Generator) -> Phrased:
-    """One description of the goal in `family`, with its label (distances as written)."""
-    if family not in FAMILIES:
-        raise ValueError(f"unknown phrasing family {family!r}; choose one of {FAMILY_NAMES}")
-    written = written_truth(family, truth, rng)
-    return Phrased(family, FAMILIES[family](written, goal_name, goal_kind, rng), written)
+    """One description of the goal in `family`, with its label (distances as written).
+
+    `family` is one of `FAMILY_NAMES` or of the dev-side `field_phrasing.FIELD_FAMILY_NAMES`;
+    a field family rounds the truth itself (feet, legs, bearings) and returns what it wrote.
+    """
+    if family in FAMILIES:
+        written = written_truth(family, truth, rng)
+        return Phrased(family, FAMILIES[family](written, goal_name, goal_kind, rng), written)
+    from sim.benchmark.field_phrasing import FIELD_FAMILIES, FIELD_FAMILY_NAMES
+
+    if family not in FIELD_FAMILIES:
+        raise ValueError(f"unknown phrasing family {family!r}; choose one of {FAMILY_NAMES + FIELD_FAMILY_NAMES}")
+    text, written = FIELD_FAMILIES[family](truth, goal_name, goal_kind, rng)
+    return Phrased(family, text, written)

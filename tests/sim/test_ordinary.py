@@ -179,7 +179,8 @@ def test_subject_in_a_known_geometry():
     # The goal is north of Postitalo: the text says Postitalo is south of the goal.
     truth = (TruthRelation("offset", ("Postitalo",), 0, 412.0),)
     p = phrase("subject", truth, "Café X", "cafe", np.random.default_rng(1))
-    assert p.relations[0].label() == {"kind": "offset", "landmarks": ["Postitalo"], "direction": 0, "distance": 400}
+    assert p.relations[0].label() == {"kind": "offset", "landmarks": ["Postitalo"], "direction": 0, "distance": 400,
+                                      "bearing": None}
     assert p.text.index("Postitalo") < p.text.index("Café X") and "south" in p.text and "north" not in p.text
 
 
