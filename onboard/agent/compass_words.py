@@ -23,7 +23,7 @@ ABBREVIATIONS_16 = ("N", "NNE", "NE", "ENE", "E", "ESE", "SE", "SSE", "S", "SSW"
 # A bearing written in numbers, rewritten in place as "\x02<degrees>\x03": control characters no name or
 # number contains, which survive every later step of the reader (number words, clause cuts, masking).
 BEARING_TOKEN = re.compile(r"\x02(?P<deg>\d+(?:\.\d+)?)\x03")
-_BEARING_WORD = r"(?:bearing|heading|course|track|radial|azimuth|brg|hdg|crs|az)"
+_BEARING_WORD = r"(?:bearing|bears|heading|course|track|radial|azimuth|brg|hdg|crs|az)"
 _DEG = r"(?:\s*(?:°|º|˚|deg(?:rees?)?\b|degs\b))"
 _TRUE = r"(?:\s*(?:true|magnetic|mag|T|M)\b)?"
 _NUM = r"\d{1,3}(?:\.\d+)?"
@@ -34,6 +34,9 @@ _BEARING = re.compile(
     rf"|(?<![\w.,])(?P<b>{_NUM}){_DEG}{_TRUE}"
     # "the 270 radial"
     rf"|(?<![\w.,])(?P<c>\d{{3}})[ \t]+(?i:radial)\b"
+    # a position as bearing/range ("010/450m", "165/0.2NM") and a work order's "@ 310"
+    rf"|(?<![\w.,/])(?P<d>\d{{3}})/(?=[ \t]*\d)"
+    rf"|@[ \t]*(?P<e>{_NUM}){_DEG}?(?![\w.])"
     # a surveyor's quadrant bearing: "N45E", "S 30° W"
     rf"|(?<![\w.])(?P<q1>[NS])[ \t]?(?P<q>\d{{1,2}}(?:\.\d+)?)[ \t]*(?:°|º)?[ \t]?(?P<q2>[EW])(?![\w])")
 
@@ -49,11 +52,11 @@ def mark_bearings(text: str) -> str:
             north, east = m.group("q1") == "N", m.group("q2") == "E"
             deg = (a if east else 360.0 - a) if north else (180.0 - a if east else 180.0 + a)
         else:
-            deg = float(m.group("a") or m.group("b") or m.group("c"))
+            deg = float(m.group("a") or m.group("b") or m.group("c") or m.group("d") or m.group("e"))
             if deg > 360.0:
                 return m.group()
         # The word "bearing"/"heading" goes with the number: the token is the whole direction.
-        return f"\x02{deg % 360.0:g}\x03"
+        return f"\x02{deg % 360.0:g}\x03" + (" " if m.group("d") is not None else "")
 
     return _BEARING.sub(sub, text)
 

@@ -69,11 +69,24 @@ _UNICODE_FRACTION = re.compile(r"(?P<whole>\d+)?[ \t]?(?P<f>[½¼¾⅓⅔⅛])")
 _LEG = re.compile(r"(?i)^\W*(?:and\s+)?(?:then|after\s+that|next|continue|followed\s+by|turn|from\s+there|"
                   r"from\s+that\s+point|plus|and)\b")
 # Words that take back what was just said ("sorry", "correction", "I mean", "make that").
-_CORRECTION = re.compile(r"(?i)\b(?:sorry|correction|i\s+mean|i\s+meant|make\s+(?:that|it)|scratch\s+that|"
+_CORRECTION = re.compile(r"(?i)\b(?:sorry|correction|mistake|my\s+bad|typo|edit|i\s+mean|i\s+meant|make\s+(?:that|it)|scratch\s+that|"
                          r"no\s+wait|rather|amend(?:ed|ment)?|update[d]?|correct(?:ed)?\s+to|actually)\b")
-# A pointer back to a landmark named before: "of it", "from there", "from that building", "from this one".
-_BACK = re.compile(r"(?i)\b(?:of|from|off|past|beyond)\s+(?:it|there|that|this|the\s+(?:building|landmark|place|"
-                   r"spot|reference|church|station|museum|tower|hotel))\b")
+# A pointer back to a landmark named before: "of it", "from there", "from that building", "of datum".
+_BACK = re.compile(r"(?i)\b(?:of|from|off|past|beyond)\s+(?:it|there|that|this|datum|the\s+(?:datum|building|"
+                   r"landmark|place|spot|reference|church|station|museum|tower|hotel))\b")
+# A turn relative to the leg before ("then turn right and go 150 m"), in degrees clockwise.
+_TURN = re.compile(r"(?i)\b(?:turn|go|bear|hang|take\s+a)\s+(?:a\s+)?(right|left|around|back|sharp\s+right|"
+                   r"sharp\s+left|slight\s+right|slight\s+left)\b")
+_TURN_DEGREES = {"right": 90.0, "left": -90.0, "around": 180.0, "back": 180.0, "sharp right": 135.0,
+                 "sharp left": -135.0, "slight right": 45.0, "slight left": -45.0}
+# "300 m not north but north-east of X": what is denied is no direction of the goal.
+_NOT_BUT = re.compile(r"(?i)\bnot\s+((?:[\w-]+\s?){1,2}?)\s*,?\s+but\s+")
+# A leg on in the same direction ("then keep going another 250 m").
+_ON = re.compile(r"(?i)\b(?:keep\s+going|keep\s+on|carry\s+on|continue|another|further|straight\s+on|on\s+for)\b")
+# "west, not east": what is denied after the direction.
+_NOT_AFTER = re.compile(r"(?i),?\s*\bnot\s+((?:[\w-]+\s?){1,2}?)\s*(?=[.;!?]|$)")
+_BARE_NO = re.compile(r"(?i)^\W*no\W*$")
+_BARE_NUMBER = re.compile(r"^\W*(\d{1,3}(?:\.\d+)?)\W*$")
 # One swap of neighbouring letters in a direction word ("wset", "souht-west"), the commonest slip of typing;
 # variants that are words themselves ("eats", "wets") are left alone.
 _DIRECTION_SWAPS = {
@@ -247,6 +260,8 @@ def _prepare(text: str) -> str:
     text = _ABBREVIATION_DOT.sub(lambda m: m.group(1), text)
     text = _SWAPPED_DIRECTION.sub(lambda m: _same_case(_DIRECTION_SWAPS[m.group(1).lower()], m.group(1)), text)
     text = mark_bearings(text)
+    text = _NOT_BUT.sub(lambda m: "" if _DIRECTION.fullmatch(m.group(1).strip()) else m.group(), text)
+    text = _NOT_AFTER.sub(lambda m: "" if _DIRECTION.fullmatch(m.group(1).strip()) else m.group(), text)
     text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     text = _UNICODE_FRACTION.sub(lambda m: f" {float(m.group('whole') or 0) + _UNICODE_FRACTIONS[m.group('f')]:g}",
                                  text)
@@ -303,65 +318,69 @@ def parse_goal_description(text: str, gazetteer: list[str], aliases: Mapping[str
     directions_read = 0
     related: set[str] = set()
 
+    def free(t: int) -> bool:
+        return 0 <= t < len(clauses) and t not in with_landmark and t not in used
+
+    def free_but_used(t: int) -> bool:
+        return 0 <= t < len(clauses) and t not in with_landmark
+
     def relate(name: str, j: int, k: int, end: int | None) -> None:
         nonlocal directions_read
         d = _DIRECTION.search(body(j))
         distance = read_distance(body(j)) or read_distance(body(k))
-        # A distance in a clause of its own after the relation ("... south of X, 200 m", a form's
-        # "Distance: 250 m" line), up to the next landmark or direction.
-        t = max(j, k) + 1
-        while distance is None and t < len(clauses) and t <= max(j, k) + 3 and t not in with_landmark \
-                and not _DIRECTION.search(body(t)):
+        taken = {j, k}
+        for t in range(min(j, k) + 1, max(j, k)):  # "Landmark X, distance 400 m, bearing 015"
+            if distance is None and free(t) and (distance := read_distance(body(t))) is not None:
+                taken.add(t)
+        # A distance in a clause of its own before the direction ("LKP X: 400 m, bearing 310 from Y") or
+        # after it ("... south of X, 200 m", a form's "Distance: 250 m" line), up to the next landmark or
+        # direction.
+        t = min(j, k) - 1
+        while distance is None and free(t) and t >= min(j, k) - 3 and not _DIRECTION.search(body(t)):
             distance = read_distance(body(t))
+            if distance is not None:
+                taken.add(t)
+            t -= 1
+        t = max(j, k) + 1
+        while distance is None and free(t) and t <= max(j, k) + 3 and not _DIRECTION.search(body(t)):
+            distance = read_distance(body(t))
+            if distance is not None:
+                taken.add(t)
             t += 1
         bearing = direction_bearing(d)
         # The landmark as the subject, the goal after "of": "X is 400 m south of the café".
         lo = clauses[j][0]
         if end is not None and j == k and end <= lo + d.start() and _OF_SOMETHING.match(masked, lo + d.end()):
             bearing = (bearing + 180.0) % 360.0
-        used.update({j, k})
-        directions_read += 1
-        # Further legs, and corrections of what was just said, up to the next landmark.
-        vector = _vector(bearing, distance) if distance else None
-        t, correcting, legs, joined = max(j, k, t - 1) + 1, False, 1, False
-        while t < len(clauses) and t not in with_landmark and t not in used:
-            b = body(t)
-            nd, nm = _DIRECTION.search(b), read_distance(b)
-            if _CORRECTION.search(b) or correcting:
-                if nd is None and nm is None:
-                    correcting = True  # "— sorry," then what it should have been
-                    t += 1
-                    continue
-                if nd is not None:
-                    bearing, directions_read = direction_bearing(nd), directions_read + 1
-                distance = nm if nm is not None else distance
-                vector = _vector(bearing, distance) if distance else None
-                used.add(t)
-                correcting = False
-                t += 1
-                continue
-            if nd is None and nm is None and _LEG.search(b) and vector is not None:
-                joined = True  # "..., turn right and walk 140 m east": the leg's own words come next
-                t += 1
-                continue
-            if nd is None or nm is None or vector is None or not (_LEG.search(b) or joined or t == max(j, k) + 1):
-                break
-            joined = False
-            vector = vector + _vector(direction_bearing(nd), nm)
-            legs += 1
+        # "Go 300 m north, I mean south, of X": the direction before was said and taken back.
+        if j < k and _CORRECTION.search(body(j)) and free(j - 1) and _DIRECTION.search(body(j - 1)):
             directions_read += 1
-            used.add(t)
-            t += 1
-        if vector is not None and legs > 1:
-            distance = float(np.hypot(*vector))
-            bearing = math.degrees(math.atan2(vector[0], vector[1])) % 360.0
+            if distance is None and (distance := read_distance(body(j - 1))) is not None:
+                taken.add(j - 1)
+            used.add(j - 1)
+        used.update(taken)
+        directions_read += 1
+        bearing, distance, legs = _legs_and_corrections(body, free, free_but_used, used, max(j, k) + 1, bearing, distance,
+                                                        direction_is_degrees=d.group("deg") is not None)
+        directions_read += legs
+        for old in [r for r in relations if name in r.landmarks and r.kind != "between"]:
+            relations.remove(old)  # said again, corrected: the later word stands
         relations.append(Relation("offset" if distance else "ray", (name,), distance=distance, bearing_deg=bearing))
         related.add(name)
 
     for s, e, name in mentions:
-        if s in consumed or name in related:
+        if s in consumed:
             continue
         k = clause_at(s)
+        corrected = any(_CORRECTION.search(body(i)) for i in range(max(0, k - 2), k + 1))
+        if name in related and not corrected:
+            continue  # named again without taking back what was said of it
+        if corrected and relations and name not in related and not _DIRECTION.search(body(k)) and \
+                relations[-1].kind != "between":
+            last = relations.pop()  # "400 m north of Kiasma, sorry, of Johan Sederholm": the landmark corrected
+            relations.append(Relation(last.kind, (name,), distance=last.distance, bearing_deg=last.bearing_deg))
+            related.add(name)
+            continue
         # The landmark's own clause first; else the next two, not past another landmark (a label
         # form puts "Offset:" between), then the previous clause ("From X, head NE for 300 m ...").
         order = [k] + ([k + 1, k + 2] if k + 1 not in with_landmark else []) + [k - 1]
@@ -381,6 +400,76 @@ def parse_goal_description(text: str, gazetteer: list[str], aliases: Mapping[str
                   and s not in consumed]
         if before:
             relate(before[-1][1], j, j, None)
+    # One landmark and no relation yet: a form or a sentence whose parts stand apart ("Ref: X ... Distance:
+    # 350 m / Direction: SW", "About 250 m south-west, that's where Y is, measured from X"). The direction
+    # is the first one written; the words around it say the rest.
+    names = list(dict.fromkeys(name for s, _, name in mentions if s not in consumed))
+    if len(names) == 1 and not relations:
+        first = next((j for j in range(len(clauses)) if free(j) and _DIRECTION.search(body(j))), None)
+        if first is not None:
+            with_landmark.clear()  # the one landmark's own clauses may hold the rest of its relation
+            relate(names[0], first, first, None)
     named = tuple(dict.fromkeys(name for _, _, name in mentions))
     return GoalDescription(original, tuple(relations), named, directions_read)
 
+
+def _legs_and_corrections(body, free, free_but_used, used: set[int], t: int, bearing: float,
+                          distance: float | None, *, direction_is_degrees: bool) -> tuple[float, float | None, int]:
+    """Further legs summed into the relation, and corrections of what was just said, from clause `t` up to
+    the next landmark; (bearing, distance, directions read beyond the first)."""
+    vector = _vector(bearing, distance) if distance else None
+    leg_bearing = bearing
+    first = t
+    read, legs, correcting, joined, turn = 0, 1, False, False, 0.0
+    while free(t) or t in used and free_but_used(t):
+        if t in used:
+            t += 1  # a clause the relation already took (its distance)
+            continue
+        b = body(t)
+        nd, nm = _DIRECTION.search(b), read_distance(b)
+        if _CORRECTION.search(b) or _BARE_NO.match(b) or correcting:
+            if nd is None and direction_is_degrees and (bare := _BARE_NUMBER.match(_CORRECTION.sub(" ", b))) and \
+                    float(bare.group(1)) <= 360.0:
+                nd_bearing: float | None = float(bare.group(1)) % 360.0  # "heading 040, no, 220"
+            else:
+                nd_bearing = direction_bearing(nd) if nd is not None else None
+            if nd_bearing is None and nm is None:
+                correcting = True  # "— sorry," then what it should have been
+                t += 1
+                continue
+            if nd_bearing is not None:
+                bearing, leg_bearing, read = nd_bearing, nd_bearing, read + 1
+            distance = nm if nm is not None else distance
+            vector = _vector(bearing, distance) if distance else None
+            used.add(t)
+            correcting = nm is None and distance is None  # the distance may follow in a clause of its own
+            t += 1
+            continue
+        if nd is None and nm is not None and distance is None:
+            distance, vector = nm, _vector(bearing, nm)  # "bearing 240, 300 m."
+            used.add(t)
+            t += 1
+            continue
+        rel = _TURN.search(b)
+        if rel is not None and vector is not None:
+            turn = _TURN_DEGREES[rel.group(1).lower()]
+        if nd is None and nm is None and (_LEG.search(b) or rel is not None) and vector is not None:
+            joined = True  # "..., turn right and walk 140 m": the leg's own words come next
+            t += 1
+            continue
+        if nm is None or vector is None or not (_LEG.search(b) or joined or rel is not None or t == first
+                                                or _ON.search(b)):
+            break
+        if nd is None and not turn and not _ON.search(b):
+            break
+        leg_bearing = direction_bearing(nd) if nd is not None else (leg_bearing + turn) % 360.0
+        joined, turn = False, 0.0
+        vector = vector + _vector(leg_bearing, nm)
+        legs += 1
+        read += nd is not None
+        used.add(t)
+        t += 1
+    if vector is not None and legs > 1:
+        distance = float(np.hypot(*vector))
+        bearing = math.degrees(math.atan2(vector[0], vector[1])) % 360.0
+    return bearing, distance, read

@@ -29,7 +29,8 @@ OPENERS = frozenset("""
 from find look go starting halfway the reach near at in to head then there you it a an of by fly start past
 target goal reference ref landmark offset your please can could would check search locate deliver inspect
 proceed navigate take land walk drive turn continue correction sorry destination objective task mission
-bearing heading range distance our my we i is where what meet visit survey note approximately about roughly
+bearing heading range distance our my we i is where what meet visit survey note see spot approximately about roughly
+datum there's here's it's that's edit
 some approx abt ca c est and but or so now next after once when if this that these those its his her their
 drop pick bring send fly-to route via toward towards ok okay hey hi hello yes no wait actually also job
 order ticket request pickup dropoff delivery inspection asset site location position area sector brief
@@ -59,6 +60,12 @@ def _structure(word: str) -> bool:
     w = word.lower().strip(".")
     return (w.replace(".", "").isdigit() or bool(_UNIT.match(w)) or w in _DIRECTION_WORDS
             or w in _NUMBER_WORDS or w.replace(".", "") in {"n", "s", "e", "w", "ne", "nw", "se", "sw"})
+
+
+def foreign_word(word: str) -> bool:
+    """A word in lower case that is no ordinary English and none of a description's own: the rest of a name
+    ("rahamuseo" of "Suomen Pankin rahamuseo", "kaupunkipyöräasema")."""
+    return word[:1].islower() and not _structure(word) and word not in OPENERS and not is_english(word)
 
 
 def _capitalised(word: str) -> bool:

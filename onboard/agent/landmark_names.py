@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from onboard.agent.goal_name import OPENERS, foreign_word
 from onboard.agent.text_fold import edit_distance, fold
 
 FUZZY_MIN_LETTERS = 6
@@ -42,7 +43,7 @@ FUZZY_TWO_LETTERS = 12
 # Capitalised words that open a sentence or a clause rather than continue a name.
 STARTERS = frozenset({"From", "Find", "Look", "Go", "Starting", "Halfway", "The", "Reach", "Near", "At", "In", "To",
                       "Head", "Then", "There", "You", "It", "A", "An", "Of", "By", "Fly", "Start", "Past", "Target",
-                      "Goal", "Reference", "Ref", "Landmark", "Offset"})
+                      "Goal", "Reference", "Ref", "Landmark", "Offset"}) | frozenset(w.capitalize() for w in OPENERS)
 SHORT_NAME_MIN_LETTERS = 4
 # Words of landmark names that name a kind of place, a city, a chain or a person rather than one building
 # (folded). Written from what the words mean, not from any description set.
@@ -175,7 +176,8 @@ def short_names(spellings: tuple[tuple[str, str], ...]) -> dict[str, str]:
 
 
 def _inside_a_name(text: str, words: list[re.Match], first: int, last: int) -> bool:
-    """Whether the span of words first..last runs on into a capitalised neighbour (space-separated).
+    """Whether the span of words first..last runs on into a capitalised neighbour (space-separated), or into a
+    word that is not English ("Suomen Pankin rahamuseo" is a museum, not Suomen Pankki misspelt).
 
     A neighbour in capitals only ("FROM", "N", "KPMG") is a label, a direction or a name of its own,
     not the rest of this one.
@@ -187,7 +189,8 @@ def _inside_a_name(text: str, words: list[re.Match], first: int, last: int) -> b
             return True
     if last + 1 < len(words):
         nxt = words[last + 1]
-        if not text[words[last].end():nxt.start()].strip() and _capitalised(text[nxt.start():nxt.end()]):
+        following = text[nxt.start():nxt.end()]
+        if not text[words[last].end():nxt.start()].strip() and (_capitalised(following) or foreign_word(following)):
             return True
     return False
 
