@@ -103,7 +103,7 @@ def run(items: list[dict], gazetteer: list[str], generate=None, show_wrong: bool
         total[fam] += 1
         t0 = time.perf_counter()
         parsed = parse_goal_description(it["text"], gazetteer, aliases)
-        facts = TextFacts.of(it["text"], gazetteer, aliases)
+        facts = TextFacts.of(it["text"], gazetteer, aliases, parsed.goal_name)
         why = unsettled(parsed, facts)
         t_parse = time.perf_counter() - t0
         secs["parser"].append(t_parse)

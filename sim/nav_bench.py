@@ -55,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
                         "each step, read by the text reader and fused: sim/benchmark/camera_perception.py)")
     p.add_argument("--config", help="with --perception camera: the config file whose supervisor.camera_* and "
                                     "inference.text_* keys apply (default: the documented defaults)")
+    p.add_argument("--reader", choices=["combined", "parser"], default="combined",
+                   help="how Aerie's agents read the instruction: combined (default, as `aerie fly` does: the parser, "
+                        "and the model where it cannot settle) or parser (the parser alone, to compare)")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=int, default=1, help="play each task this many times (seeds seed, seed+1, ...)")
@@ -323,11 +326,14 @@ def main(argv: list[str]) -> int:
         result = run_tasks(world, resolved, args.agent, args.perception, args.seed, progress=not args.no_progress,
                            repeats=max(1, args.repeats), mover_factory=mover_factory,
                            maps_dir=args.episode_dir if args.episode_dir and not args.no_maps else None,
-                           map_provider=map_provider, camera_bench=camera_bench)
+                           map_provider=map_provider, camera_bench=camera_bench, reader=args.reader)
     except ValueError as exc:
         print(f"aerie bench nav: {exc}", file=sys.stderr)
         return 2
     result["tasks"] = str(args.tasks)
+    result["reader"] = args.reader
+    result["refused_before_arming"] = sum(r.get("end") == "refused" for r in result["records"])
+    result["read_by_model"] = sum((r.get("reading") or {}).get("reader") == "model" for r in result["records"])
     result["map"] = args.map
     result["map_stale"] = args.map_stale if args.map is not None else None
     calls = [r["model_calls"] for r in result["records"] if "model_calls" in r]
@@ -339,7 +345,8 @@ def main(argv: list[str]) -> int:
     print(f"{result['agent']} / {args.perception}: SR {s['sr']:.2f}  SPL {s['spl']:.3f}  steps/min {s['steps_over_min']:.2f}"
           f"  ABABA {s['ababa']:.1f}  STUCK {s['stuck']:.1f}  unique@10 {s['unique_ratio']:.2f}"
           f"  {s['wall_ms_per_step']:.2f} ms/step  look-ups {s['look_ups']:.2f} (climb {s['climb_m']:.0f} m)"
-          f"  ({result['episodes']} episodes)"
+          f"  ({result['episodes']} episodes; reader {args.reader}: {result['read_by_model']} read by the model, "
+          f"{result['refused_before_arming']} refused)"
           + (f"  map {args.map}" + (f" stale {args.map_stale:g}" if args.map_stale else "") if args.map else "")
           + (f"  model {result['model']['calls_per_episode']:.1f} calls/ep, {result['model']['s_per_call']:.1f} s/call"
              if "model" in result else ""))

@@ -84,8 +84,8 @@ def name_goes_on(after: str) -> bool:
         inner = word[1:].rstrip(".,;:)")
         return inner[:1].isupper() and inner.lower() not in OPENERS and not _structure(inner)
     word = word.rstrip(".,;:!?)\"'’”")
-    if not word or word[0] in "\x00\x02":
-        return False
+    if not word or word[0] in "\x00\x02" or not any(ch.isalnum() for ch in word):
+        return False  # a dash, a quote, a landmark: the name has ended
     if word[0].isdigit() and not word.isdigit():
         return False  # "500m", "1.2km", "0,4"
     if word.isdigit():  # "Westerback 1897" goes on; "X 400 m north", "X 1,2 km" do not
@@ -96,26 +96,90 @@ def name_goes_on(after: str) -> bool:
     return _capitalised(word) or not is_english(word)
 
 
-def goal_name_in(text: str) -> str | None:
-    """The name a description asks for: the longest run of name-like words, the landmarks masked (NUL).
+# Words a description puts before the goal's name ("Find X", "Target: X", "the place I want is X").
+_CUE = re.compile(
+    r"(?i)(?:\b(?:goal|target|tgt|destination|dest|objective|site|inspect|deliver\s+to|find|reach|look\s+for|"
+    r"search\s+for|locate|check(?:\s+on)?|called|named|place\s+i\s+want\s+is|goal\s+is|you(?:'|’)re\s+at|"
+    r"you\s+are\s+at|that(?:'|’)s\s+where)\b[ \t]*[:=]?[ \t]*)"
+    r"(?P<name>[^\s\x00\x02\d][^\n;\x00\x02]*?)"
+    r"(?=[ \t]*(?:[.;,!?](?:\s|$)|[;\n|]|[ \t][—–-][ \t]|[—–]|[ \t]\(an?[ \t]|[ \t](?:is|lies|sits|stands|should|will|"
+    r"would|can|it|which|that|from|at|near|about|around|roughly|approximately|some|in|on\s+your|will|first|"
+    r"there)\b|\x00|$))")
+# The goal as the subject: "X is 300 m north of ...", "X: 300 m ...", "X — 300 m ...".
+_SUBJECT = re.compile(
+    r"(?i)^[ \t]*(?P<name>[^\s\x00\x02\d][^\n;:\x00\x02]*?)(?=[ \t]+(?:is|lies|sits|stands|can\s+be|should\s+be|"
+    r"will\s+be)\b|[ \t]*[:—–,]|[ \t]+-[ \t])")
+# Words that say what kind of place the goal is rather than name it ("the restaurant Pastor", "X (a museum)").
+KIND_WORDS = frozenset("""restaurant cafe café coffee bar pub shop store kiosk hotel hostel museum gallery pharmacy
+bakery boutique salon hairdresser barber bank atm office clinic dentist optician bookshop bookstore florist
+supermarket grocery market cinema theatre theater club nightclub school library church artwork sculpture statue
+fountain memorial monument embassy station stop parking car park garage gym spa sauna venue place spot
+building clothes shoes jewellery jeweller toy gift cosmetics beauty tattoo laundry dry cleaner travel agency
+bicycle bike rental ice cream pizzeria sushi kebab burger diner bistro brasserie tavern wine fast food""".split())
 
-    Failing any name-like word (a description typed all in lower case, of a place named in ordinary
-    words), the longest run of words that are not the description's own (directions, numbers, verbs of
-    going and finding). None when the text has no such word.
+
+def goal_name_in(text: str) -> str | None:
+    """The name a description asks for; the landmarks in `text` are masked (NUL).
+
+    First where the words point at it ("Find X", "Target: X", "the place I want is X"), then the
+    subject of a sentence that says where it is ("X is 300 m north of ..."), then the longest run of
+    name-like words, failing which (a description typed all in lower case, of a place named in
+    ordinary words) the longest run of words that are not the description's own (directions,
+    numbers, verbs of going and finding). None when the text has no such word.
     """
+    for line in re.split(r"[\n]|(?<=[.!?])\s+(?=[A-Z])", text):
+        for m in _CUE.finditer(line):
+            name = _tidy(m.group("name"), cued=True)
+            if name:  # what follows "find", "your goal is": a name, even in ordinary words ("Yes!", "yes yes yes")
+                return _longest_run(name, _name_like, opening=True) or name
+    for sentence in re.split(r"[\n;]|(?<=[.!?])\s+", text):
+        m = _SUBJECT.match(sentence)
+        if m and (name := _tidy(m.group("name"))) and (run := _longest_run(name, _name_like)):
+            return run
     best = _longest_run(text, _name_like)
     return best if best is not None else _longest_run(text, lambda w, first: not _function(w))
 
 
-def _longest_run(text: str, keep) -> str | None:
+def _tidy(name: str, cued: bool = False) -> str | None:
+    """A candidate name without what only frames it: "the restaurant", "(a museum)", quotes; None if nothing
+    of a name is left (only directions, numbers and ordinary words of a description)."""
+    name = re.sub(r"[ \t]*\((?:an?|the)[ \t][^)]*\)[ \t]*$", "", name.strip())
+    name = name.strip(" \t\"'“”‘’`.,")
+    words = name.split()
+    if words and words[0].lower() in ("the", "a", "an") and len(words) > 1 and (
+            words[1].lower() in KIND_WORDS or words[0].islower()):
+        words = words[1:]
+    while len(words) > 1 and words[0].lower() in KIND_WORDS and (words[0].islower() or words[1][:1].isupper()) \
+            and not words[1][:1].isupper() or len(words) > 1 and words[0].islower() and words[0] in KIND_WORDS:
+        words = words[1:]
+    name = " ".join(words)
+    if not name or not any(ch.isalpha() for ch in name):
+        return None
+    words = re.findall(r"[\w'’&+.-]+", name)
+    if all(_structure(w) for w in words) or not cued and all(_structure(w) or w.lower() in _FUNCTION for w in words):
+        return None
+    return name
+
+
+def _only_openers(name: str) -> bool:
+    return all(w.lower() in OPENERS or _structure(w) for w in name.split())
+
+
+def _longest_run(text: str, keep, opening: bool = False) -> str | None:
+    """The longest run of words `keep` takes; `opening`: the text starts with the name (after a cue), so
+    its first capitalised word is the name's even when it is English ("The Cock", "Mount Everest")."""
     runs: list[list[str]] = []
-    for piece in _BREAK.split(text):
+    for n, piece in enumerate(_BREAK.split(text)):
         tokens = [t.group() for t in _TOKEN.finditer(piece)]
         current: list[str] = []
         for i, w in enumerate(tokens):
             nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
-            if w in "&/" and current:
+            if opening and n == 0 and i == 0 and _capitalised(w) and not _structure(w):
                 current.append(w)
+            elif w in "&/" and current:
+                current.append(w)
+            elif current and w.islower() and w in _JOINERS and nxt and _capitalised(nxt) and not _structure(nxt):
+                current.append(w)  # "Liberty Or Death", "Kehruu ja Metsästys", "Shop Without a Name"
             elif keep(w, i == 0) or (i == 0 and _capitalised(w) and w.lower() not in OPENERS and not _structure(w)
                                       and nxt and (nxt in "&/" or keep(nxt, False))):
                 current.append(w)  # "Day & Nite", "Good Life Coffee": an English word opening a name
@@ -132,6 +196,7 @@ def _longest_run(text: str, keep) -> str | None:
     return " ".join(max(runs, key=lambda r: (len(r), sum(len(w) for w in r))))
 
 
+_JOINERS = frozenset("of and or ja och et de del la le by a an the on in at y und".split())
 _FUNCTION = OPENERS | frozenset("""lies lie sits stands located found be will should would are was were on for with
 right just here there it's you'll see reach look can't won't don't is isn't has have had been being get got
 """.split())

@@ -20,6 +20,7 @@ reuses its evaluated prefix and a call costs only the description's tokens.
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -28,6 +29,7 @@ from onboard.agent.compass_words import POINTS_16
 from onboard.agent.goal_description import (_DIRECTION, GoalDescription, Relation, _prepare, direction_bearing,
                                             distances_in, parse_goal_description)
 from onboard.agent.landmark_names import find_mentions
+from onboard.agent.text_fold import fold
 
 WORDS = ("north", "north-east", "east", "south-east", "south", "south-west", "west", "north-west")
 READERS = ("parser", "model", "combined")
@@ -76,7 +78,10 @@ class TextFacts:
         return {direction_name(b): b for b in self.directions}
 
     @staticmethod
-    def of(text: str, gazetteer: list[str], aliases: Mapping[str, str] | None = None) -> "TextFacts":
+    def of(text: str, gazetteer: list[str], aliases: Mapping[str, str] | None = None,
+           goal_name: str | None = None) -> "TextFacts":
+        """`goal_name`: the goal's name as read (`GoalDescription.goal_name`); a direction inside it ("Cantina
+        West") is no direction written."""
         prepared = _prepare(text)
         chars = list(prepared)
         names: list[str] = []
@@ -84,6 +89,9 @@ class TextFacts:
             chars[m.start:m.end] = " " * (m.end - m.start)
             if m.name not in names:
                 names.append(m.name)
+        if goal_name and len(goal_name.split()) > 1:
+            for m in re.finditer(rf"(?<!\w){re.escape(fold(goal_name))}(?!\w)", fold(prepared)):
+                chars[m.start():m.end()] = " " * (m.end() - m.start())
         masked = "".join(chars)
         dirs = [direction_bearing(d) for d in _DIRECTION.finditer(masked)]
         return TextFacts(tuple(names), tuple(dirs), tuple(distances_in(masked)))
@@ -196,7 +204,7 @@ def read_instruction(text: str, gazetteer: list[str], generate: Generate | None 
     parsed = parse_goal_description(text, gazetteer, aliases)
     if reader == "parser" or generate is None:
         return Reading(parsed, "parser")
-    facts = TextFacts.of(text, gazetteer, aliases)
+    facts = TextFacts.of(text, gazetteer, aliases, parsed.goal_name)
     why = unsettled(parsed, facts) if reader == "combined" else "model reader asked"
     if not why:
         return Reading(parsed, "parser")

@@ -185,14 +185,19 @@ def _inside_a_name(text: str, words: list[re.Match], first: int, last: int) -> b
     if first > 0:
         prev = words[first - 1]
         word = text[prev.start():prev.end()]
-        if not text[prev.end():words[first].start()].strip() and _capitalised(word) and word not in STARTERS:
+        if _adjacent(text[prev.end():words[first].start()]) and _capitalised(word) and word not in STARTERS:
             return True
     if last + 1 < len(words):
         nxt = words[last + 1]
         following = text[nxt.start():nxt.end()]
-        if not text[words[last].end():nxt.start()].strip() and (_capitalised(following) or foreign_word(following)):
+        if _adjacent(text[words[last].end():nxt.start()]) and (_capitalised(following) or foreign_word(following)):
             return True
     return False
+
+
+def _adjacent(gap: str) -> bool:
+    """Two words of one name: only spaces between them (a line break ends a form's field)."""
+    return not gap.strip() and "\n" not in gap and "\r" not in gap
 
 
 def _capitalised(word: str) -> bool:

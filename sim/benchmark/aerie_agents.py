@@ -75,13 +75,27 @@ class BenchAgent:
     def reset(self, description: str, seed: int) -> None:
         self.agent.reset(description, seed, map_knowledge=self._map_knowledge)
 
+    def refusal(self) -> str:
+        """Why the vehicle would refuse this instruction before arming ("" when it flies): as `aerie fly` does."""
+        from onboard.agent.understood import understand
+
+        return understand(self.agent.reading).refusal() if self.agent.reading is not None else ""
+
     def record_extra(self) -> dict:
         """The episode's plan-model use, for its benchmark record: calls, their seconds, the plan version flown."""
         summary = self.agent.summary()
         reader = summary["instruction_reader"] or {}
-        return {"model_calls": summary["model_calls"], "model_s": summary["model_s"],
-                "plan_version": summary["plan_version"], "reader_model_s": reader.get("model_s", 0.0),
-                "llm_calls": summary["llm_calls"]}
+        out = {"model_calls": summary["model_calls"], "model_s": summary["model_s"],
+               "plan_version": summary["plan_version"], "reader_model_s": reader.get("model_s", 0.0),
+               "llm_calls": summary["llm_calls"]}
+        if self.agent.reading is not None:
+            from onboard.agent.understood import understand
+
+            r = self.agent.reading
+            u = understand(r)
+            out["reading"] = {"reader": r.reader, "unsettled": r.unsettled, "model_errors": list(r.model_errors),
+                              "understood": u.line(), "refused": u.refusal()}
+        return out
 
     def act(self, observation: Observation) -> Action:
         a = self.agent.act(to_agent_observation(observation))
@@ -112,20 +126,25 @@ def aerie_agent_config(name: str) -> AgentConfig:
     return variant_config(name)
 
 
-def make_aerie_agent(name: str, world, config: AgentConfig | None = None, experience_store=None) -> BenchAgent:
+def make_aerie_agent(name: str, world, config: AgentConfig | None = None, experience_store=None,
+                     reader: str = "combined") -> BenchAgent:
     """`name` is one of `AERIE_AGENTS`; the world gives only the landmark names (the gazetteer).
 
     `config` replaces the name's own (`aerie_agent_config(name)`; the ablation turns one switch of it
     off); `experience_store` is the vehicle's memory file (None: fly on empty memory, the plain benchmark).
-    The plan model is loaded when the config's planner is `llm`.
+    The plan model is loaded when the config's planner is `llm`, and for the instruction reader when `reader`
+    is "combined" (the same model `aerie fly` asks where the parser cannot settle; loaded once per process).
     """
     from onboard.map.corridors import NODE_SPACING_M
 
     gazetteer, aliases = [lm.name for lm in world.landmarks], world.aliases()
-    cfg = config or aerie_agent_config(name)
+    if reader not in ("parser", "combined"):
+        raise ValueError(f"unknown reader {reader!r}; use 'combined' or 'parser'")
+    cfg = replace(config or aerie_agent_config(name), reader=reader)
     model = _planner_model() if cfg.planner == "llm" else None
+    generate = _planner_model().generate_json if reader == "combined" else None
     return BenchAgent(GraphAgent(cfg, gazetteer, name=name, plan_model=model, experience_store=experience_store,
-                                 step_spacing_m=NODE_SPACING_M, aliases=aliases))
+                                 step_spacing_m=NODE_SPACING_M, aliases=aliases, reader_generate=generate))
 
 
 def geometric(world) -> BenchAgent:

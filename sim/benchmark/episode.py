@@ -166,6 +166,8 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
     mover = mover or KinematicMover(world, rt.start_node)
     g = world.graph
     agent.reset(rt.task.description, seed)
+    # The vehicle refuses before arming what it did not understand: nothing is flown, the task is failed.
+    not_understood = getattr(agent, "refusal", lambda: "")()
     node, heading = rt.start_node, 0.0
     traj = [node]
     path_m, flight_s, invalid = 0.0, 0.0, 0
@@ -176,7 +178,9 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
     up: float | None = None  # flying over the roofs at this altitude since a look-up (None: at cruise)
     arrived, reason, steps = False, "step_limit", 0
     t0 = time.perf_counter()
-    while True:
+    if not_understood:
+        reason = "refused"
+    while not not_understood:
         here, hd = node, heading
         if up is not None:
             view_alt = up

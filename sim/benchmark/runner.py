@@ -15,14 +15,16 @@ from sim.world.world import World
 BUILTIN_AGENTS = ("random", "greedy", "memory")
 
 
-def load_agent(spec: str, world: World):
-    """A built-in agent by name, or `package.module:factory` called as factory(world) -> Agent."""
+def load_agent(spec: str, world: World, reader: str = "combined"):
+    """A built-in agent by name, or `package.module:factory` called as factory(world) -> Agent; Aerie's agents
+    read their instruction with `reader` ("combined": as `aerie fly` does, the model where the parser cannot
+    settle; "parser": the parser alone)."""
     if spec in BUILTIN_AGENTS:
         return make_agent(spec, [lm.name for lm in world.landmarks])
     from sim.benchmark.aerie_agents import AERIE_AGENTS, make_aerie_agent
 
     if spec in AERIE_AGENTS:
-        return make_aerie_agent(spec, world)
+        return make_aerie_agent(spec, world, reader=reader)
     if ":" not in spec:
         raise ValueError(f"unknown agent {spec!r}: use one of {list(BUILTIN_AGENTS) + list(AERIE_AGENTS)} or 'package.module:factory'")
     mod, _, attr = spec.partition(":")
@@ -55,7 +57,7 @@ def wait_until_idle(model, poll_s: float = 0.25, limit_s: float = 900.0) -> floa
 
 def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, seed: int = 0,
               progress: bool = True, repeats: int = 1, mover_factory=None, maps_dir=None, map_provider=None,
-              camera_bench=None) -> dict:
+              camera_bench=None, reader: str = "combined") -> dict:
     """Episodes for every task (fresh agent each), aggregated; JSON-ready.
 
     `agent_spec` is a name for `load_agent`, or a zero-argument callable that
@@ -86,7 +88,7 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
     plays = [(s, i, rt) for s in range(seed, seed + repeats) for i, rt in enumerate(tasks)]
     bar = tqdm(plays, desc=f"{label}/{preset}", unit="ep", disable=not progress, file=sys.stderr, leave=False)
     for s_, i, rt in bar:
-        agent = agent_spec() if callable(agent_spec) else load_agent(agent_spec, world)
+        agent = agent_spec() if callable(agent_spec) else load_agent(agent_spec, world, reader)
         plan_model = getattr(getattr(agent, "agent", None), "plan_model", None)
         if plan_model is not None:  # the last mission's analysis may still hold the model
             wait_until_idle(plan_model)
