@@ -43,6 +43,12 @@ def outcome_path(record: Path) -> Path:
     return record.with_name(record.name + OUTCOME_SUFFIX)
 
 
+def _identity(path: Path) -> tuple[int, int, int]:
+    """What tells the file taken under a name from another put there later (inode numbers are reused)."""
+    st = os.lstat(path)
+    return st.st_dev, st.st_ino, st.st_ctime_ns
+
+
 def _stamp() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
@@ -55,6 +61,7 @@ class MissionQueue:
         for d in (self.dir, self.done, self.failed):
             d.mkdir(parents=True, exist_ok=True)
         self._stuck: set[str] = set()  # files that could not even be moved away: not taken again this run
+        self._taken: dict[str, tuple[int, int, int]] = {}  # name -> identity of the file taken under it
 
     def pending(self) -> list[Path]:
         """Queued files in name order; a symbolic link is listed too, so that it is refused, not left."""
@@ -66,6 +73,7 @@ class MissionQueue:
         """The next valid mission; any other file is refused (moved to failed/ with the reason)."""
         for path in self.pending():
             try:
+                self._taken[path.name] = _identity(path)
                 return path, load_mission(path)
             except Exception as exc:  # whatever a file holds, it is refused, never the service's end
                 self.refuse(path, str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}")
@@ -84,13 +92,18 @@ class MissionQueue:
         """Keep ``path`` in done/ (``ok``) or failed/ under a name no earlier record has, its outcome beside it.
 
         ``flight_id`` stamps the record (default: the time now). A file that is no longer there (deleted
-        while its mission flew) still gets its outcome, which says so.
+        while its mission flew) still gets its outcome, which says so; a new file queued under the same name
+        meanwhile is left in the queue, to be flown in its turn.
         """
         dest = self._free_name(self.done if ok else self.failed, path.name, flight_id or _stamp())
+        taken = self._taken.pop(path.name, None)
         try:
+            if taken is not None and _identity(path) != taken:
+                raise FileNotFoundError(path)
             os.replace(path, dest)  # a symbolic link is moved as the link
         except FileNotFoundError:
-            outcome = {**outcome, "mission_file": f"{path.name} was gone (deleted or moved) when the mission ended"}
+            outcome = {**outcome, "mission_file": f"{path.name} was gone (deleted or replaced) when the mission "
+                                                  "ended; only its outcome is kept"}
             log.warning("mission file %s was gone when its mission ended; outcome kept as %s", path.name, dest.name)
         write_json(outcome_path(dest), outcome)  # atomic: a reader never sees half of it
         return dest
@@ -104,10 +117,11 @@ class MissionQueue:
         raise OSError(f"no free record name for {name} in {folder}")
 
     def records(self, name: str, *, ok: bool) -> list[Path]:
-        """The kept copies of queued file ``name`` in done/ (``ok``) or failed/, oldest first."""
+        """Where queued file ``name`` was kept in done/ (``ok``) or failed/, oldest first: one per outcome
+        written (a record whose mission file was gone has its outcome only)."""
         found = []
         for p in (self.done if ok else self.failed).iterdir():
-            m = _RECORD.fullmatch(p.name)
+            m = _RECORD.fullmatch(p.name[:-len(OUTCOME_SUFFIX)]) if p.name.endswith(OUTCOME_SUFFIX) else None
             if m and m["name"] == name:
-                found.append((m["stamp"], int(m["n"] or 1), p))
+                found.append((m["stamp"], int(m["n"] or 1), p.with_name(p.name[:-len(OUTCOME_SUFFIX)])))
         return [p for *_, p in sorted(found)]
