@@ -107,8 +107,9 @@ def parse(text: str | bytes, *, source: str | Path = "<yaml>", limits: YamlLimit
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ConfigError(f"{source}: not UTF-8 text (byte {exc.start})") from None
-    loader = _BoundedLoader(text, limits)
+    loader = None
     try:
+        loader = _BoundedLoader(text, limits)  # the reader checks the characters here already
         return loader.get_single_data()
     except _Refused as exc:
         raise ConfigError(f"{source}: refused: {exc}") from None
@@ -117,7 +118,8 @@ def parse(text: str | bytes, *, source: str | Path = "<yaml>", limits: YamlLimit
     except Exception as exc:  # PyYAML lets some bad scalars through as ValueError etc.: still the file's fault
         raise ConfigError(f"{source}: not valid YAML: {type(exc).__name__}: {clip(str(exc), 200)}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def read_bytes(path: str | Path, *, max_bytes: int, follow_symlinks: bool = True) -> bytes:
