@@ -166,10 +166,13 @@ def _failed_outcome(sup, mission, exc: BaseException) -> dict:
     A supervisor that failed before the flight began (no vehicle, no models) has no flight outcome; the
     record then says only what was asked and why it ended.
     """
+    from contract.quoting import clip
+
+    error = clip(f"{type(exc).__name__}: {exc}")
     record = sup.outcome.to_json() if sup.outcome is not None else {
         "flight_id": sup.flight_id, "mission": mission.name, "agent_success": False,
-        "reason": f"error: {type(exc).__name__}: {exc}", "landed": "not flown"}
-    record["error"] = f"{type(exc).__name__}: {exc}"
+        "reason": f"error: {error}", "landed": "not flown"}
+    record["error"] = error
     return record
 
 
