@@ -37,15 +37,16 @@ _CHARS_PER_NODE = 64
 @dataclass(frozen=True)
 class YamlLimits:
     # Largest file read at all, bytes (checked before reading, and again by what was read).
-    max_bytes: int = 1 << 20
+    max_bytes: int = 256 * 1024
     # Deepest nesting of mappings and sequences.
     max_depth: int = 64
     # Nodes the document stands for once every alias is expanded.
-    max_nodes: int = 200_000
+    max_nodes: int = 50_000
     # Aliases (``*name``) in one document.
     max_aliases: int = 1_000
 
 
+# The shipped config.yaml, every key with its documentation, is a sixth of this size.
 CONFIG_LIMITS = YamlLimits()
 # A mission is an instruction, a name, a step budget and a fence polygon.
 MISSION_LIMITS = YamlLimits(max_bytes=64 * 1024, max_depth=16, max_nodes=20_000, max_aliases=100)
