@@ -21,11 +21,20 @@ import typing
 from pathlib import Path
 from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
+from contract.quoting import clip, short
+
 T = TypeVar("T")
 
 
 class ConfigError(ValueError):
-    """A configuration file is malformed; the message names the file and key."""
+    """A configuration file is malformed; the message names the file and key.
+
+    The message is clipped to a few hundred characters whatever built it: it ends up in logs, outcome
+    files and stderr, and must never cost what the file's content could make it cost.
+    """
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(clip(str(message)))
 
 
 RANGE = "range"
@@ -55,7 +64,7 @@ def check_range(f: dataclasses.Field, value: Any, *, where: str, source: str | P
         return
     lo, hi = value_range(f)
     if not lo <= value <= hi:  # NaN fails this, as it must
-        raise ConfigError(f"{source}: '{where}' = {value!r} is outside its range {_num(lo)} .. {_num(hi)}")
+        raise ConfigError(f"{source}: '{where}' = {short(value)} is outside its range {_num(lo)} .. {_num(hi)}")
 
 
 def _num(x: float) -> str:
@@ -70,9 +79,10 @@ def build(cls: type[T], data: Any, *, where: str = "", source: str | Path = "<co
         raise ConfigError(f"{source}: '{where or '<root>'}' must be a mapping, got {type(data).__name__}")
     hints = get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(data) - set(fields))
+    unknown = sorted((k for k in data if k not in fields), key=short)  # any key type sorts by its short repr
     if unknown:
-        names = ", ".join(f"'{_join(where, k)}'" for k in unknown)
+        names = ", ".join(f"'{_join(where, short(k) if not isinstance(k, str) else clip(k, 60))}'"
+                          for k in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
         raise ConfigError(f"{source}: unknown key {names} (known here: {', '.join(sorted(fields))})")
     kwargs = {}
     for name, value in data.items():
@@ -80,21 +90,20 @@ def build(cls: type[T], data: Any, *, where: str = "", source: str | Path = "<co
         check_range(fields[name], kwargs[name], where=_join(where, name), source=source)
     try:
         return cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{source}: '{where or '<root>'}': {exc}") from exc
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        raise ConfigError(f"{source}: '{where or '<root>'}': {clip(str(exc), 300)}") from exc
 
 
-def load_file(cls: type[T], path: str | Path) -> T:
-    """Read a YAML (or JSON) file and build ``cls`` from it; every failure is a ConfigError naming the file."""
-    import yaml
+def load_file(cls: type[T], path: str | Path, *, limits: Any = None, follow_symlinks: bool = True) -> T:
+    """Read a YAML (or JSON) file and build ``cls`` from it; every failure is a ConfigError naming the file.
+
+    The file goes through :mod:`contract.untrusted_yaml` (``limits``: its ``YamlLimits``, default those of
+    a config file); ``follow_symlinks=False`` refuses a file that is a symbolic link.
+    """
+    from contract import untrusted_yaml
 
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    data = untrusted_yaml.load(path, limits=limits or untrusted_yaml.CONFIG_LIMITS, follow_symlinks=follow_symlinks)
     return build(cls, data, source=path)
 
 
@@ -127,7 +136,7 @@ def _coerce(tp: Any, value: Any, *, where: str, source: str | Path) -> Any:
                 return _coerce(option, value, where=where, source=source)
             except ConfigError as exc:
                 errors.append(str(exc))
-        raise ConfigError(errors[0] if errors else f"{source}: '{where}' has an invalid value {value!r}")
+        raise ConfigError(errors[0] if errors else f"{source}: '{where}' has an invalid value {short(value)}")
     if dataclasses.is_dataclass(tp):
         return build(tp, value, where=where, source=source)
     if origin in (list, tuple):
@@ -148,26 +157,30 @@ def _coerce(tp: Any, value: Any, *, where: str, source: str | Path) -> Any:
         return {k: _coerce(vt, v, where=_join(where, k), source=source) for k, v in value.items()}
     if origin is typing.Literal:
         if value not in get_args(tp):
-            raise ConfigError(f"{source}: '{where}' must be one of {list(get_args(tp))}, got {value!r}")
+            raise ConfigError(f"{source}: '{where}' must be one of {list(get_args(tp))}, got {short(value)}")
         return value
     if tp is Any:
         return value
     if tp is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{source}: '{where}' must be true or false, got {value!r}")
+            raise ConfigError(f"{source}: '{where}' must be true or false, got {short(value)}")
         return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{source}: '{where}' must be a number, got {value!r}")
-        if not math.isfinite(value):
-            raise ConfigError(f"{source}: '{where}' must be a finite number, got {value!r}")
-        return float(value)
+            raise ConfigError(f"{source}: '{where}' must be a number, got {short(value)}")
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond any float
+            number = math.inf
+        if not math.isfinite(number):
+            raise ConfigError(f"{source}: '{where}' must be a finite number, got {short(value)}")
+        return number
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{source}: '{where}' must be an integer, got {value!r}")
+            raise ConfigError(f"{source}: '{where}' must be an integer, got {short(value)}")
         return value
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{source}: '{where}' must be a string, got {value!r}")
+            raise ConfigError(f"{source}: '{where}' must be a string, got {short(value)}")
         return value
     return value

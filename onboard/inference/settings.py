@@ -15,10 +15,10 @@ class InferenceConfig:
     # The model manifest; empty means the repository's models/manifest.yaml.
     manifest: str = ""
     # Every model call has a deadline; a call past it surfaces as an error.
-    call_deadline_s: float = 5.0
+    call_deadline_s: float = ranged(5.0, 0.01, 3600.0)
     # Structured (JSON) model calls are retried this many times after an invalid
     # answer before the caller's documented fallback is used.
-    json_retries: int = 1
+    json_retries: int = ranged(1, 0, 10)
     # How language-model calls are isolated: "thread" (cheap; a hung call is
     # abandoned and the worker reports itself wedged) or "process" (llama.cpp in a
     # child process, killed when a call overruns or crashes). Perception models
@@ -29,7 +29,7 @@ class InferenceConfig:
     # onnxruntime lacks are skipped. The live one is reported by each session.
     providers: tuple[str, ...] = ("TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider")
     # CPU threads per ONNX Runtime session (0 = onnxruntime's choice).
-    intra_op_threads: int = 0
+    intra_op_threads: int = ranged(0, 0, 256)
     # TensorRT EP: build FP16 engines.
     trt_fp16: bool = True
     # TensorRT EP: build INT8 engines (needs a calibration table next to the model).
@@ -38,7 +38,7 @@ class InferenceConfig:
     # Empty means <model_dir>/trt-cache.
     trt_cache_dir: str = ""
     # TensorRT builder workspace limit, bytes.
-    trt_workspace_bytes: int = 1073741824
+    trt_workspace_bytes: int = ranged(1073741824, 1 << 20, 1 << 40)
 
     # Detector backend: "ssdlite" (person detector), "grounding_dino" (open
     # vocabulary, needs user weights) or "oracle" (the simulator's ground truth).
@@ -47,9 +47,9 @@ class InferenceConfig:
     ssdlite_model: str = "ssdlite-person"
     grounding_dino_model: str = "grounding-dino-swint"
     # Detections scoring below this are dropped.
-    box_threshold: float = 0.35
+    box_threshold: float = ranged(0.35, 0.0, 1.0)
     # Grounding DINO: a prompt token counts towards a label above this probability.
-    text_threshold: float = 0.25
+    text_threshold: float = ranged(0.25, 0.0, 1.0)
     # Segmenter: "sam" (encoder/decoder ONNX, needs user weights) or "none".
     segmenter: Literal["sam", "none"] = "none"
     sam_encoder_model: str = "mobilesam-encoder"
@@ -99,12 +99,12 @@ class InferenceConfig:
     # "Llava15ChatHandler", "MoondreamChatHandler", ...).
     vlm_chat_handler: str = "Llava15ChatHandler"
     # llama.cpp context window, tokens.
-    n_ctx: int = 2048
+    n_ctx: int = ranged(2048, 0, 1 << 20)
     # llama.cpp CPU threads for decoding (0 = half the cores).
-    n_threads: int = 0
+    n_threads: int = ranged(0, 0, 256)
     # llama.cpp CPU threads for prompt evaluation (0 = same as n_threads; more
     # threads than free cores makes prompts several times slower).
-    n_threads_batch: int = 0
+    n_threads_batch: int = ranged(0, 0, 256)
     # Layers offloaded to a GPU (0 = CPU only, -1 = all).
     n_gpu_layers: int = ranged(0, -1, 10_000)
     # Use llama.cpp's extra CPU weight buffers (AMX / repacked). Off: the
@@ -117,6 +117,6 @@ class InferenceConfig:
     # Off: llama-cpp-python's own sampler chain.
     llama_grammar_first: bool = True
     # Longest answer of one model call, tokens.
-    max_tokens: int = 256
+    max_tokens: int = ranged(256, 1, 1 << 16)
     # Sampling temperature of structured calls (0 = greedy, reproducible).
-    temperature: float = 0.0
+    temperature: float = ranged(0.0, 0.0, 5.0)

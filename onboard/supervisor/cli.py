@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import signal
 import sys
 from dataclasses import replace
@@ -142,11 +141,13 @@ async def _standby(cfg, args) -> int:
             try:
                 outcome = await sup.fly(mission, stop)
             except Exception as exc:  # one bad mission (no world feed, a refused fence) is not the service's end
-                queue.finish(path, {"error": f"{type(exc).__name__}: {exc}"}, ok=False)
+                queue.finish(path, _failed_outcome(sup, mission, exc), ok=False,
+                             flight_id=sup.outcome.flight_id if sup.outcome else None)
                 progress(f"mission {mission.name} failed: {type(exc).__name__}: {exc}")
                 continue
             queue.finish(path, outcome.to_json(),
-                         ok=not outcome.refused_before_arming and not outcome.landed.startswith("could not"))
+                         ok=not outcome.refused_before_arming and not outcome.landed.startswith("could not"),
+                         flight_id=outcome.flight_id)
             progress(f"mission {mission.name}: {outcome.reason}; vehicle {outcome.landed}")
             notify("STATUS=standing by")
     except Exception as exc:
@@ -166,7 +167,24 @@ async def _standby(cfg, args) -> int:
     return 0
 
 
+def _failed_outcome(sup, mission, exc: BaseException) -> dict:
+    """The outcome of a mission that ended in an exception: the flight's as far as it got, and the error.
+
+    A supervisor that failed before the flight began (no vehicle, no models) has no flight outcome; the
+    record then says only what was asked and why it ended.
+    """
+    from contract.quoting import clip
+
+    error = clip(f"{type(exc).__name__}: {exc}")
+    record = sup.outcome.to_json() if sup.outcome is not None else {
+        "flight_id": sup.flight_id, "mission": mission.name, "agent_success": False,
+        "reason": f"error: {error}", "landed": "not flown"}
+    record["error"] = error
+    return record
+
+
 async def _fly(cfg, mission, args) -> int:
+    from contract.results import write_json
     from onboard.supervisor.supervisor import Supervisor
 
     stop = _stop_on_signals()
@@ -176,9 +194,11 @@ async def _fly(cfg, mission, args) -> int:
         outcome = await sup.run(stop)
     except Exception as exc:  # already logged with its traceback by the supervisor
         print(f"aerie fly: mission failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if args.json:  # whatever ended the mission, the caller gets its outcome file
+            write_json(args.json, _failed_outcome(sup, mission, exc))
         return 1
     if args.json:
-        Path(args.json).write_text(json.dumps(outcome.to_json(), indent=1) + "\n")
+        write_json(args.json, outcome.to_json())
     looked = (f" (look-ups among them: {outcome.look_ups} flown, {outcome.refused_look_ups} refused)"
               if outcome.look_ups or outcome.refused_look_ups else "")
     print(f"flight {outcome.flight_id}: {outcome.reason}, agent success {outcome.agent_success}, "

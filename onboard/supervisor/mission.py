@@ -11,6 +11,11 @@ it must be a plain file-name component: letters, digits, space, ``.``, ``_``
 and ``-``, not starting with a dot, at most 80 characters. Anything else
 (``../``, a slash, a NUL) is refused with the key's name rather than
 rewritten, so what the operator sees is what the files are called.
+
+A mission file is read through the one bounded parser of outside YAML
+(``contract/untrusted_yaml.py``, with a mission's smaller limits) and never
+through a symbolic link: a link dropped into the queue would otherwise have
+the service read, and echo into its outcome, a file the operator never wrote.
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from firmware_bridge.settings import GeofenceConfig
+from contract.quoting import short
 from contract.typed_config import load_file
+from contract.untrusted_yaml import MISSION_LIMITS
 
 # A name that is one safe path component on every filesystem Aerie writes to.
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9 ._-]{0,79}")
@@ -29,7 +36,7 @@ SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9 ._-]{0,79}")
 def check_name(name: str) -> str:
     """``name`` if it is a safe file-name component; a ValueError naming the key otherwise."""
     if not isinstance(name, str) or not SAFE_NAME.fullmatch(name) or ".." in name or name.endswith((" ", ".")):
-        raise ValueError(f"mission name {name!r} is not a safe file name: use letters, digits, space, '.', '_' "
+        raise ValueError(f"mission name {short(name)} is not a safe file name: use letters, digits, space, '.', '_' "
                          "and '-' (at most 80, no '..', not starting with '.' or ending with '.' or a space)")
     return name
 
@@ -64,4 +71,5 @@ class Mission:
 
 
 def load_mission(path: str | Path) -> Mission:
-    return load_file(Mission, path)
+    """The mission in ``path``; a ConfigError naming the file for anything else, a symbolic link included."""
+    return load_file(Mission, path, limits=MISSION_LIMITS, follow_symlinks=False)

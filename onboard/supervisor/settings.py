@@ -81,21 +81,21 @@ class SupervisorConfig:
     # landmark recogniser behind the same interface, which Aerie does not ship yet).
     world_endpoint: str = "tcp://127.0.0.1:7720"
     # One observation request may take this long before it is retried on a fresh socket.
-    world_timeout_s: float = 5.0
+    world_timeout_s: float = ranged(5.0, 0.1, 600.0)
     # Camera frames for the detector: "" (none), "world" (views rendered by the observation
     # server), or an OpenCV source: a device index ("0"), a video file, an rtsp:// URL, or a
     # GStreamer pipeline (anything containing "!").
     camera: str = ""
     # Run the detector on a camera frame every this many agent steps (0 = never).
-    detect_every_steps: int = 1
+    detect_every_steps: int = ranged(1, 0, 10_000)
     # What the detector is asked to find.
     detect_prompts: tuple[str, ...] = ("person",)
     # Camera image size the detector's geometry assumes, pixels; frames of another size are resized
     # to it. The defaults are a SIYI A8 mini gimbal camera's full 1920x1080 video, the size the world's
     # feed renders its views at: text is found on a copy scaled to inference.text_det_max_side and each
     # line read from the full frame, so a shop sign 6 px tall at half resolution is read at 12 px.
-    camera_width: int = 1920
-    camera_height: int = 1080
+    camera_width: int = ranged(1920, 16, 16384)
+    camera_height: int = ranged(1080, 16, 16384)
     # Camera horizontal field of view, degrees (the SIYI A8 mini's is about 81).
     camera_hfov_deg: float = ranged(81.0, 1.0, 179.0)
     # Camera pitch, degrees (negative looks down): a fixed mount, or a gimbal held there. Detections
@@ -115,10 +115,10 @@ class SupervisorConfig:
     # A move has arrived when the vehicle is this close to its waypoint, metres.
     arrive_tolerance_m: float = ranged(3.0, 0.1, 1000.0)
     # A move that has not arrived after this long is given up (the agent sees where it is).
-    move_timeout_s: float = 90.0
+    move_timeout_s: float = ranged(90.0, 1.0, 3600.0)
     # Take-off and landing deadlines, seconds.
-    takeoff_timeout_s: float = 60.0
-    land_timeout_s: float = 180.0
+    takeoff_timeout_s: float = ranged(60.0, 5.0, 3600.0)
+    land_timeout_s: float = ranged(180.0, 5.0, 3600.0)
     # What SIGTERM (or Ctrl-C) does while airborne: "land" where it is, or "rtl".
     on_terminate: Literal["land", "rtl"] = "land"
     # After SIGTERM the land/return command is sent at once (the agent's step is abandoned) and
@@ -129,15 +129,15 @@ class SupervisorConfig:
     # down before anything else: "rtl" (return to launch) or "land" where it is.
     on_start_airborne: Literal["rtl", "land"] = "rtl"
     # Step budget when the mission does not give one.
-    step_limit: int = 60
+    step_limit: int = ranged(60, 1, 100_000)
     # While the autopilot link is lost the agent is paused; after this long without it the
     # mission is abandoned (the autopilot's own link-loss failsafe flies the vehicle).
-    link_wait_s: float = 120.0
+    link_wait_s: float = ranged(120.0, 0.0, 3600.0)
     # A crashed worker (detector) is rebuilt after this back-off, doubling up to the maximum ...
-    restart_backoff_s: float = 0.5
-    restart_backoff_max_s: float = 10.0
+    restart_backoff_s: float = ranged(0.5, 0.01, 600.0)
+    restart_backoff_max_s: float = ranged(10.0, 0.01, 3600.0)
     # ... at most this many times per flight; then the mission goes on without it.
-    max_restarts: int = 5
+    max_restarts: int = ranged(5, 0, 1000)
     # Serve `aerie status` on <data_dir>/supervisor.sock.
     status_socket: bool = True
     # Open the experience memory (plans retrieved for the mission's instruction).
@@ -147,12 +147,12 @@ class SupervisorConfig:
     # After landing, stay up this long for the ground station's lessons of this flight (served on
     # telemetry.sync_endpoint; replays keep flowing meanwhile); 0 ends the process at once. A fleet
     # member (fleet.enabled) stays all of it: the other members' lessons come too.
-    lessons_wait_s: float = 0.0
+    lessons_wait_s: float = ranged(0.0, 0.0, 3600.0)
     # `aerie fly --standby` (the service): mission files dropped here are flown in name order;
     # relative paths are under data_dir.
     missions_dir: str = "missions"
     # How often the standby supervisor looks for a new mission file, seconds.
-    mission_poll_s: float = 1.0
+    mission_poll_s: float = ranged(1.0, 0.05, 60.0)
     # Per-flight results (trajectory.json, episode_summary.json, rgb_images/, semantic_images/) under data_dir.
     results_dir: str = "results"
     # Keep each step's camera frame in rgb_images/.
@@ -171,3 +171,5 @@ class SupervisorConfig:
             raise ValueError("camera_pitch_deg must be within -90..90")
         if not all(0 < v < math.inf for v in (self.cruise_alt_m, self.speed_m_s, self.arrive_tolerance_m)):
             raise ValueError("cruise_alt_m, speed_m_s and arrive_tolerance_m must be positive finite numbers")
+        if not self.restart_backoff_s <= self.restart_backoff_max_s:
+            raise ValueError("restart_backoff_max_s must be at least restart_backoff_s")

@@ -199,6 +199,9 @@ class Supervisor:
         self.fleet_findings: Any = None  # what the fleet found (onboard.fleet.findings), with the channel
         self.status: Any = None
         self.agent: Any = None
+        # The current (or last) flight's outcome, kept also when the flight ends in an exception, so that
+        # whoever catches it can still write the outcome file.
+        self.outcome: FlightOutcome | None = None
         self._state_task: asyncio.Task | None = None
         self._gazetteer: list[str] = []
         self._aliases: dict[str, str] = {}  # other names of the gazetteer's landmarks (alias -> name)
@@ -563,6 +566,7 @@ class Supervisor:
         """One mission from take-off to landing; the vehicle is brought down whatever happens."""
         stop = stop or asyncio.Event()
         self.mission = mission
+        self.outcome = None
         self.flight_id = flight_id or _flight_id()
         if mission.geofence is not None:
             self.bridge.set_geofence(mission.geofence)
@@ -573,6 +577,7 @@ class Supervisor:
         t0 = time.monotonic()
         outcome = FlightOutcome(self.flight_id, mission.name, False, "not started", 0, 0.0, 0.0, "on ground",
                                 str(folder), None)
+        self.outcome = outcome
         executor = FlightExecutor(self.bridge, self.sup, self.event)
         periods_from = len(self.bridge.streamer.periods_s)
         self.agent = None

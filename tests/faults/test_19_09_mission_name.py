@@ -17,7 +17,7 @@ import pytest
 
 from contract.typed_config import ConfigError
 from onboard.supervisor.mission import Mission, load_mission
-from onboard.supervisor.mission_queue import MissionQueue
+from onboard.supervisor.mission_queue import MissionQueue, outcome_path
 from onboard.supervisor.supervisor import results_folder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,8 +53,9 @@ def test_queued_mission_with_dotdot_name_goes_to_failed_with_the_reason(tmp_path
     (q.dir / "2-good.yaml").write_text("instruction: find the cafe\nname: good\n")
     path, mission = q.next()
     assert mission.name == "good"
-    reason = (q.failed / "1-evil.yaml.outcome.json").read_text()
-    assert "not a safe file name" in reason and (q.failed / "1-evil.yaml").exists()
+    [kept] = q.records("1-evil.yaml", ok=False)
+    reason = outcome_path(kept).read_text()
+    assert "not a safe file name" in reason and kept.exists()
     assert not any("escape" in str(p) for p in tmp_path.rglob("*") if "missions" not in p.parts)
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from onboard.supervisor.mission import Mission, load_mission
-from onboard.supervisor.mission_queue import MissionQueue
+from onboard.supervisor.mission_queue import MissionQueue, outcome_path
 from contract.typed_config import ConfigError
 
 
@@ -30,9 +30,11 @@ def test_queue_order_staging_and_records(tmp_path):
     (q.dir / "2-a.json").write_text(json.dumps({"instruction": "first", "name": "a"}))
     path, mission = q.next()
     assert path.name == "2-a.json" and mission.name == "a"
-    assert (q.failed / "1-bad.yaml").exists() and "1-bad.yaml.outcome.json" in {p.name for p in q.failed.iterdir()}
-    q.finish(path, {"reason": "arrived"}, ok=True)
-    assert json.loads((q.done / "2-a.json.outcome.json").read_text()) == {"reason": "arrived"}
+    [bad] = q.records("1-bad.yaml", ok=False)
+    assert bad.exists() and outcome_path(bad).exists()
+    kept = q.finish(path, {"reason": "arrived"}, ok=True, flight_id="20261128T110000Z")
+    assert kept.name == "20261128T110000Z_2-a.json" and q.records("2-a.json", ok=True) == [kept]
+    assert json.loads(outcome_path(kept).read_text()) == {"reason": "arrived"}
     path, mission = q.next()
     assert mission.instruction == "second"
     q.finish(path, {}, ok=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from onboard.config import AerieConfig
+from onboard.supervisor.mission_queue import MissionQueue, outcome_path
 from onboard.status import STATUS_SOCKET_NAME, read_supervisor
 from sim.flight_rig import start_rig
 from tests.supervisor.flightkit import world, write_config
@@ -68,11 +69,13 @@ def test_standby_service_notifies_reports_flies_queued_missions_and_stops(tmp_pa
             staged.write_text(yaml.safe_dump({"instruction": rig.task.task.description, "name": "short",
                                               "step_limit": 1}))
             staged.rename(queue / "1-short.yaml")
-            done = _until(lambda: drain() and (queue / "done" / "1-short.yaml.outcome.json").exists()
-                          and (queue / "done" / "1-short.yaml.outcome.json"), 150, "the queued mission")
+            records = MissionQueue(queue)
+            done = _until(lambda: drain() and records.records("1-short.yaml", ok=True)
+                          and outcome_path(records.records("1-short.yaml", ok=True)[0]).exists()
+                          and outcome_path(records.records("1-short.yaml", ok=True)[0]), 150, "the queued mission")
             outcome = json.loads(done.read_text())
             assert outcome["reason"] == "step_limit" and outcome["steps"] == 1 and outcome["landed"] == "landed"
-            failed = json.loads((queue / "failed" / "0-broken.yaml.outcome.json").read_text())
+            failed = json.loads(outcome_path(records.records("0-broken.yaml", ok=False)[0]).read_text())
             assert "speed" in failed["error"]
             assert received.count("WATCHDOG=1") >= 3  # fed all along, through the flight
         finally:

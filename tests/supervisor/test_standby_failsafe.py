@@ -19,12 +19,14 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
 import msgpack
 import yaml
 
 from contract.log_setup import LoggingConfig
 from onboard.config import AerieConfig
+from onboard.supervisor.mission_queue import MissionQueue, outcome_path
 from sim.flight_rig import start_rig
 from tests.supervisor.flightkit import world, write_config
 
@@ -48,11 +50,17 @@ def _bridge_battery(journal: Path) -> float:
     return float(msgpack.unpackb(row[0], raw=False)["payload"]["battery_percent"]) if row else float("nan")
 
 
-def _queue(queue: Path, name: str, instruction: str, step_limit: int) -> Path:
+def _queue(queue: Path, name: str, instruction: str, step_limit: int) -> Callable[[], str]:
     staged = queue / f".{name}.yaml"
     staged.write_text(yaml.safe_dump({"instruction": instruction, "name": name, "step_limit": step_limit}))
     staged.rename(queue / f"{name}.yaml")
-    return queue / "done" / f"{name}.yaml.outcome.json"
+    return lambda: _outcome_text(queue, f"{name}.yaml")
+
+
+def _outcome_text(queue: Path, file_name: str) -> str:
+    """The outcome kept in done/ for queued file ``file_name``, "" until there is one."""
+    kept = MissionQueue(queue).records(file_name, ok=True)
+    return outcome_path(kept[-1]).read_text() if kept and outcome_path(kept[-1]).exists() else ""
 
 
 def test_standby_flies_again_after_battery_failsafe_and_swap(tmp_path):
@@ -73,13 +81,13 @@ def test_standby_flies_again_after_battery_failsafe_and_swap(tmp_path):
             done1 = _queue(queue, "1-drained", instruction, 20)
             _until(lambda: (t := rig.vehicle.truth())["armed"] and t["rel_alt"] > 10, 120, "mission 1 airborne")
             rig.vehicle.set_battery(18.0)
-            outcome1 = json.loads(_until(lambda: done1.exists() and done1.read_text(), 240, "mission 1's end"))
+            outcome1 = json.loads(_until(done1, 240, "mission 1's end"))
             assert outcome1["reason"] == "aborted: bridge failsafe: battery_return", outcome1
             assert outcome1["landed"] in ("landed", "on ground"), outcome1
 
             # Still on the old pack: the next mission is refused at once, nothing flies.
             done_low = _queue(queue, "2-still-low", instruction, 1)
-            outcome_low = json.loads(_until(lambda: done_low.exists() and done_low.read_text(), 120, "refusal"))
+            outcome_low = json.loads(_until(done_low, 120, "refusal"))
             assert outcome_low["reason"].startswith("aborted: bridge failsafe battery_return still holds"), outcome_low
             assert "battery" in outcome_low["reason"] and outcome_low["steps"] == 0
             assert not rig.vehicle.truth()["armed"]
@@ -89,7 +97,7 @@ def test_standby_flies_again_after_battery_failsafe_and_swap(tmp_path):
             journal = tmp_path / "vehicle" / cfg.telemetry.journal_path
             _until(lambda: _bridge_battery(journal) > 99, 60, "the bridge to read the fresh pack")
             done2 = _queue(queue, "3-fresh", instruction, 1)
-            outcome2 = json.loads(_until(lambda: done2.exists() and done2.read_text(), 240, "mission 3"))
+            outcome2 = json.loads(_until(done2, 240, "mission 3"))
             assert outcome2["reason"] == "step_limit" and outcome2["steps"] == 1, outcome2
             assert outcome2["landed"] == "landed", outcome2
         finally:
