@@ -29,6 +29,9 @@ from contract.messages import (AgentStep, Anchor, AnchorGraph, Detection, Detect
                                Plan, PlanStep, Pose, SearchRegion, State)
 
 GOAL = "the red kiosk at the north end of the square"
+# What the scripted vehicle says it understood before arming (as `onboard/agent/understood.py` says it).
+INSTRUCTION = "Find Kioski Punainen, about 175 m north-north-east of the fountain."
+UNDERSTOOD = "understood: goal 'Kioski Punainen'; 175 m NNE (022°) of the fountain (read by the parser)"
 
 
 def _position(u: float) -> tuple[float, float]:
@@ -121,7 +124,7 @@ def scripted_flight(pub: Any, *, steps: int = 240, period_s: float = 0.05, stop:
     until the browser has seen its start, so growth is observable however slow the machine).
     ``home`` (lat, lon) puts the flight on Earth; ``turn_deg`` turns the whole script about home.
     """
-    pub.flight_start(FlightStart(mission="demo: find the kiosk"))
+    pub.flight_start(FlightStart(mission="demo: find the kiosk", task_instruction=INSTRUCTION, understood=UNDERSTOOD))
     pub.event("mission_start", {"goal": GOAL})
     pub.publish("plan", PLAN)
     target = turned(*KIOSK, turn_deg)

@@ -130,6 +130,13 @@ def test_dashboard_shows_a_live_flight_and_replays_it(tmp_path: Path, browser: A
                 agent = browser.find_element(By.ID, "agent-table").text
                 assert GOAL in agent and ("forward" in agent or "turn_left" in agent)
                 assert "kiosk" in browser.find_element(By.ID, "detections").text
+                # What the vehicle understood, at the top of the plan panel; the instruction is not its goal name.
+                from sim.dashboard_demo import INSTRUCTION, UNDERSTOOD
+
+                assert browser.find_element(By.ID, "plan-understood").text == UNDERSTOOD
+                summary = browser.find_element(By.ID, "plan-summary").text
+                assert summary.startswith("For the instruction") and not summary.startswith("To reach")
+                assert INSTRUCTION not in summary
                 assert "battery" in browser.find_element(By.ID, "battery-text").text
                 assert "OFFBOARD" in browser.find_element(By.ID, "vehicle-table").text
                 assert browser.find_elements(By.CSS_SELECTOR, "#anchors circle")

@@ -86,6 +86,10 @@ def test_aerie_fly_with_its_own_map_completes_a_helsinki_task_with_telemetry(tmp
             msgs = list(fl.messages(cfg.vehicle_id))
             types = [m["type"] for m in msgs]
             assert types.count("flight_start") == 1 and types[-1] == "flight_end", types[-5:]
+            # What the vehicle understood, said back before arming, travels in flight_start (issue 34).
+            start = next(m["payload"] for m in msgs if m["type"] == "flight_start")
+            assert start["understood"].startswith("understood: goal ") and " of " in start["understood"], start
+            assert start["understood"] in out  # ... and on the operator's console
             steps = [m["payload"] for m in msgs if m["type"] == "agent_step"]
             assert len(steps) == outcome["steps"] + 1
             assert steps[-1]["decision"]["action"] == "arrive" and steps[0]["anchor_graph"]["anchors"]

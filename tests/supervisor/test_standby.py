@@ -65,6 +65,9 @@ def test_standby_service_notifies_reports_flies_queued_missions_and_stops(tmp_pa
 
             queue = tmp_path / "vehicle" / "missions"
             (queue / "0-broken.yaml").write_text("instruction: find it\nspeed: 99\n")  # unknown key
+            # Words that name no landmark: refused before arming (issue 34), and the next mission flies.
+            (queue / "0b-unread.yaml").write_text("instruction: take some pictures of the harbour please\n"
+                                                  "name: unread\n")
             staged = queue / ".1-short.yaml"
             staged.write_text(yaml.safe_dump({"instruction": rig.task.task.description, "name": "short",
                                               "step_limit": 1}))
@@ -77,6 +80,10 @@ def test_standby_service_notifies_reports_flies_queued_missions_and_stops(tmp_pa
             assert outcome["reason"] == "step_limit" and outcome["steps"] == 1 and outcome["landed"] == "landed"
             failed = json.loads(outcome_path(records.records("0-broken.yaml", ok=False)[0]).read_text())
             assert "speed" in failed["error"]
+            unread = json.loads(outcome_path(records.records("0b-unread.yaml", ok=False)[0]).read_text())
+            assert unread["reason"].startswith("refused: instruction not understood") and unread["steps"] == 0
+            assert unread["refused_before_arming"] and unread["landed"] == "on ground", unread
+            assert "relative to a landmark" in unread["reason"] and unread["understood"].startswith("understood:")
             assert received.count("WATCHDOG=1") >= 3  # fed all along, through the flight
         finally:
             proc.send_signal(signal.SIGTERM)

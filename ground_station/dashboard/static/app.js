@@ -428,8 +428,12 @@ function renderAgent(d) {
 function renderPlan(d) {
   const p = d.plan && typeof d.plan === "object" ? d.plan : null;
   const s = d.step || {};
-  $("plan-panel").classList.toggle("hidden", !p);
-  if (!p) return;
+  // What the vehicle understood of its instruction, said back before it armed (flight_start), first.
+  const start = d.start && d.start.payload && typeof d.start.payload === "object" ? d.start.payload : {};
+  const understood = typeof start.understood === "string" ? start.understood : "";
+  $("plan-understood").textContent = understood;
+  $("plan-panel").classList.toggle("hidden", !p && !understood);
+  if (!p) { $("plan").replaceChildren(); $("plan-summary").textContent = ""; return; }
   const steps = Array.isArray(p.steps) ? p.steps.filter((x) => x && typeof x === "object" && typeof x.goal === "string") : [];
   const on = steps.findIndex((x) => x.goal === s.goal);
   $("plan").replaceChildren(...steps.map((x, i) => {

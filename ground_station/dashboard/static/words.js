@@ -25,7 +25,7 @@ function planSentence(x) {
 
 function planSummary(p, s) {
   const parts = [];
-  if (typeof p.goal === "string" && p.goal) parts.push(`To reach ${p.goal}`);
+  if (typeof p.goal === "string" && p.goal) parts.push(`For the instruction “${p.goal}”`);
   const from = [p.source ? `${p.source} plan` : "plan", isNum(s.plan_version) ? `version ${s.plan_version}` : ""].filter(Boolean).join(", ");
   parts.push(parts.length ? `(${from})` : cap(from));
   let text = parts.join(" ") + (typeof p.reason === "string" && p.reason ? `: ${p.reason}.` : ".");
