@@ -57,6 +57,13 @@ bench: setup models
 	done
 	$(PY) -m aerie bench instructions --split test --threads 1,2 --json $(BENCH_DIR)/instructions_test.json
 	$(PY) -m aerie bench instructions --split hand --json $(BENCH_DIR)/instructions_hand.json
+	for s in field-dev field-hand; do \
+	  $(PY) -m aerie bench instructions --split $$s --json $(BENCH_DIR)/instructions_$$s.json || exit 1; \
+	done
+	$(PY) -m aerie bench nav --tasks bench/tasks/helsinki_field_dev.json --agent geometric --no-progress \
+	  --json $(BENCH_DIR)/geometric_field_dev_perfect.json
+	$(PY) -m aerie bench nav --tasks bench/tasks/helsinki_ordinary_test.json --agent geometric --reader parser \
+	  --no-progress --json $(BENCH_DIR)/geometric_ordinary_test_perfect_parser.json
 	for s in dev test; do for p in perfect prep; do \
 	  $(PY) -m aerie bench nav --tasks bench/tasks/helsinki_ordinary_$$s.json --agent geometric --perception $$p \
 	    --no-progress --json $(BENCH_DIR)/geometric_ordinary_$${s}_$$p.json || exit 1; \
