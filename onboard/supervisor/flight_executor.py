@@ -55,6 +55,14 @@ class MissionAborted(RuntimeError):
     """The vehicle can no longer fly the mission (failsafe, link gone for good)."""
 
 
+class TakenOver(MissionAborted):
+    """A person (RC, a ground station) or PX4 itself took the vehicle out of offboard with the link up.
+
+    Whoever switched the mode now flies the vehicle: the supervisor commands nothing more (no land, no
+    return, no re-engage) and says so.
+    """
+
+
 @dataclass(frozen=True)
 class MoveResult:
     arrived: bool
@@ -71,6 +79,8 @@ class FlightExecutor:
         self.on_event = on_event or (lambda kind, detail: None)
         self.paused_total_s = 0.0
         self.pilot = OffboardPilot(bridge)
+        # The mode someone else switched to mid-mission (TakenOver); from then on nothing is commanded.
+        self.taken_over: str | None = None
         # The altitude moves are flown at: cruise, or a look-up's once its climb arrived, until back_to_cruise.
         self.flying_alt_m = cfg.cruise_alt_m
 
@@ -327,7 +337,10 @@ class FlightExecutor:
                 lost_at = self.bridge.monitor.link_lost_at
                 if lost_at is None or lost_at < self.pilot.engaged_at:
                     # Out of offboard with the link up: a person (RC, ground station) or PX4 took over.
-                    raise MissionAborted(f"the autopilot left offboard (mode {self.bridge.state.flight_mode})")
+                    self.taken_over = str(self.bridge.state.flight_mode)
+                    self.on_event("taken_over", {"mode": self.taken_over})
+                    raise TakenOver(f"the autopilot left offboard (mode {self.taken_over}): taken over, "
+                                    "the supervisor commands nothing more")
                 try:  # after a link loss PX4's failsafe owns the vehicle until we take it back
                     await self._engage()
                 except BridgeError:
@@ -378,6 +391,9 @@ class FlightExecutor:
         left in offboard without setpoints; if it cannot be sent, the stream is
         dropped anyway and PX4's offboard-loss failsafe lands the vehicle.
         """
+        if self.taken_over is not None:  # whoever took over flies it: stop streaming, command nothing
+            await self.pilot.release()
+            return f"left to the pilot (mode {self.taken_over}): nothing commanded"
         try:
             s = self.bridge.state
             if not s.in_air:

@@ -45,7 +45,9 @@ Control channel (JSON over UDP to ``control_port``, one reply per request):
 ``{"cmd": "battery_drain_scale", "scale": 20}``, ``{"cmd": "wind", "n": 3, "e": 0, "d": 0, "gust": 0.5}``,
 ``{"cmd": "param", "name": "COM_OF_LOSS_T", "value": 0.5}``, ``{"cmd": "link", "down": true}``,
 ``{"cmd": "gps", "fix": false}``,
-``{"cmd": "statustext", "severity": 4, "text": "..."}``.
+``{"cmd": "statustext", "severity": 4, "text": "..."}``,
+``{"cmd": "mode", "mode": "HOLD"}`` (a pilot's switch on the RC or a ground station: HOLD, POSCTL, LAND, RTL),
+``{"cmd": "commands"}`` (every COMMAND_LONG/INT received, ``[[t, id], ...]``).
 """
 
 from .fleet import SimFleet

@@ -65,6 +65,7 @@ class Commander:
                  prearm_delay_s: float = 4.0):
         self.params = params
         self.physics = physics
+        self.commands: list[tuple[float, int]] = []  # (time, MAV_CMD) of every command received
         self.origin = origin
         self.store = store
         self.boot_t = now
@@ -157,6 +158,7 @@ class Commander:
     def handle_command(self, command: int, p: list[float], now: float, frame: int | None = None,
                        xyz: tuple[float, float, float] | None = None) -> int:
         """Apply COMMAND_LONG/INT; ``xyz`` are COMMAND_INT x, y (1e7 deg) and z."""
+        self.commands.append((now, int(command)))  # what the companion asked, for tests to read back
         if command == 400:
             return self._cmd_arm(p, now)
         if command == 176:

@@ -20,6 +20,7 @@ from typing import Callable
 
 from contract.geodesy import GeoPoint
 
+from . import px4_modes as pm
 from .commander import ACCEPTED, UNSUPPORTED, Commander
 from .mavlink_link import VEHICLE_COMPID, MavlinkLink
 from .mission import MissionStore, MissionTransfer
@@ -432,6 +433,15 @@ class Vehicle:
         if cmd == "statustext":
             self.send_statustext(int(req.get("severity", 6)), str(req["text"]))
             return None
+        if cmd == "mode":  # a pilot's switch on the RC or a ground station's, not the companion's command
+            modes = {"HOLD": pm.HOLD, "POSCTL": pm.POSCTL, "LAND": pm.LAND, "RTL": pm.RTL}
+            name = str(req.get("mode", "")).upper()
+            if name not in modes:
+                raise ValueError(f"unknown mode {name!r}; one of {sorted(modes)}")
+            self.cmdr._set_mode(modes[name], now)
+            return {"t": now}
+        if cmd == "commands":  # every COMMAND_LONG/INT received: [[t, command id], ...]
+            return {"commands": [list(c) for c in self.cmdr.commands]}
         if cmd == "ping":
             return {"pid": os.getpid()}
         raise ValueError(f"unknown control command {cmd!r}")
