@@ -7,11 +7,18 @@ with its own model, so a bundle outlives an embedding-model change. Reading
 recomputes each uid from the content and refuses a bundle whose ids do not
 match it. Putting the experiences into a store is the vehicle's business
 (:mod:`onboard.memory.bundle`); this module only writes and reads the file.
+
+A bundle is untrusted and judged whole: every experience is checked as the
+store would check it (:func:`contract.records.validate`) and every text
+field bounded in length before the reader returns one item, so an import
+either takes the whole bundle or writes nothing, and one oversized lesson
+cannot ride into every later prompt.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -20,10 +27,17 @@ from typing import Any, Iterable
 
 import msgpack
 
-from contract.records import COLLECTIONS, Record, content_uid, image_of, text_fields
+from contract.records import COLLECTIONS, Record, RecordError, content_uid, image_of, text_fields, validate
 
 BUNDLE_FORMAT = "aerie-memory-bundle"
 BUNDLE_VERSION = 1
+# Characters one text field of a lesson may hold unless the reader is told otherwise
+# (``memory.lesson_text_max_chars`` on a vehicle).
+MAX_TEXT_CHARS = 16384
+# A vehicle id longer than this is not used to name the lessons' source.
+MAX_VEHICLE_ID_CHARS = 80
+# created_at must lie in 0 .. this (seconds since the epoch, well past any real clock).
+MAX_CREATED_AT = 2.0 ** 40
 
 
 class BundleError(ValueError):
@@ -76,30 +90,64 @@ def read_bundle(path: str | Path) -> dict[str, Any]:
     return doc
 
 
-def bundle_items(path: str | Path) -> tuple[dict[str, Any], list[BundleItem]]:
-    """Read and verify a whole bundle: the document and its experiences, each uid checked against its content."""
+def bundle_items(path: str | Path, *, max_text_chars: int = MAX_TEXT_CHARS) -> tuple[dict[str, Any], list[BundleItem]]:
+    """Read and verify a whole bundle: the document and its experiences, each checked and its uid matched to
+    its content. Any bad experience refuses the bundle (:class:`BundleError` naming it)."""
     doc = read_bundle(path)
-    source = f"bundle:{doc.get('vehicle_id') or Path(path).name}"
+    vehicle = doc.get("vehicle_id")
+    if not (isinstance(vehicle, str) and 0 < len(vehicle) <= MAX_VEHICLE_ID_CHARS):
+        vehicle = Path(path).name
+    source = f"bundle:{vehicle}"
     items: list[BundleItem] = []
     experiences = doc.get("experiences", [])
     if not isinstance(experiences, list):
         raise BundleError(f"{path}: experiences is a {type(experiences).__name__}, not a list")
     for n, item in enumerate(experiences):
-        try:
-            spec = COLLECTIONS[item["collection"]]
-            data = dict(item["fields"])
-            if "semantic_enhanced_image" in spec.record_type.__dataclass_fields__:
-                data["semantic_enhanced_image"] = item.get("image")
-            record = spec.record_type(**data)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise BundleError(f"{path}: experience #{n} is malformed ({exc})") from exc
-        image = image_of(record)
-        sha = hashlib.sha256(image).hexdigest() if image is not None else None
-        expected = content_uid(spec.name, spec.level, text_fields(record), sha, item.get("parent_uid"))
-        if expected != item.get("uid"):
-            raise BundleError(f"{path}: experience #{n} id {item.get('uid')!r} does not match its content")
-        created = item.get("created_at")
-        items.append(BundleItem(uid=expected, collection=spec.name, level=spec.level, parent_uid=item.get("parent_uid"),
-                                source=source, created_at=float(created) if isinstance(created, (int, float)) else time.time(),
-                                record=record))
+        items.append(_item(path, n, item, source, max_text_chars))
     return doc, items
+
+
+def _item(path: str | Path, n: int, item: Any, source: str, max_text_chars: int) -> BundleItem:
+    """Experience ``n`` of the bundle, checked as the store will check it, so nothing is refused halfway."""
+    try:
+        if not isinstance(item, dict):
+            raise TypeError(f"a {type(item).__name__}, not a map")
+        spec = COLLECTIONS[item["collection"]]
+        data = dict(item["fields"])
+        for name, value in data.items():
+            if isinstance(value, str) and len(value) > max_text_chars:
+                raise ValueError(f"{spec.name}.{name} holds {len(value)} characters, more than {max_text_chars}")
+        if "semantic_enhanced_image" in spec.record_type.__dataclass_fields__:
+            image = item.get("image")
+            if image is not None and not isinstance(image, bytes):
+                raise TypeError(f"image is a {type(image).__name__}, not bytes")
+            data["semantic_enhanced_image"] = image
+        record = spec.record_type(**data)
+        validate(record)
+        parent = item.get("parent_uid")
+        if parent is not None and not isinstance(parent, str):
+            raise TypeError(f"parent_uid is a {type(parent).__name__}")
+        created = item.get("created_at")
+        if created is not None and not (isinstance(created, (int, float)) and not isinstance(created, bool)
+                                        and 0 <= created <= MAX_CREATED_AT):  # NaN fails too
+            raise ValueError(f"created_at {created!r} is not a time")
+    except (KeyError, TypeError, ValueError, RecordError) as exc:
+        raise BundleError(f"{path}: experience #{n} is malformed ({_short(exc)})") from exc
+    image = image_of(record)
+    sha = hashlib.sha256(image).hexdigest() if image is not None else None
+    expected = content_uid(spec.name, spec.level, text_fields(record), sha, parent)
+    if expected != item.get("uid"):
+        raise BundleError(f"{path}: experience #{n} id {_quote(item.get('uid'))} does not match its content")
+    return BundleItem(uid=expected, collection=spec.name, level=spec.level, parent_uid=parent, source=source,
+                      created_at=float(created) if created is not None and math.isfinite(created) else time.time(),
+                      record=record)
+
+
+def _short(exc: BaseException, limit: int = 200) -> str:
+    """A bounded reason: an error about a field read from the file never carries the file back out."""
+    text = str(exc)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _quote(value: Any, limit: int = 80) -> str:
+    return repr(value[:limit]) if isinstance(value, str) else f"of type {type(value).__name__}"

@@ -4,6 +4,11 @@ The file format is :mod:`contract.bundle` (the ground writes the same files);
 here experiences are taken from a store for export and added to one on
 import, idempotently: an experience whose content id the store already holds
 is skipped.
+
+An import is all or nothing: the reader has checked every experience before
+this module embeds one, and all of them are written in one transaction, so a
+refused bundle (which the courier never sends again) leaves no part of
+itself behind.
 """
 
 from __future__ import annotations
@@ -11,11 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from contract.bundle import BundleError, BundleItem, bundle_items, write_bundle
 from contract.records import RecordError
 from onboard.memory.experience_store import ExperienceStore
 
-# Records per import transaction (one embedding batch each).
+# Records per embedding batch (the embedder's memory); the import itself is one transaction.
 IMPORT_BATCH = 64
 
 
@@ -36,17 +43,19 @@ def export_bundle(store: ExperienceStore, path: str | Path, *, collection: str |
 
 
 def import_bundle(store: ExperienceStore, path: str | Path, *, source: str | None = None) -> ImportReport:
-    """Add the bundle's experiences that the store does not have yet (idempotent)."""
-    _, items = bundle_items(path)
+    """Add the bundle's experiences that the store does not have yet (idempotent), all in one transaction."""
+    _, items = bundle_items(path, max_text_chars=store.cfg.lesson_text_max_chars)
     first: dict[str, BundleItem] = {}
     for item in items:
         first.setdefault(item.uid, item)
     todo = [item for uid, item in first.items() if not store.has(uid)]
-    for start in range(0, len(todo), IMPORT_BATCH):
-        chunk = todo[start:start + IMPORT_BATCH]
+    if todo:
+        records = [it.record for it in todo]
+        vectors = np.concatenate([store.embed_records(records[start:start + IMPORT_BATCH])
+                                  for start in range(0, len(records), IMPORT_BATCH)])
         try:
-            store.add_many([it.record for it in chunk], parent_uids=[it.parent_uid for it in chunk],
-                           source=source or chunk[0].source, created_at=[it.created_at for it in chunk])
+            store.add_many(records, parent_uids=[it.parent_uid for it in todo], source=source or todo[0].source,
+                           embeddings=vectors, created_at=[it.created_at for it in todo])
         except RecordError as exc:
             raise BundleError(f"{path}: {exc}") from exc
     return ImportReport(path=str(path), total=len(first), added=len(todo), already_present=len(first) - len(todo))

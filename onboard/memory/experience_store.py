@@ -167,6 +167,11 @@ class ExperienceStore:
         return self.add_many([record], parent_uids=[parent_uid], source=source,
                              embeddings=None if embedding is None else embedding[None, :])[0]
 
+    def embed_records(self, records: Sequence[Record]) -> np.ndarray:
+        """The vectors ``add_many`` would compute for ``records`` (each checked first), without writing."""
+        specs = [validate(r) for r in records]
+        return self.embedder.embed([getattr(r, s.vector_field) for r, s in zip(records, specs)])
+
     def add_many(self, records: Sequence[Record], *, parent_uids: Sequence[str | None] | None = None,
                  source: str = "local", embeddings: np.ndarray | None = None,
                  created_at: Sequence[float] | None = None) -> list[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from contract.typed_config import ranged
+
 
 @dataclass(frozen=True)
 class AnchorGraphConfig:
@@ -73,6 +75,9 @@ class MemoryConfig:
     # Directory for semantic-map PNGs stored by reference; empty keeps PNGs as blobs
     # inside the SQLite file. Relative paths are next to the memory file.
     image_dir: str = ""
+    # Characters one text field of an imported lesson may hold (a reflection note, a plan); a bundle
+    # with a longer one is refused whole, since every later prompt that retrieves the lesson carries it.
+    lesson_text_max_chars: int = ranged(16384, 256, 1_048_576)
     anchors: AnchorGraphConfig = field(default_factory=AnchorGraphConfig)
 
 
