@@ -4,7 +4,7 @@ On a real drone the supervisor's observation comes from its own corridor map
 (waypoints on offer) and landmark / sign recognition on camera frames. In
 simulation a separate process plays that part, exactly as a simulator's camera
 plugin does for a real autopilot stack: the supervisor asks over ZeroMQ
-(REQ/REP, msgpack) with the position the *autopilot* reports, and this server
+(a REQ client, msgpack) with the position the *autopilot* reports, and this server
 answers from the Helsinki world with `OraclePerception` (the benchmark's
 perception model, with the same noise presets) plus, on request, the rendered
 oblique camera view as PNG. The supervisor never imports `sim/`.
@@ -39,6 +39,13 @@ that predates the field.
 ``node`` is the waypoint the supervisor flew to; it is used when the reported
 position is within `SNAP_TOLERANCE_M` of it, otherwise the nearest waypoint
 is, so a drone that did not get where it was sent observes where it is.
+
+The socket is a ROUTER speaking the REQ envelope (``[identity, b"", body]``), as
+memory sync's is (``onboard.telemetry.memory_sync``), not a REP: a REP socket's
+state machine breaks on one multipart message (EFSM) and its thread died of it,
+leaving every later observe to time out. A ROUTER sees each message as it came:
+junk of any shape is counted and answered ``{ok: false}``, and nothing a peer
+sends ends the serving thread.
 """
 
 from __future__ import annotations
@@ -79,7 +86,7 @@ class ServerCounters:
 
 
 class WorldObservationServer:
-    """REP socket on a thread; `start()` binds and returns self, `endpoint` is where to connect."""
+    """ROUTER socket on a thread; `start()` binds and returns self, `endpoint` is where to connect."""
 
     def __init__(self, world: World, *, endpoint: str = "tcp://127.0.0.1:*", noise: str = "prep",
                  seed: int = 0, context: zmq.Context | None = None, offer_moves: bool = True) -> None:
@@ -103,7 +110,8 @@ class WorldObservationServer:
         self.perception = OraclePerception(self.world, self.noise, self.seed)
 
     def start(self) -> "WorldObservationServer":
-        self._sock = bounded_socket(self._ctx, zmq.REP, MAX_REQUEST_BYTES)
+        self._sock = bounded_socket(self._ctx, zmq.ROUTER, MAX_REQUEST_BYTES)
+        self._sock.sndhwm = 100   # replies to a peer that does not read are dropped, not queued forever
         self._sock.bind(self._bind)
         self.endpoint = self._sock.getsockopt_string(zmq.LAST_ENDPOINT)
         self._thread = threading.Thread(target=self._run, name="world-observation-server", daemon=True)
@@ -132,21 +140,39 @@ class WorldObservationServer:
 
     def _run(self) -> None:
         sock = self._sock
-        poller = zmq.Poller()
-        poller.register(sock, zmq.POLLIN)
         try:
             while not self._stop.is_set():
-                if not poller.poll(100):
-                    continue
-                raw = sock.recv()
                 try:
-                    reply = self.handle(msgpack.unpackb(raw, raw=False))
-                except Exception as exc:  # malformed request: answer and count, never die
+                    if not sock.poll(100):
+                        continue
+                    parts = sock.recv_multipart(zmq.NOBLOCK)
+                except zmq.Again:
+                    continue
+                try:
+                    self._serve(sock, parts)
+                except Exception:  # noqa: BLE001 - nothing a peer sends ends the feed
                     self.counters.rejected += 1
-                    reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-                sock.send(msgpack.packb(reply, use_bin_type=True))
+                    log.exception("world feed: request not served")
         finally:
             sock.close(0)
+
+    def _serve(self, sock: zmq.Socket, parts: list[bytes]) -> None:
+        """Answer one message from the ROUTER: a REQ request gets its reply, anything else an error."""
+        if len(parts) != 3 or parts[1] != b"":
+            self.counters.rejected += 1
+            enveloped = len(parts) >= 2 and parts[1] == b""
+            reply: dict = {"ok": False, "error": f"expected one request frame, got {len(parts) - 2}" if enveloped
+                           else "not a REQ request (no empty delimiter frame)"}
+        else:
+            try:
+                reply = self.handle(msgpack.unpackb(parts[2], raw=False))
+            except Exception as exc:  # malformed request: answer and count, never die
+                self.counters.rejected += 1
+                reply = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        try:
+            sock.send_multipart([parts[0], b"", msgpack.packb(reply, use_bin_type=True)], zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass  # the peer is gone or not reading; a REQ client that wants the answer asks again
 
     def handle(self, req: object) -> dict:
         if isinstance(req, dict) and req.get("op") == "gazetteer":
