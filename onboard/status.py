@@ -128,7 +128,7 @@ def check_map(cfg: Any) -> Check:
         return Check("map", True, "no map configured (map.path is empty)")
     t0 = time.perf_counter()
     try:
-        m = load_map(path, expect_sha256=cfg.map.extract_sha256 or None)
+        m = load_map(path, expect_sha256=cfg.map.extract_sha256 or None, max_inflated_bytes=cfg.map.max_inflated_bytes)
     except MapFileError as exc:
         return Check("map", False, str(exc))
     return Check("map", True, f"{path}: {m.name}, {m.graph.n_nodes} waypoints, {len(m.landmarks)} landmarks, "

@@ -19,6 +19,13 @@ CRCs, the payload checksum), and on request a map built from another
 extract. The checks come in that order, so a map from a newer Aerie is
 reported as a version mismatch, not as corruption.
 
+The seal proves a file whole, not harmless: anyone can seal a file. So the
+sizes the archive declares for its members are checked against
+`max_inflated_bytes` before one byte is inflated (zipfile never inflates a
+member past its declared size), and every number of a loaded map must be
+finite and every latitude and longitude one: a NaN waypoint compares false
+with every distance and ended a flight at its first step.
+
 The same map always gives the same bytes (fixed member order and timestamps),
 so a release that ships it is named by its content like everything else.
 """
@@ -54,6 +61,12 @@ SEAL_PREFIX = b"aerie-map sha256:"
 _DIGEST_LEN = 64
 # Separates a building's aliases in its one string (a name never holds a line break).
 ALIAS_SEP = "\n"
+# Bytes all members of a map may inflate to, unless the caller says otherwise (`map.max_inflated_bytes`).
+MAX_INFLATED_BYTES = 256 * 1024 * 1024
+# Bytes the header member may inflate to (it is a page of JSON).
+MAX_HEADER_BYTES = 1024 * 1024
+# Members of a map archive (the arrays of `_arrays` and the header, with room for later ones).
+MAX_MEMBERS = 64
 
 
 class MapFileError(ValueError):
@@ -203,13 +216,38 @@ def _open(path: Path, data: bytes) -> zipfile.ZipFile:
         raise _fail(path, f"damaged or truncated map file ({type(exc).__name__}: {exc})") from exc
 
 
+# Bytes inflated per read of a member: zipfile's one-shot read asks zlib for up to 2 GiB at a time,
+# whatever size the archive declares, so members are read in steps of this.
+_READ_STEP = 1 << 20
+
+
 def _member(path: Path, z: zipfile.ZipFile, name: str) -> bytes:
+    """One member's bytes, never more than its declared size (checked against the limits beforehand)."""
     try:
-        return z.read(name)
+        with z.open(name) as f:
+            chunks = []
+            while chunk := f.read(_READ_STEP):
+                chunks.append(chunk)
+            return b"".join(chunks)
     except KeyError:
         raise _fail(path, f"damaged map file (no member {name})") from None
     except Exception as exc:  # noqa: BLE001 - a bad CRC, a zlib stream error, a short read ...: all damage
         raise _fail(path, f"damaged or truncated map file ({name}: {type(exc).__name__}: {exc})") from exc
+
+
+def _check_sizes(path: Path, z: zipfile.ZipFile, max_inflated_bytes: int) -> None:
+    """Refuse an archive whose members would inflate past the limits, before any is inflated."""
+    infos = z.infolist()
+    if len(infos) > MAX_MEMBERS:
+        raise _fail(path, f"not an Aerie map file ({len(infos)} members, at most {MAX_MEMBERS})")
+    total = sum(i.file_size for i in infos)
+    if total > max_inflated_bytes:
+        raise _fail(path, f"refused: its members would inflate to {total} bytes, more than the "
+                          f"{max_inflated_bytes} allowed (map.max_inflated_bytes)")
+    header = next((i for i in infos if i.filename == HEADER), None)
+    if header is not None and header.file_size > MAX_HEADER_BYTES:
+        raise _fail(path, f"refused: {HEADER} would inflate to {header.file_size} bytes, "
+                          f"more than {MAX_HEADER_BYTES}")
 
 
 def _header(path: Path, z: zipfile.ZipFile) -> dict[str, Any]:
@@ -228,17 +266,18 @@ def _header(path: Path, z: zipfile.ZipFile) -> dict[str, Any]:
     return header
 
 
-def read_header(path: str | Path) -> dict[str, Any]:
+def read_header(path: str | Path, *, max_inflated_bytes: int = MAX_INFLATED_BYTES) -> dict[str, Any]:
     """The header of a sealed map file of this format (no arrays are decoded)."""
     path = Path(path)
     data = _read(path)
-    z, header = _checked_archive(path, data)
+    z, header = _checked_archive(path, data, max_inflated_bytes)
     z.close()
     return header
 
 
-def _checked_archive(path: Path, data: bytes) -> tuple[zipfile.ZipFile, dict[str, Any]]:
-    """The open archive and its header, after every check that needs no array: foreign, seal, format, version.
+def _checked_archive(path: Path, data: bytes, max_inflated_bytes: int) -> tuple[zipfile.ZipFile, dict[str, Any]]:
+    """The open archive and its header, after every check that needs no array: foreign, seal, sizes, format,
+    version.
 
     A file that carries a seal is checked against it before anything inside is parsed, so damage anywhere
     reads "seal mismatch"; an unsealed archive is still opened first, so a foreign zip or a map of another
@@ -249,6 +288,7 @@ def _checked_archive(path: Path, data: bytes) -> tuple[zipfile.ZipFile, dict[str
         raise _fail(path, "damaged map file (seal mismatch: some byte of the file changed)")
     z = _open(path, data)
     try:
+        _check_sizes(path, z, max_inflated_bytes)
         header = _header(path, z)
         if not has_seal:
             raise _fail(path, "damaged map file (no seal at its end: truncated, or re-packed by another tool)")
@@ -258,11 +298,12 @@ def _checked_archive(path: Path, data: bytes) -> tuple[zipfile.ZipFile, dict[str
     return z, header
 
 
-def load_map(path: str | Path, expect_sha256: str | None = None) -> OnboardMap:
+def load_map(path: str | Path, expect_sha256: str | None = None, *,
+             max_inflated_bytes: int = MAX_INFLATED_BYTES) -> OnboardMap:
     """The map in `path`, checked whole; with `expect_sha256`, also that it was built from that extract."""
     path = Path(path)
     data = _read(path)
-    z, header = _checked_archive(path, data)
+    z, header = _checked_archive(path, data, max_inflated_bytes)
     with z:
         names = sorted(n for n in z.namelist() if n != HEADER)
         members = {n: _member(path, z, n) for n in names}
@@ -275,13 +316,15 @@ def load_map(path: str | Path, expect_sha256: str | None = None) -> OnboardMap:
     try:
         arrays = {n[: -len(".npy")]: np.load(io.BytesIO(data), allow_pickle=False) for n, data in members.items()}
         return _from_arrays(header, arrays)
-    except (KeyError, ValueError, TypeError, IndexError, ConfigError) as exc:
-        raise _fail(path, f"damaged map file (inconsistent content: {type(exc).__name__}: {exc})") from exc
+    except (KeyError, ValueError, TypeError, IndexError, OverflowError, AttributeError, ConfigError) as exc:
+        raise _fail(path, f"damaged map file (inconsistent content: {type(exc).__name__}: {str(exc)[:300]})") from exc
 
 
 def _from_arrays(header: dict[str, Any], a: dict[str, np.ndarray]) -> OnboardMap:
     o = header["origin"]
     origin = GeoPoint(float(o["lat"]), float(o["lon"]), float(o.get("alt_amsl", 0.0)))
+    _check_geo(np.array([[origin.lat, origin.lon]]), "origin")
+    _check_finite(np.array([origin.alt_amsl]), "origin's altitude")
     params = build(BuildParams, header["build"], where="build", source="map header")
     net = header["network"]
     hd = MapHeader(format_version=int(header["format_version"]), extract_name=str(header["extract"]["file"]),
@@ -291,6 +334,8 @@ def _from_arrays(header: dict[str, Any], a: dict[str, np.ndarray]) -> OnboardMap
 
     xy, latlon, start, adj = a["graph/xy"], a["graph/latlon"], a["graph/adj_start"], a["graph/adj"]
     n = len(xy)
+    _check_finite(xy, "corridor graph's waypoint positions")
+    _check_geo(latlon, "corridor graph")
     _check(xy.shape == (n, 2) and latlon.shape == (n, 2) and start.shape == (n + 1,) and start[0] == 0
            and start[-1] == len(adj) and bool(np.all(np.diff(start) >= 0)) and bool(np.all((adj >= 0) & (adj < n))),
            "corridor graph")
@@ -303,6 +348,8 @@ def _from_arrays(header: dict[str, Any], a: dict[str, np.ndarray]) -> OnboardMap
     cols = [a[f"buildings/{c}"] for c in ("height", "height_source", "name", "kind")]
     _check(rs.shape == (k + 1,) and rs[0] == 0 and rs[-1] == len(ring) and ring.ndim == 2 and ring.shape[1] == 2
            and bool(np.all(np.diff(rs) >= 3)) and all(c.shape == (k,) for c in cols), "buildings")
+    _check_finite(ring, "building footprints")
+    _check_finite(cols[0], "building heights")
     # maps written before aliases existed have no such member: no building has an alias
     aliases = a["buildings/aliases"].tolist() if "buildings/aliases" in a else [""] * k
     _check(len(aliases) == k, "building aliases")
@@ -315,11 +362,14 @@ def _from_arrays(header: dict[str, Any], a: dict[str, np.ndarray]) -> OnboardMap
     pcols = [a[f"pois/{c}"] for c in ("name", "kind", "possibly_stale")]
     m = len(pid)
     _check(pxy.shape == (m, 2) and pll.shape == (m, 2) and all(c.shape == (m,) for c in pcols), "POIs")
+    _check_finite(pxy, "POI positions")
+    _check_geo(pll, "POIs")
     pois = [Poi(id=int(i), name=str(nm), kind=str(kd), xy=pxy[j], lat=float(pll[j, 0]), lon=float(pll[j, 1]),
                 possibly_stale=bool(st))
             for j, (i, nm, kd, st) in enumerate(zip(pid.tolist(), *(c.tolist() for c in pcols)))]
     bounds = tuple(float(v) for v in header["bounds"])
     _check(len(bounds) == 4, "bounds")
+    _check_finite(np.array(bounds), "bounds")
     return OnboardMap(name=str(header["name"]), origin=origin, graph=graph, buildings=buildings, pois=pois,
                       header=hd, bounds=bounds)  # type: ignore[arg-type]
 
@@ -327,3 +377,17 @@ def _from_arrays(header: dict[str, Any], a: dict[str, np.ndarray]) -> OnboardMap
 def _check(ok: bool, what: str) -> None:
     if not ok:
         raise ValueError(f"the {what} arrays do not fit together")
+
+
+def _check_finite(a: np.ndarray, what: str) -> None:
+    if not (a.dtype.kind == "f" and bool(np.isfinite(a).all())):
+        raise ValueError(f"the {what} are not all finite numbers")
+
+
+def _check_geo(latlon: np.ndarray, what: str) -> None:
+    """Latitudes and longitudes (n x 2) that are places on Earth; NaN fails the comparisons."""
+    ok = (latlon.dtype.kind == "f" and latlon.ndim == 2 and latlon.shape[1] == 2
+          and bool(np.all((latlon[:, 0] >= -90.0) & (latlon[:, 0] <= 90.0)
+                          & (latlon[:, 1] >= -180.0) & (latlon[:, 1] <= 180.0))))
+    if not ok:
+        raise ValueError(f"the {what} latitudes and longitudes are not all finite places on Earth")

@@ -27,6 +27,9 @@ class MapConfig:
     # the autopilot reports; farther than this (metres) from every waypoint, the vehicle is off the
     # map and the mission ends rather than guess.
     max_snap_m: float = ranged(30.0, 1.0, 1000.0)
+    # Bytes the members of a map file may inflate to; a file that declares more is refused before
+    # anything is inflated (a sealed file is whole, not necessarily harmless: a zip bomb seals too).
+    max_inflated_bytes: int = ranged(268_435_456, 1_048_576, 4_294_967_296)
     # How `aerie map build` and `make flash` build a map. A map file keeps the parameters it was
     # built with in its header; changing these does not change a map already built.
     build: BuildParams = field(default_factory=BuildParams)

@@ -325,7 +325,7 @@ class Supervisor:
         if path is None:
             return
         t0 = time.perf_counter()
-        self.map = load_map(path, self.cfg.map.extract_sha256 or None)
+        self.map = load_map(path, self.cfg.map.extract_sha256 or None, max_inflated_bytes=self.cfg.map.max_inflated_bytes)
         load_ms = (time.perf_counter() - t0) * 1000.0
         self._map_source = f"map {path.name}"
         g = self.map.graph
