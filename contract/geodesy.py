@@ -90,3 +90,12 @@ def geo_from_ned(origin: GeoPoint, north: Coord, east: Coord) -> tuple[Coord, Co
     lat = np.arcsin(np.clip(cos_c * sin_lat0 + x * s * cos_lat0, -1.0, 1.0))
     lon = lon0 + np.arctan2(y * s, cos_lat0 * cos_c - x * s * sin_lat0)
     return _scalar_or_array(np.degrees(lat)), _scalar_or_array(np.degrees(lon))
+
+
+def great_circle_m(origin: GeoPoint, lat: float, lon: float) -> float:
+    """Metres along the Earth from ``origin`` to (lat, lon) (haversine): right at any range, the antipode
+    included, where the local frame's projection is not; NaN for a NaN coordinate."""
+    phi0, phi = math.radians(origin.lat), math.radians(lat)
+    h = (math.sin((phi - phi0) / 2.0) ** 2
+         + math.cos(phi0) * math.cos(phi) * math.sin(math.radians(lon - origin.lon) / 2.0) ** 2)
+    return 2.0 * EARTH_RADIUS_M * math.asin(math.sqrt(min(1.0, max(0.0, h)))) if h == h else math.nan

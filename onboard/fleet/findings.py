@@ -12,7 +12,15 @@ sightings behind it), signs by name and place, places looked from by place
 (a place: latitude and longitude to 1e-4 degree, about 10 m; only to tell
 repeats apart). Each member's share is bounded (`MAX_KEPT`), so a hostile
 peer that invents findings costs bounded memory. Findings outlive the flight
-that made them: the city does not move between flights.
+that made them (the city does not move between flights) but not `max_age_s`
+since their member last said them: what a member stopped saying, or said in
+a flood that has ended, does not weigh on every later mission.
+
+A finding is only worth something where this vehicle may fly: one placed
+farther from home than the geofence's radius or the configured radio range
+(`reach`) is refused and counted, whatever the member's key. The home and
+fence are the flight loop's (`for_agent`); until it has said them, findings
+are kept and judged when it does.
 
 Positions cross the wire as latitude/longitude (members take off from
 different places) and are brought into this vehicle's frame (east, north of
@@ -22,13 +30,17 @@ take-off waypoint, which is home.
 
 from __future__ import annotations
 
+import math
 import threading
+import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from contract.fleet_discovery import (MAX_FIXES, MAX_ITEMS, MAX_NAME_CHARS, MAX_SPREAD_M, FleetDiscovery,
                                       LandmarkFinding, LookedFrom, SignRead)
-from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
+from contract.geodesy import GeoPoint, geo_from_ned, great_circle_m, ned_from_geo
 from onboard.agent.observation import SharedFindings, SharedLandmark
 
 # Findings of each kind kept per member; beyond it the oldest go.
@@ -37,27 +49,50 @@ MAX_KEPT = 2000
 
 @dataclass
 class _Member:
-    landmarks: dict[str, LandmarkFinding] = field(default_factory=dict)
-    signs: dict[tuple[str, float, float], SignRead] = field(default_factory=dict)
-    looked: dict[tuple[float, float], LookedFrom] = field(default_factory=dict)
+    # Each value is (finding, when it was last heard); the dicts run oldest first.
+    landmarks: dict[str, tuple[LandmarkFinding, float]] = field(default_factory=dict)
+    signs: dict[tuple[str, float, float], tuple[SignRead, float]] = field(default_factory=dict)
+    looked: dict[tuple[float, float], tuple[LookedFrom, float]] = field(default_factory=dict)
+
+    def kinds(self) -> tuple[dict, dict, dict]:
+        return self.landmarks, self.signs, self.looked
 
 
 def _place(lat: float, lon: float) -> tuple[float, float]:
     return round(lat, 4), round(lon, 4)
 
 
-def _keep(d: dict, key: Any, value: Any) -> None:
+def _keep(d: dict, key: Any, value: Any, now: float) -> None:
     d.pop(key, None)  # re-inserted: the newest go last, the oldest first out
-    d[key] = value
+    d[key] = (value, now)
     while len(d) > MAX_KEPT:
         del d[next(iter(d))]
+
+
+def _expire(d: dict, oldest: float) -> int:
+    """Drop the entries last heard before ``oldest`` (they run oldest first); how many went."""
+    n = 0
+    while d and next(iter(d.values()))[1] < oldest:
+        del d[next(iter(d))]
+        n += 1
+    return n
 
 
 class FleetFindings:
     """The others' findings (per member) and this vehicle's own latest frame."""
 
-    def __init__(self, member_id: int) -> None:
+    def __init__(self, member_id: int, *, radio_range_m: float = math.inf, max_age_s: float = math.inf,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if not (radio_range_m > 0 and max_age_s > 0):  # NaN fails too
+            raise ValueError("radio_range_m and max_age_s must be positive")
         self.member_id = member_id
+        self.radio_range_m = radio_range_m
+        self.max_age_s = max_age_s
+        self._clock = clock
+        self._home: GeoPoint | None = None  # the flight loop's, with the fence's radius: what is in reach
+        self._fence_m = math.inf
+        self.refused: Counter[str] = Counter()  # findings not kept, by reason
+        self.expired = 0  # findings dropped for age
         self._lock = threading.Lock()
         self._members: dict[int, _Member] = {}
         self._own: FleetDiscovery | None = None
@@ -70,15 +105,50 @@ class FleetFindings:
     def take(self, found: FleetDiscovery) -> None:
         """One member's frame (already checked by the wire's reader), merged into what is kept."""
         with self._lock:
+            now = self._clock()
             m = self._members.setdefault(found.member_id, _Member())
             for x in found.landmarks:
-                _keep(m.landmarks, x.name, x)
+                if self._in_reach(x):
+                    _keep(m.landmarks, x.name, x, now)
             for s in found.signs:
-                _keep(m.signs, (s.name, *_place(s.lat, s.lon)), s)
+                if self._in_reach(s):
+                    _keep(m.signs, (s.name, *_place(s.lat, s.lon)), s, now)
             for p in found.looked_from:
-                _keep(m.looked, _place(p.lat, p.lon), p)
+                if self._in_reach(p):
+                    _keep(m.looked, _place(p.lat, p.lon), p, now)
             self._version += 1
             self.taken += 1
+
+    def _in_reach(self, x: LandmarkFinding | SignRead | LookedFrom) -> bool:
+        """Whether a finding lies where this vehicle may fly (unknown home: yes, judged later); counts a no."""
+        if self._home is None:
+            return True
+        if great_circle_m(self._home, x.lat, x.lon) <= min(self.radio_range_m, self._fence_m):  # NaN fails
+            return True
+        self.refused["out_of_reach"] += 1
+        return False
+
+    def _prune(self, now: float, *, judge_reach: bool) -> None:
+        """Drop what expired and, when the home or fence changed, what now lies out of reach (counted once:
+        what is taken while a home is known was judged then)."""
+        oldest = now - self.max_age_s
+        changed = False
+        for mid in list(self._members):
+            m = self._members[mid]
+            for kept in m.kinds():
+                gone = _expire(kept, oldest)
+                if gone:
+                    self.expired += gone
+                    changed = True
+                if judge_reach and self._home is not None:
+                    far = [k for k, (x, _) in kept.items() if not self._in_reach(x)]
+                    for k in far:
+                        del kept[k]
+                    changed = changed or bool(far)
+            if not any(m.kinds()):
+                del self._members[mid]
+        if changed:
+            self._version += 1
 
     def outgoing(self) -> FleetDiscovery | None:
         """This vehicle's latest frame (None: nothing found yet)."""
@@ -105,19 +175,23 @@ class FleetFindings:
         with self._lock:
             self._own = frame if (frame.landmarks or frame.signs or frame.looked_from) else None
 
-    def for_agent(self, home: GeoPoint) -> SharedFindings | None:
-        """Everything the others found, in this vehicle's frame; None while they found nothing."""
+    def for_agent(self, home: GeoPoint, *, fence_m: float = math.inf) -> SharedFindings | None:
+        """Everything the others found that is in reach of ``home`` (within ``fence_m``, the geofence's radius,
+        and the radio range) and not expired, in this vehicle's frame; None while there is nothing."""
         with self._lock:
+            moved = (home, fence_m) != (self._home, self._fence_m)
+            self._home, self._fence_m = home, fence_m
+            self._prune(self._clock(), judge_reach=moved)
             key = (self._version, home.lat, home.lon)
             if key == self._given:
                 return self._last
             marks: dict[str, LandmarkFinding] = {}
             for m in self._members.values():  # one landmark from two members: the one more sightings placed
-                for x in m.landmarks.values():
+                for x, _ in m.landmarks.values():
                     if x.name not in marks or x.fixes > marks[x.name].fixes:
                         marks[x.name] = x
-            signs = [s for m in self._members.values() for s in m.signs.values()]
-            looked = [p for m in self._members.values() for p in m.looked.values()]
+            signs = [s for m in self._members.values() for s, _ in m.signs.values()]
+            looked = [p for m in self._members.values() for p, _ in m.looked.values()]
 
             def xy(lat: float, lon: float) -> tuple[float, float]:
                 north, east = ned_from_geo(home, lat, lon)
@@ -130,9 +204,10 @@ class FleetFindings:
             return self._last
 
     def counts(self) -> dict[str, int]:
-        """Frames taken and what is kept (for the flight's record)."""
+        """Frames taken, what is kept and what was not (for the flight's record)."""
         with self._lock:
             return {"frames_taken": self.taken, "members": len(self._members),
+                    "expired": self.expired, **{f"refused_{k}": v for k, v in sorted(self.refused.items())},
                     "landmarks": len({n for m in self._members.values() for n in m.landmarks}),
                     "signs": sum(len(m.signs) for m in self._members.values()),
                     "looked_from": sum(len(m.looked) for m in self._members.values())}

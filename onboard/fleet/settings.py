@@ -42,6 +42,12 @@ class FleetChannelConfig:
     share_findings: bool = True
     # Findings frames sent per second (each is the latest snapshot; the receiver keeps the union).
     findings_rate_hz: float = ranged(1.0, 0.05, 10.0)
+    # The radio's range, metres: another member's finding placed farther than this from home (or
+    # than the geofence's radius, if that is less) is refused and counted, whatever key signed it.
+    findings_max_range_m: float = ranged(10_000.0, 10.0, 1_000_000.0)
+    # A member's finding it has not said again for this long is forgotten, seconds (a live member
+    # repeats its findings every 1 / findings_rate_hz).
+    findings_max_age_s: float = ranged(3600.0, 1.0, 604_800.0)
     # Authenticate and encrypt the channel with CurveZMQ: this vehicle's PUB is a CURVE server
     # admitting the public keys in authorized_keys_dir; each SUB pins its peer's public_key.
     curve: bool = True

@@ -351,7 +351,9 @@ class Supervisor:
         from onboard.fleet.findings import FleetFindings
 
         bridge = self.bridge
-        self.fleet_findings = FleetFindings(self.cfg.fleet.member_id)
+        self.fleet_findings = FleetFindings(self.cfg.fleet.member_id,
+                                            radio_range_m=self.cfg.fleet_channel.findings_max_range_m,
+                                            max_age_s=self.cfg.fleet_channel.findings_max_age_s)
         self.fleet_channel = FleetChannel(self.cfg.fleet_channel, self.cfg.fleet.member_id,
                                           lambda: position_from_state(bridge.state, self.cfg.fleet.member_id),
                                           bridge.update_traffic, data_dir=self.data_dir,
@@ -809,7 +811,8 @@ class Supervisor:
     def _fleet_findings_in(self) -> Any:
         """What the other members found, in this flight's frame (None: flying alone or nothing yet)."""
         envelope = self.bridge.envelope() if self.fleet_findings is not None else None
-        return None if envelope is None else self.fleet_findings.for_agent(envelope.home)
+        return None if envelope is None else self.fleet_findings.for_agent(
+            envelope.home, fence_m=envelope.cfg.geofence.max_distance_from_home_m)
 
     def _fleet_findings_out(self) -> None:
         """What this vehicle found, for the others: set between steps, while the agent is idle."""

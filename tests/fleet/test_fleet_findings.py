@@ -84,7 +84,7 @@ def test_a_landmark_found_by_one_vehicle_lands_where_it_is_in_the_others_frame()
     assert seen.signs[0][0] == "Kahvila Kulma" and np.allclose(seen.signs[0][1], home_a_in_b + (40.0, -10.0), atol=0.5)
     assert np.allclose(seen.looked_from, [home_a_in_b, home_a_in_b + (50.0, 0.0)], atol=0.5)
     assert b.for_agent(HOME_B) is seen  # nothing new: the same answer, not a new conversion
-    assert b.counts() == {"frames_taken": 1, "members": 1, "landmarks": 1, "signs": 1, "looked_from": 2}
+    assert b.counts() == {"frames_taken": 1, "members": 1, "expired": 0, "landmarks": 1, "signs": 1, "looked_from": 2}
 
 
 def test_frames_are_kept_as_a_union_the_better_placed_landmark_wins_and_each_member_is_bounded():
