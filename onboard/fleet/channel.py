@@ -16,7 +16,13 @@ each peer's SUB socket. Every frame is untrusted: size-bounded by ZeroMQ
 (:func:`contract.fleet_report.unpack`; NaN refused); a rejected frame is
 counted by its reason and the thread goes on. A frame over the size bound
 makes ZeroMQ drop that peer's connection, which never comes back by itself,
-so the socket is re-created (as ``ground_station.ingest`` does). What a read
+so the socket is re-created (as ``ground_station.ingest`` does).
+
+A member holding a valid key can still flood: each peer's frames are rate
+limited before they are decoded (``peer_max_frames_hz``) and its findings
+frames again before they are taken (``peer_max_findings_hz``, since taking
+one is the costly part), with what is held back counted (``rate_limited``,
+``findings_rate_limited``; they show as seq gaps too). What a read
 delivers, the latest report of each member, goes to ``deliver`` (the bridge's
 ``update_traffic``) in one batch; nothing is delivered on a quiet poll, so a
 silent channel stays silent for the bridge's timeout.
@@ -35,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from contract.bounded_socket import bounded_socket
+from contract.rate_limit import TokenBucket
 from contract.fleet_discovery import FleetDiscovery
 from contract.fleet_frame import pack, unpack
 from contract.fleet_report import MAX_REPORT_AGE_S, FleetReport
@@ -71,8 +78,10 @@ def traffic_of(r: FleetReport) -> TrafficReport:
 class _Peer:
     """One other member's SUB socket and its monitor; re-created when ZeroMQ drops it."""
 
-    def __init__(self, cfg: FleetPeer) -> None:
+    def __init__(self, cfg: FleetPeer, frames: TokenBucket, findings: TokenBucket) -> None:
         self.cfg = cfg
+        self.frames = frames        # every frame, before it is decoded
+        self.findings = findings    # findings frames, before they are taken
         self.sock: Any = None
         self.monitor: Any = None
         self.last_seq = 0
@@ -88,13 +97,14 @@ class FleetChannel:
     rejected (``FlightBridge.update_traffic``). With ``fleet_channel.share_findings``,
     ``own_findings`` is asked every ``1 / findings_rate_hz`` seconds for this vehicle's latest
     findings (None: nothing new to say) and ``take_findings`` gets each finding frame of the others.
-    All of them run on the channel's thread.
+    All of them run on the channel's thread. ``clock`` drives the per-peer rate limits (tests move it).
     """
 
     def __init__(self, cfg: FleetChannelConfig, member_id: int, own_position: Callable[[], TrafficReport | None],
                  deliver: Callable[[list[TrafficReport]], Iterable[str] | None], *, data_dir: str | Path = ".",
                  own_findings: Callable[[], FleetDiscovery | None] | None = None,
-                 take_findings: Callable[[FleetDiscovery], None] | None = None) -> None:
+                 take_findings: Callable[[FleetDiscovery], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.cfg = cfg
         self.member_id = member_id
         self._own_position = own_position
@@ -104,7 +114,9 @@ class FleetChannel:
         self._take_findings = take_findings if share else None
         self._next_findings = 0.0  # when this vehicle's findings are next due (monotonic)
         self._data_dir = Path(data_dir).expanduser()
-        self._peers = [_Peer(p) for p in cfg.peers]
+        self._peers = [_Peer(p, TokenBucket(cfg.peer_max_frames_hz, max(1.0, cfg.peer_max_frames_hz), clock),
+                             TokenBucket(cfg.peer_max_findings_hz, max(1.0, 2 * cfg.peer_max_findings_hz), clock))
+                       for p in cfg.peers]
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._error: BaseException | None = None
@@ -354,6 +366,10 @@ class FleetChannel:
                 peer.dropped = True
                 return
             self._count("received")
+            if not peer.frames.allow():
+                self._reject(peer, "rate_limited", f"more than {self.cfg.peer_max_frames_hz:g} frames a second",
+                             counter="rate_limited")
+                continue
             try:  # (a frame over the size bound never gets here: ZeroMQ drops the connection instead)
                 payload = unpack(frame, max_bytes=self.cfg.max_message_bytes)
             except PayloadError as exc:
@@ -375,6 +391,9 @@ class FleetChannel:
                 elif payload.seq <= peer.last_seq:
                     self._counters["seq_restart"] += 1  # a restarted peer counts from 1 again: still news
                 peer.last_seq = payload.seq
+                if isinstance(payload, FleetDiscovery) and not peer.findings.allow():
+                    self._counters["findings_rate_limited"] += 1
+                    continue
                 if isinstance(payload, FleetDiscovery):
                     self._counters["findings_accepted"] += 1
                 else:
@@ -385,10 +404,11 @@ class FleetChannel:
             elif self._take_findings is not None:
                 self._hand_findings(payload)
 
-    def _reject(self, peer: _Peer, reason: str, why: str) -> None:
+    def _reject(self, peer: _Peer, reason: str, why: str, counter: str = "") -> None:
+        counter = counter or f"rejected_{reason}"
         with self._lock:
-            first = self._counters[f"rejected_{reason}"] == 0
-            self._counters[f"rejected_{reason}"] += 1
+            first = self._counters[counter] == 0
+            self._counters[counter] += 1
         if first:  # one line per reason: a hostile peer must not flood the log
             log.warning("fleet report rejected: %s", why, extra={"fields": {"event": "fleet_report_rejected",
                                                                            "peer": peer.cfg.endpoint,

@@ -48,6 +48,13 @@ class FleetChannelConfig:
     # A member's finding it has not said again for this long is forgotten, seconds (a live member
     # repeats its findings every 1 / findings_rate_hz).
     findings_max_age_s: float = ranged(3600.0, 1.0, 604_800.0)
+    # Frames read from one member per second (reports and findings together; a burst of one second's
+    # worth passes): beyond it frames are dropped undecoded and counted. Keep it above the members'
+    # report_rate_hz + findings_rate_hz.
+    peer_max_frames_hz: float = ranged(60.0, 1.0, 10_000.0)
+    # Findings frames taken from one member per second (a burst of two seconds' worth passes); each is
+    # a snapshot of the member's latest findings, so one dropped costs only a moment's news.
+    peer_max_findings_hz: float = ranged(2.0, 0.05, 100.0)
     # Authenticate and encrypt the channel with CurveZMQ: this vehicle's PUB is a CURVE server
     # admitting the public keys in authorized_keys_dir; each SUB pins its peer's public_key.
     curve: bool = True
