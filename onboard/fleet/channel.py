@@ -51,7 +51,9 @@ from onboard.fleet.settings import FleetChannelConfig, FleetPeer
 
 log = logging.getLogger("aerie.fleet")
 
-# A dropped peer socket is re-created, but not more often than this (no reconnect storm).
+# A dropped peer socket is re-created, but not sooner than this after the last time; the wait doubles
+# with every re-creation that no accepted frame follows (a stranger holding the wrong key at the peer's
+# address costs one re-creation and one log line per `peer_reopen_max_interval_s`, not two a second).
 REOPEN_MIN_INTERVAL_S = 0.5
 # The loop wakes at least this often to notice close().
 POLL_MAX_MS = 100
@@ -86,6 +88,7 @@ class _Peer:
         self.monitor: Any = None
         self.last_seq = 0
         self.reopened_at = -math.inf
+        self.reopen_interval = REOPEN_MIN_INTERVAL_S  # the wait before the next re-creation
         self.dropped = False
 
 
@@ -97,7 +100,8 @@ class FleetChannel:
     rejected (``FlightBridge.update_traffic``). With ``fleet_channel.share_findings``,
     ``own_findings`` is asked every ``1 / findings_rate_hz`` seconds for this vehicle's latest
     findings (None: nothing new to say) and ``take_findings`` gets each finding frame of the others.
-    All of them run on the channel's thread. ``clock`` drives the per-peer rate limits (tests move it).
+    All of them run on the channel's thread. ``clock`` drives the per-peer rate limits and the waits between
+    re-creations of a dropped peer socket (tests move it).
     """
 
     def __init__(self, cfg: FleetChannelConfig, member_id: int, own_position: Callable[[], TrafficReport | None],
@@ -107,6 +111,7 @@ class FleetChannel:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.cfg = cfg
         self.member_id = member_id
+        self._clock = clock
         self._own_position = own_position
         self._deliver = deliver
         share = cfg.share_findings
@@ -343,14 +348,17 @@ class FleetChannel:
         self._count("peer_dropped")
 
     def _reopen_dropped(self, pub: Any) -> None:
-        now = time.monotonic()
+        now = self._clock()
         for peer in self._peers:
-            if peer.dropped and now - peer.reopened_at >= REOPEN_MIN_INTERVAL_S:
+            if peer.dropped and now - peer.reopened_at >= peer.reopen_interval:
                 peer.reopened_at = now
+                wait = peer.reopen_interval
+                peer.reopen_interval = min(2.0 * wait, self.cfg.peer_reopen_max_interval_s)
                 try:
                     self._open_peer(pub.context, peer)
                     self._count("peer_reopened")
-                    log.warning("fleet peer socket re-created", extra={"fields": {"peer": peer.cfg.endpoint}})
+                    log.warning("fleet peer socket re-created", extra={"fields": {
+                        "peer": peer.cfg.endpoint, "next_after_s": peer.reopen_interval}})
                 except Exception:  # noqa: BLE001 - tried again after the interval
                     log.exception("re-creating the fleet peer socket %s", peer.cfg.endpoint)
 
@@ -394,6 +402,7 @@ class FleetChannel:
                 if isinstance(payload, FleetDiscovery) and not peer.findings.allow():
                     self._counters["findings_rate_limited"] += 1
                     continue
+                peer.reopen_interval = REOPEN_MIN_INTERVAL_S  # the peer is back: a later drop is news again
                 if isinstance(payload, FleetDiscovery):
                     self._counters["findings_accepted"] += 1
                 else:

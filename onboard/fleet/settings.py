@@ -55,6 +55,9 @@ class FleetChannelConfig:
     # Findings frames taken from one member per second (a burst of two seconds' worth passes); each is
     # a snapshot of the member's latest findings, so one dropped costs only a moment's news.
     peer_max_findings_hz: float = ranged(2.0, 0.05, 100.0)
+    # Longest wait between two re-creations of a peer's socket that ZeroMQ dropped, seconds; the wait
+    # starts at half a second and doubles while nothing is accepted from that peer.
+    peer_reopen_max_interval_s: float = ranged(30.0, 0.5, 3600.0)
     # Authenticate and encrypt the channel with CurveZMQ: this vehicle's PUB is a CURVE server
     # admitting the public keys in authorized_keys_dir; each SUB pins its peer's public_key.
     curve: bool = True

@@ -16,6 +16,19 @@ to ``sync_incoming_dir/refused/`` (kept as evidence, never imported again), and
 
 ``import_fn`` and ``on_result`` run on this server's thread.
 
+A request that is not a bundle delivery (junk of any shape, not msgpack, a
+hash that does not match) is answered and counted as ``junk``, never
+journaled: only a real bundle's fate is an event. Every request is answered,
+but what the server logs and hands to ``on_result`` passes a rate limit
+(``sync_report_rate_hz``): a peer flooding the socket costs the journal and
+the log a bounded rate, and the next line or event carries ``held_back``,
+how many were not written before it (``counters["held_back"]`` in all).
+
+Received bundles are kept as evidence, bounded: at most
+``sync_incoming_max_files`` each in the incoming directory and in
+``refused/``, none older than ``sync_incoming_max_age_s``; the server prunes
+at start and after every bundle it stores.
+
 The socket is a ROUTER speaking the REQ envelope (``[identity, b"", body]``), not a
 REP: a REP socket's state machine breaks on a multipart junk message (EFSM), and
 one such message once hung or aborted the whole vehicle process. A ROUTER sees
@@ -29,12 +42,14 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
 import msgpack
 
 from contract.bounded_socket import bounded_socket
+from contract.rate_limit import TokenBucket
 from onboard.telemetry.publisher import zmq_endpoint
 from onboard.telemetry.settings import TelemetryConfig, resolve_path
 
@@ -43,10 +58,16 @@ log = logging.getLogger("aerie.telemetry.sync")
 
 # Where refused bundles go, under the incoming directory.
 REFUSED_DIR = "refused"
+# Log lines (or events) that pass at once before the rate limit holds them back.
+REPORT_BURST = 10
 
 
 class MemorySyncError(RuntimeError):
     """The sync server could not start, or a bundle could not be delivered."""
+
+
+class NotADelivery(MemorySyncError):
+    """A request that is no bundle delivery at all: answered and counted as junk, never journaled."""
 
 
 class BundleRefused(MemorySyncError):
@@ -60,7 +81,8 @@ class BundleRefused(MemorySyncError):
 
 class MemorySyncServer:
     def __init__(self, cfg: TelemetryConfig, *, data_dir: str | Path, import_fn: Callable[[Path], Any],
-                 on_result: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+                 on_result: Callable[[str, dict[str, Any]], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic, wall_clock: Callable[[], float] = time.time) -> None:
         self.cfg = cfg
         self._data_dir = Path(data_dir)
         self._import_fn = import_fn
@@ -72,7 +94,12 @@ class MemorySyncServer:
         self._auth: Any = None
         self._rep: Any = None
         self.endpoint = ""
-        self.counters: dict[str, int] = {"received": 0, "imported": 0, "errors": 0, "junk": 0}
+        self.counters: dict[str, int] = {"received": 0, "imported": 0, "errors": 0, "junk": 0, "held_back": 0,
+                                         "pruned": 0}
+        # One limit for junk, one for real bundles' fates: a junk flood does not silence an import.
+        self._junk_reports = TokenBucket(cfg.sync_report_rate_hz, REPORT_BURST, clock)
+        self._bundle_reports = TokenBucket(cfg.sync_report_rate_hz, REPORT_BURST, clock)
+        self._wall_clock = wall_clock  # file ages are judged by modification times
 
     def start(self) -> "MemorySyncServer":
         import zmq
@@ -80,6 +107,7 @@ class MemorySyncServer:
         from contract import curve_keys
 
         self.incoming_dir.mkdir(parents=True, exist_ok=True)
+        self.prune()
         self._ctx = zmq.Context()
         try:
             if self.cfg.curve:
@@ -129,34 +157,62 @@ class MemorySyncServer:
                 parts = self._rep.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 continue
-            self.counters["received"] += 1
-            event: dict[str, Any]
-            if len(parts) != 3 or parts[1] != b"":
-                # Not a REQ request: answer (a DEALER peer may read it), never import.
-                self.counters["junk"] += 1
-                self.counters["errors"] += 1
-                log.warning("memory sync: junk message refused", extra={"fields": {"parts": len(parts)}})
-                self._reply(parts[0], {"op": "error", "reason": f"expected one request frame, got {len(parts) - 1}"})
-                continue
-            ident, _, body = parts
             try:
-                reply = event = self._handle(body)
-                kind = "lessons_imported"
-                self.counters["imported"] += 1
-            except Exception as exc:  # noqa: BLE001 - any failure is answered, never fatal
+                self._serve(parts)
+            except Exception:  # noqa: BLE001 - nothing a peer sends ends the server
                 self.counters["errors"] += 1
-                reply = {"op": "error", "reason": str(exc)[:500]}
-                event = {"reason": reply["reason"]}
-                if isinstance(exc, BundleRefused):
-                    event.update(sha256=exc.sha256, moved_to=str(exc.moved_to) if exc.moved_to else None)
-                kind = "lessons_refused"
-                log.warning("memory bundle refused", extra={"fields": event})
-            self._reply(ident, reply)
-            if self._on_result is not None:
-                try:
-                    self._on_result(kind, event)
-                except Exception:  # noqa: BLE001 - a listener's failure must not end the server
-                    log.exception("memory sync listener failed on %s", kind)
+                if self._junk_reports.allow():
+                    log.exception("memory sync: request not served")
+                else:
+                    self.counters["held_back"] += 1
+
+    def _serve(self, parts: list[bytes]) -> None:
+        self.counters["received"] += 1
+        if len(parts) != 3 or parts[1] != b"":
+            # Not a REQ request: answer (a DEALER peer may read it), never import.
+            self._junk({"parts": len(parts)})
+            self._reply(parts[0], {"op": "error", "reason": f"expected one request frame, got {len(parts) - 1}"})
+            return
+        ident, _, body = parts
+        try:
+            reply = event = self._handle(body)
+            kind = "lessons_imported"
+            self.counters["imported"] += 1
+        except NotADelivery as exc:
+            self._junk({"reason": str(exc)})
+            self._reply(ident, {"op": "error", "reason": str(exc)})
+            return
+        except Exception as exc:  # noqa: BLE001 - any failure is answered, never fatal
+            self.counters["errors"] += 1
+            reply = {"op": "error", "reason": str(exc)[:500]}
+            event = {"reason": reply["reason"]}
+            if isinstance(exc, BundleRefused):
+                event.update(sha256=exc.sha256, moved_to=str(exc.moved_to) if exc.moved_to else None)
+            kind = "lessons_refused"
+        self._reply(ident, reply)
+        if not self._bundle_reports.allow():
+            self.counters["held_back"] += 1
+            return
+        event = {**event, "held_back": self._bundle_reports.held_back()}
+        if kind == "lessons_refused":
+            log.warning("memory bundle refused", extra={"fields": event})
+        else:
+            log.info("memory bundle imported", extra={"fields": event})
+        if self._on_result is not None:
+            try:
+                self._on_result(kind, event)
+            except Exception:  # noqa: BLE001 - a listener's failure must not end the server
+                log.exception("memory sync listener failed on %s", kind)
+
+    def _junk(self, fields: dict[str, Any]) -> None:
+        """Count a request that is no delivery; log it when the rate limit lets it through."""
+        self.counters["junk"] += 1
+        self.counters["errors"] += 1
+        if self._junk_reports.allow():
+            log.warning("memory sync: junk message refused",
+                        extra={"fields": {**fields, "held_back": self._junk_reports.held_back()}})
+        else:
+            self.counters["held_back"] += 1
 
     def _reply(self, ident: bytes, reply: dict[str, Any]) -> None:
         import zmq
@@ -170,13 +226,13 @@ class MemorySyncServer:
         try:
             req = msgpack.unpackb(body, raw=False)
         except Exception as exc:  # noqa: BLE001 - untrusted input
-            raise MemorySyncError("request is not msgpack") from exc
+            raise NotADelivery("request is not msgpack") from exc
         if not isinstance(req, dict) or req.get("op") != "bundle" or not isinstance(req.get("bundle"), bytes):
-            raise MemorySyncError("request is not a bundle delivery")
+            raise NotADelivery("request is not a bundle delivery")
         data = req["bundle"]
         sha = hashlib.sha256(data).hexdigest()
         if req.get("sha256") != sha:
-            raise MemorySyncError("bundle hash does not match its bytes")
+            raise NotADelivery("bundle hash does not match its bytes")
         path = self.incoming_dir / f"{sha}.msgpack"
         if not path.exists():
             tmp = path.with_name(path.name + ".tmp")
@@ -185,15 +241,32 @@ class MemorySyncServer:
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, path)
+            self.prune()
         try:
             report = self._import_fn(path)
         except Exception as exc:  # noqa: BLE001 - whatever the import refuses is refused, never kept
             raise BundleRefused(str(exc), sha, self._move_refused(path)) from exc
-        result = {"op": "imported", "sha256": sha, "total": int(getattr(report, "total", 0)),
-                  "added": int(getattr(report, "added", 0)),
-                  "already_present": int(getattr(report, "already_present", 0))}
-        log.info("memory bundle imported", extra={"fields": result})
-        return result
+        return {"op": "imported", "sha256": sha, "total": int(getattr(report, "total", 0)),
+                "added": int(getattr(report, "added", 0)), "already_present": int(getattr(report, "already_present", 0))}
+
+    def prune(self) -> int:
+        """Delete received bundles beyond the configured count and age (each directory on its own); how many."""
+        oldest = self._wall_clock() - self.cfg.sync_incoming_max_age_s
+        gone = 0
+        for directory in (self.incoming_dir, self.incoming_dir / REFUSED_DIR):
+            try:
+                files = sorted(((f.stat().st_mtime, f) for f in directory.glob("*.msgpack")), reverse=True)
+            except OSError:
+                continue
+            for n, (mtime, f) in enumerate(files):
+                if n >= self.cfg.sync_incoming_max_files or not mtime >= oldest:
+                    try:
+                        f.unlink()
+                        gone += 1
+                    except OSError:
+                        log.warning("cannot delete the old bundle %s", f)
+        self.counters["pruned"] += gone
+        return gone
 
     def _move_refused(self, path: Path) -> Path | None:
         """Move a refused bundle to the refused directory (delete it if that fails); where it went."""
@@ -201,6 +274,7 @@ class MemorySyncServer:
         try:
             target.parent.mkdir(exist_ok=True)
             os.replace(path, target)
+            self.prune()
             return target
         except OSError:
             log.exception("cannot move refused bundle %s; deleting it", path)

@@ -71,6 +71,14 @@ class TelemetryConfig:
     sync_max_bundle_bytes: int = ranged(67108864, 1024, 1 << 32)
     # Where received bundles are kept (named by their SHA-256); relative paths are under data_dir.
     sync_incoming_dir: str = "incoming_bundles"
+    # Received bundles kept, in the incoming directory and in its refused/ each; the oldest go first.
+    sync_incoming_max_files: int = ranged(200, 1, 100_000)
+    # A received bundle older than this is deleted, seconds (30 days by default).
+    sync_incoming_max_age_s: float = ranged(2_592_000.0, 60.0, 31_536_000.0)
+    # Log lines and journaled events about sync requests per second (bursts of ten pass): a peer that
+    # floods the sync socket is answered every time, but logged and journaled at this rate; the next
+    # line says how many were held back.
+    sync_report_rate_hz: float = ranged(1.0, 0.01, 100.0)
 
 
 def resolve_path(data_dir: str | Path, path: str) -> Path:

@@ -83,7 +83,7 @@ def test_refused_bundle_is_quarantined_and_announced_as_refused(tmp_path: Path, 
             assert refused == sorted(f"{hashlib.sha256(b).hexdigest()}.msgpack"
                                      for b in (corrupt.read_bytes(), truncated))
             assert vehicle_store.count() == 0
-            assert server.counters == {"received": 2, "imported": 0, "errors": 2, "junk": 0}
+            assert server.counters == {"received": 2, "imported": 0, "errors": 2, "junk": 0, "held_back": 0, "pruned": 0}
 
             # The ground hears two refusals with their reasons, and no import.
             db = Path(gcfg.db_path)
