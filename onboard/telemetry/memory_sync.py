@@ -79,6 +79,21 @@ class BundleRefused(MemorySyncError):
         self.moved_to = moved_to
 
 
+def decode_delivery(body: bytes) -> tuple[str, bytes]:
+    """A request's bundle and its sha256 (hex), checked against its bytes; NotADelivery for anything else."""
+    try:
+        req = msgpack.unpackb(body, raw=False, strict_map_key=True)
+    except Exception as exc:  # noqa: BLE001 - untrusted input; msgpack raises many types
+        raise NotADelivery("request is not msgpack") from exc
+    if not isinstance(req, dict) or req.get("op") != "bundle" or not isinstance(req.get("bundle"), bytes):
+        raise NotADelivery("request is not a bundle delivery")
+    data = req["bundle"]
+    sha = hashlib.sha256(data).hexdigest()
+    if req.get("sha256") != sha:
+        raise NotADelivery("bundle hash does not match its bytes")
+    return sha, data
+
+
 class MemorySyncServer:
     def __init__(self, cfg: TelemetryConfig, *, data_dir: str | Path, import_fn: Callable[[Path], Any],
                  on_result: Callable[[str, dict[str, Any]], None] | None = None,
@@ -223,16 +238,7 @@ class MemorySyncServer:
             pass   # the peer is gone or not reading; a REQ peer that wants the answer asks again
 
     def _handle(self, body: bytes) -> dict[str, Any]:
-        try:
-            req = msgpack.unpackb(body, raw=False)
-        except Exception as exc:  # noqa: BLE001 - untrusted input
-            raise NotADelivery("request is not msgpack") from exc
-        if not isinstance(req, dict) or req.get("op") != "bundle" or not isinstance(req.get("bundle"), bytes):
-            raise NotADelivery("request is not a bundle delivery")
-        data = req["bundle"]
-        sha = hashlib.sha256(data).hexdigest()
-        if req.get("sha256") != sha:
-            raise NotADelivery("bundle hash does not match its bytes")
+        sha, data = decode_delivery(body)
         path = self.incoming_dir / f"{sha}.msgpack"
         if not path.exists():
             tmp = path.with_name(path.name + ".tmp")

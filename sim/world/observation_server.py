@@ -74,6 +74,8 @@ MAX_REQUEST_BYTES = 65536
 # Camera altitudes an observe request may ask for (m above ground): above the world's view range
 # (500 m) nothing more comes into sight, and no vehicle of Aerie's flies near it.
 ALTITUDE_RANGE_M = (1.0, 500.0)
+# Headings (degrees) a request may carry: any turn a client may have summed without wrapping it.
+HEADING_LIMIT_DEG = 36_000.0
 
 
 @dataclass
@@ -165,7 +167,7 @@ class WorldObservationServer:
                            else "not a REQ request (no empty delimiter frame)"}
         else:
             try:
-                reply = self.handle(msgpack.unpackb(parts[2], raw=False))
+                reply = self.handle(decode_request(parts[2]))
             except Exception as exc:  # malformed request: answer and count, never die
                 self.counters.rejected += 1
                 reply = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
@@ -175,27 +177,17 @@ class WorldObservationServer:
             pass  # the peer is gone or not reading; a REQ client that wants the answer asks again
 
     def handle(self, req: object) -> dict:
-        if isinstance(req, dict) and req.get("op") == "gazetteer":
+        """The reply to one decoded request; a malformed one raises :class:`RequestError`."""
+        req = check_request(req)
+        if req["op"] == "gazetteer":
             return {"ok": True, "names": [lm.name for lm in self.world.landmarks],
                     "aliases": self.world.aliases()}
-        if not isinstance(req, dict) or req.get("op") != "observe":
-            raise ValueError("expected {'op': 'observe' | 'gazetteer', ...}")
-        lat, lon = float(req["lat"]), float(req["lon"])
-        if not (math.isfinite(lat) and math.isfinite(lon)):
-            raise ValueError("lat/lon must be finite")
-        heading = float(req.get("heading") or 0.0)
-        if not math.isfinite(heading):
-            raise ValueError("heading must be finite")
-        altitude = camera_altitude(req.get("altitude"))
-        sightings = req.get("sightings", True)
-        if not isinstance(sightings, bool):
-            raise ValueError("sightings must be true or false")
-        camera_alt = camera_altitude(req.get("camera_alt"))
-        pitch = gimbal_pitch(req.get("camera_pitch"))
+        lat, lon, heading = req["lat"], req["lon"], req["heading"]
+        altitude, sightings, camera_alt, pitch = req["altitude"], req["sightings"], req["camera_alt"], req["camera_pitch"]
         g = self.world.graph
         y, x = ned_from_geo(self.world.origin, lat, lon)
-        node = req.get("node")
-        if not (isinstance(node, int) and 0 <= node < g.n_nodes
+        node = req["node"]
+        if not (node is not None and 0 <= node < g.n_nodes
                 and math.hypot(g.xy[node][0] - x, g.xy[node][1] - y) <= SNAP_TOLERANCE_M):
             node = int(g.nearest_node(x, y))
         self.counters.requests += 1
@@ -217,7 +209,7 @@ class WorldObservationServer:
             "camera_pitch": None,
         }
         self.counters.moves_offered += len(reply["moves"])
-        if req.get("image"):
+        if req["image"]:
             eye = None
             if not sightings:  # a camera's frame: from where the vehicle says it is
                 eye = np.array([x, y, self.world.cruise_alt if camera_alt is None else camera_alt])
@@ -245,25 +237,68 @@ class WorldObservationServer:
         return png.tobytes()
 
 
+class RequestError(ValueError):
+    """A request to the feed is malformed (not msgpack, not a map, a field of the wrong kind or range)."""
+
+
+def decode_request(raw: bytes) -> dict:
+    """One request as it came off the socket, decoded and checked (:func:`check_request`); RequestError if not."""
+    try:
+        req = msgpack.unpackb(raw, raw=False, strict_map_key=True, max_bin_len=MAX_REQUEST_BYTES,
+                              max_str_len=MAX_REQUEST_BYTES, max_array_len=MAX_REQUEST_BYTES,
+                              max_map_len=MAX_REQUEST_BYTES, max_ext_len=MAX_REQUEST_BYTES)
+    except Exception as exc:  # noqa: BLE001 - msgpack raises many types for hostile input
+        raise RequestError(f"not msgpack ({type(exc).__name__})") from exc
+    return check_request(req)
+
+
+def check_request(req: object) -> dict:
+    """The request's fields, each checked and in its range (a NaN fails), with the defaults filled in."""
+    if isinstance(req, dict) and req.get("op") == "gazetteer":
+        return {"op": "gazetteer"}
+    if not isinstance(req, dict) or req.get("op") != "observe":
+        raise RequestError("expected {'op': 'observe' | 'gazetteer', ...}")
+    lat, lon = _number(req, "lat", -90.0, 90.0), _number(req, "lon", -180.0, 180.0)
+    heading = 0.0 if req.get("heading") is None else _number(req, "heading", -HEADING_LIMIT_DEG, HEADING_LIMIT_DEG)
+    node = req.get("node")
+    if node is not None and (isinstance(node, bool) or not isinstance(node, int)):
+        raise RequestError(f"node must be a waypoint number or null, not {type(node).__name__}")
+    sightings, image = req.get("sightings", True), req.get("image")
+    if not isinstance(sightings, bool):
+        raise RequestError("sightings must be true or false")
+    if image is not None and not isinstance(image, bool):
+        raise RequestError("image must be true, false or null")
+    return {"op": "observe", "lat": lat, "lon": lon, "heading": heading % 360.0, "node": node, "image": bool(image),
+            "sightings": sightings, "altitude": camera_altitude(req.get("altitude")),
+            "camera_alt": camera_altitude(req.get("camera_alt")), "camera_pitch": gimbal_pitch(req.get("camera_pitch"))}
+
+
+def _number(req: dict, key: str, lo: float, hi: float) -> float:
+    value = req.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:  # NaN fails
+        raise RequestError(f"{key} must be a number within {lo:g}..{hi:g}, not {str(value)[:40]}")
+    return float(value)
+
+
 def gimbal_pitch(value: object) -> float | None:
     """An observe request's ``camera_pitch``: None (the camera's own) or a number within -90..90 degrees."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not -90.0 <= value <= 90.0:  # NaN fails
-        raise ValueError(f"camera_pitch must be a number of degrees within -90..90 or null, not {value!r}")
+        raise RequestError(f"camera_pitch must be a number of degrees within -90..90 or null, not {str(value)[:40]}")
     return float(value)
 
 
 def camera_altitude(value: object) -> float | None:
     """An observe request's ``altitude``: None (the cruise view), or a finite number within `ALTITUDE_RANGE_M`.
 
-    Anything else raises ValueError, which the serving loop answers as a malformed request.
+    Anything else raises RequestError, which the serving loop answers as a malformed request.
     """
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"altitude must be a number of metres or null, not {type(value).__name__}")
+        raise RequestError(f"altitude must be a number of metres or null, not {type(value).__name__}")
     lo, hi = ALTITUDE_RANGE_M
     if not lo <= value <= hi:  # NaN fails too
-        raise ValueError(f"altitude {value!r} m is not within {lo:g}..{hi:g} m")
+        raise RequestError(f"altitude {value!r} m is not within {lo:g}..{hi:g} m")
     return float(value)
