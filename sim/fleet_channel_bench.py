@@ -154,8 +154,12 @@ def run_shape(n: int, shape: str, seconds: float, report_hz: float, findings_hz:
     for i, m in enumerate(members):
         peers = ((FleetPeer(relay.endpoint),) if relay is not None
                  else tuple(FleetPeer(eps[j], member_id=j + 1) for j in range(n) if j != i))
+        fan_in = n - 1 if relay is not None else 1  # members whose frames one peer socket carries
+        base = FleetChannelConfig()  # the per-peer rate limits, raised to what this shape sends on one socket
         cfg = FleetChannelConfig(pub_endpoint=eps[i], peers=peers, curve=False, report_rate_hz=report_hz,
-                                 findings_rate_hz=findings_hz)
+                                 findings_rate_hz=findings_hz,
+                                 peer_max_frames_hz=max(base.peer_max_frames_hz, fan_in * (report_hz + findings_hz)),
+                                 peer_max_findings_hz=max(base.peer_max_findings_hz, fan_in * findings_hz))
         m.channel = FleetChannel(cfg, m.member_id, m.own_position, m.deliver, own_findings=m.own_findings,
                                  take_findings=m.take)
     cpu0, t0 = _cpu_s(), time.monotonic()

@@ -71,3 +71,7 @@ class FleetChannelConfig:
             raise ValueError("fleet_channel.curve needs every peer's public_key")
         if any(not p.endpoint for p in self.peers):
             raise ValueError("every fleet_channel peer needs its endpoint")
+        sent = self.report_rate_hz + (self.findings_rate_hz if self.share_findings else 0.0)
+        if not self.peer_max_frames_hz >= sent:
+            raise ValueError(f"fleet_channel.peer_max_frames_hz ({self.peer_max_frames_hz:g}) must be at least what a "
+                             f"member configured like this one sends, report_rate_hz + findings_rate_hz ({sent:g})")
