@@ -68,6 +68,7 @@ def test_a_sync_flood_is_answered_every_time_but_logged_and_journaled_at_a_bound
                 dealer.send_multipart(junk[i % 3])
                 assert dealer.poll(10_000), "a junk request was not answered"
                 assert msgpack.unpackb(dealer.recv_multipart()[-1], raw=False)["op"] == "error"
+            _wait(lambda: server.counters["junk"] == 900, "junk not counted")
             assert events == [], "junk was journaled"
             junk_lines = [r for r in caplog.records if "junk" in r.getMessage()]
             assert len(junk_lines) == REPORT_BURST
@@ -79,8 +80,9 @@ def test_a_sync_flood_is_answered_every_time_but_logged_and_journaled_at_a_bound
                                                           "bundle": data})])
                 assert dealer.poll(10_000)
                 assert "not a lesson bundle" in msgpack.unpackb(dealer.recv_multipart()[-1], raw=False)["reason"]
+            # (the server answers first, then counts and journals: wait for it to have done so)
+            _wait(lambda: server.counters["held_back"] == 900 - REPORT_BURST + 50 - REPORT_BURST, "held back")
             assert [k for k, _ in events] == ["lessons_refused"] * REPORT_BURST
-            assert server.counters["held_back"] == 900 - REPORT_BURST + 50 - REPORT_BURST
             # A second later the next one passes and says how many went unwritten before it.
             clock.t += 1.0
             data = b"one more"
@@ -88,7 +90,8 @@ def test_a_sync_flood_is_answered_every_time_but_logged_and_journaled_at_a_bound
                                                       "bundle": data})])
             assert dealer.poll(10_000)
             dealer.recv_multipart()
-            assert len(events) == REPORT_BURST + 1 and events[-1][1]["held_back"] == 50 - REPORT_BURST
+            _wait(lambda: len(events) == REPORT_BURST + 1, "the event after the wait was not journaled")
+            assert events[-1][1]["held_back"] == 50 - REPORT_BURST
         finally:
             dealer.close(0)
             ctx.term()
