@@ -115,7 +115,7 @@ def run(items: list[dict], gazetteer: list[str], generate=None, show_wrong: bool
             rel, _err, s = model_reading(it["text"], gazetteer, generate, facts)
             secs["model"].append(s)
             right["model"][fam] += rel is not None and reading_right(rel, labels)
-            if why:
+            if why and facts.landmarks and facts.directions:  # what the combined reader asks (model_reading)
                 model_asked += 1
                 t_combined += s
                 if rel is not None:

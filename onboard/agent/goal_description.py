@@ -85,6 +85,8 @@ _NOT_BUT = re.compile(r"(?i)\bnot\s+((?:[\w-]+\s?){1,2}?)\s*,?\s+but\s+")
 _ON = re.compile(r"(?i)\b(?:keep\s+going|keep\s+on|carry\s+on|continue|another|further|straight\s+on|on\s+for)\b")
 # "west, not east": what is denied after the direction.
 _NOT_AFTER = re.compile(r"(?i),?\s*\bnot\s+((?:[\w-]+\s?){1,2}?)\s*(?=[.;!?]|$)")
+# "(not SE as I wrote earlier)": an aside that denies a direction.
+_NOT_ASIDE = re.compile(r"(?i)\s*\(\s*not\s+([^)]*)\)")
 _BARE_NO = re.compile(r"(?i)^\W*no\W*$")
 _BARE_NUMBER = re.compile(r"^\W*(\d{1,3}(?:\.\d+)?)\W*$")
 # One swap of neighbouring letters in a direction word ("wset", "souht-west"), the commonest slip of typing;
@@ -161,6 +163,7 @@ class GoalDescription:
     relations: tuple[Relation, ...]
     named: tuple[str, ...] = ()
     directions_read: int = 0
+    withdrawn: tuple[str, ...] = ()  # landmarks a correction took back ("of Kiasma, sorry, of X")
 
     @property
     def landmarks(self) -> tuple[str, ...]:
@@ -173,7 +176,7 @@ class GoalDescription:
     @property
     def unplaced(self) -> tuple[str, ...]:
         """Landmarks the text names that no relation uses."""
-        return tuple(n for n in self.named if n not in self.landmarks)
+        return tuple(n for n in self.named if n not in self.landmarks and n not in self.withdrawn)
 
     def _masked_lines(self) -> str:
         # Lines stay apart: a label form's next line ("Goal: Chalupa" / "Landmark: ...") does not go on
@@ -261,6 +264,7 @@ def _prepare(text: str) -> str:
     text = _SWAPPED_DIRECTION.sub(lambda m: _same_case(_DIRECTION_SWAPS[m.group(1).lower()], m.group(1)), text)
     text = mark_bearings(text)
     text = _NOT_BUT.sub(lambda m: "" if _DIRECTION.fullmatch(m.group(1).strip()) else m.group(), text)
+    text = _NOT_ASIDE.sub(lambda m: "" if _DIRECTION.match(m.group(1)) else m.group(), text)
     text = _NOT_AFTER.sub(lambda m: "" if _DIRECTION.fullmatch(m.group(1).strip()) else m.group(), text)
     text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     text = _UNICODE_FRACTION.sub(lambda m: f" {float(m.group('whole') or 0) + _UNICODE_FRACTIONS[m.group('f')]:g}",
@@ -317,6 +321,7 @@ def parse_goal_description(text: str, gazetteer: list[str], aliases: Mapping[str
     used: set[int] = set()  # clauses whose direction a relation took
     directions_read = 0
     related: set[str] = set()
+    withdrawn: list[str] = []
 
     def free(t: int) -> bool:
         return 0 <= t < len(clauses) and t not in with_landmark and t not in used
@@ -379,6 +384,7 @@ def parse_goal_description(text: str, gazetteer: list[str], aliases: Mapping[str
                 relations[-1].kind != "between":
             last = relations.pop()  # "400 m north of Kiasma, sorry, of Johan Sederholm": the landmark corrected
             relations.append(Relation(last.kind, (name,), distance=last.distance, bearing_deg=last.bearing_deg))
+            withdrawn.extend(n for n in last.landmarks if n != name)
             related.add(name)
             continue
         # The landmark's own clause first; else the next two, not past another landmark (a label
@@ -410,7 +416,8 @@ def parse_goal_description(text: str, gazetteer: list[str], aliases: Mapping[str
             with_landmark.clear()  # the one landmark's own clauses may hold the rest of its relation
             relate(names[0], first, first, None)
     named = tuple(dict.fromkeys(name for _, _, name in mentions))
-    return GoalDescription(original, tuple(relations), named, directions_read)
+    return GoalDescription(original, tuple(relations), named, directions_read,
+                           tuple(n for n in dict.fromkeys(withdrawn) if n not in {x for r in relations for x in r.landmarks}))
 
 
 def _legs_and_corrections(body, free, free_but_used, used: set[int], t: int, bearing: float,
@@ -443,6 +450,13 @@ def _legs_and_corrections(body, free, free_but_used, used: set[int], t: int, bea
             vector = _vector(bearing, distance) if distance else None
             used.add(t)
             correcting = nm is None and distance is None  # the distance may follow in a clause of its own
+            t += 1
+            continue
+        if nd is not None and abs((direction_bearing(nd) - bearing + 180.0) % 360.0 - 180.0) < 1.0 and legs == 1 \
+                and (nm is None or distance is not None and abs(nm - distance) <= 0.01 * distance) \
+                and not (_ON.search(b) or _LEG.search(b) or joined):
+            read += 1  # said again, the same: "No - west. 320 m west."
+            used.add(t)
             t += 1
             continue
         if nd is None and nm is not None and distance is None:

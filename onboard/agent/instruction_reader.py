@@ -104,7 +104,7 @@ def unsettled(goal: GoalDescription, facts: TextFacts) -> str:
         return "" if goal.relations else "no landmark named"
     if not goal.relations:
         return "no relation read"
-    unused = [n for n in facts.landmarks if n not in goal.landmarks]
+    unused = [n for n in facts.landmarks if n not in goal.landmarks and n not in goal.withdrawn]
     if unused:
         return f"landmark {unused[0]!r} named but not related"
     directed = max(goal.directions_read, sum(r.direction is not None for r in goal.relations))
