@@ -128,7 +128,39 @@ def find_mentions(text: str, gazetteer: list[str], aliases: Mapping[str, str] | 
         name = short.get(w.group()) or acronyms.get(text[w.start():w.end()])
         if name is not None and free(w.start(), w.end()) and not _inside_a_name(text, words, i, i):
             found.append(Mention(w.start(), w.end(), name))
+    # "the Cathedral", "the railway station": the last words of exactly one landmark's name or other name.
+    endings = name_endings(spellings)
+    for i, w in enumerate(words):
+        if w.group() != "the":
+            continue
+        for count in (3, 2, 1):
+            if i + count >= len(words):
+                continue
+            s, e = words[i + 1].start(), words[i + count].end()
+            name = endings.get(" ".join(x.group() for x in words[i + 1:i + count + 1]))
+            if name is not None and free(s, e) and not _inside_a_name(text, words, i + 1, i + count):
+                found.append(Mention(s, e, name))
+                break
     return sorted(found, key=lambda m: m.start)
+
+
+@functools.lru_cache(maxsize=8)
+def name_endings(spellings: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The last one to three words of a name or other name (folded) -> the one landmark they end.
+
+    Locals say "the Cathedral" for Helsingin tuomiokirkko (Helsinki Cathedral) and "the railway station"
+    for the central station: a kind of place the city has one of among its landmarks. Endings shared
+    by two landmarks ("station": the railway and the fire station), and words that only say what
+    a place is owned by or called after (`NOT_SHORT_NAMES`), stand for none.
+    """
+    owners: dict[str, set[str]] = {}
+    for spelling, name in spellings:
+        parts = fold(spelling).split()
+        for k in (1, 2, 3):
+            if len(parts) > k:
+                owners.setdefault(" ".join(parts[-k:]), set()).add(name)
+    return {end: next(iter(names)) for end, names in owners.items()
+            if len(names) == 1 and end.split()[-1] not in NOT_SHORT_NAMES and sum(ch.isalpha() for ch in end) >= 5}
 
 
 @functools.lru_cache(maxsize=8)

@@ -137,3 +137,16 @@ def test_where_the_parser_reads_no_relation_the_model_is_asked():
     assert item["direction"]["enum"] == ["north-east"] and item["metres"]["enum"] == [0, 503]
     assert [(x.landmarks, x.bearing_deg, x.distance) for x in r.goal.relations] == [(("Kiasma",), 45.0, 503.0)]
     assert isinstance(r, Reading)
+
+
+def test_the_kind_a_city_has_one_landmark_of_names_it():
+    """"the Cathedral", "the railway station": the last words of one landmark's other name (OSM name:en)."""
+    from onboard.agent.landmark_names import find_mentions
+
+    gaz = ["Helsingin tuomiokirkko", "Helsingin päärautatieasema", "Kiasma", "Kasvimuseo"]
+    aliases = {"Helsinki Cathedral": "Helsingin tuomiokirkko", "Helsinki Central railway station":
+               "Helsingin päärautatieasema", "Museum of Contemporary Art Kiasma": "Kiasma",
+               "Botanic Garden Museum": "Kasvimuseo"}
+    found = find_mentions("Säm, 550 m south-west of the Cathedral, near the railway station", gaz, aliases)
+    assert [m.name for m in found] == ["Helsingin tuomiokirkko", "Helsingin päärautatieasema"]
+    assert find_mentions("Bar X is 300 m north of the museum", gaz, aliases) == []  # two museums: none
