@@ -685,6 +685,7 @@ class Supervisor:
         understood = understand(self.agent.reading, search_only=self.mission.search_only)
         outcome.understood = understood.line()
         self.on_progress(outcome.understood)
+        log.info("%s", outcome.understood)  # in the journal too, whether or not progress lines are shown
         self.event("instruction_understood", {"line": outcome.understood, "goal": understood.goal_name,
                                               "relations": list(understood.relations),
                                               "missing": list(understood.missing)})
