@@ -81,6 +81,10 @@ async def goto_and_wait(bridge: FlightBridge, target: GlobalTarget, tolerance_m:
     return time.monotonic() - start
 
 
+def _ready(s: VehicleState) -> bool:
+    return s.armable and not stuck_in_offboard(s)
+
+
 async def arm_when_ready(bridge: FlightBridge, timeout_s: float = 60.0) -> None:
     """Arm once PX4's pre-arm checks pass, first taking it out of offboard if it sits in it.
 
@@ -94,7 +98,7 @@ async def arm_when_ready(bridge: FlightBridge, timeout_s: float = 60.0) -> None:
     async with RecentWarnings(bridge.hub) as warnings:
         deadline = time.monotonic() + timeout_s
         last_hold = -math.inf
-        while not bridge.state.armable:
+        while not _ready(bridge.state):  # OFFBOARD is left even when MAVSDK still shows an old "armable"
             now = time.monotonic()
             if now >= deadline:
                 blockers = "; ".join(arming_blockers(bridge.state, warnings.texts))
@@ -106,7 +110,7 @@ async def arm_when_ready(bridge: FlightBridge, timeout_s: float = 60.0) -> None:
                 except CommandError:  # refused or unanswered: the deadline's error names what blocks
                     pass
             with contextlib.suppress(asyncio.TimeoutError):
-                await bridge.hub.wait_for(lambda s: s.armable, min(LEAVE_OFFBOARD_RETRY_S, max(0.0, deadline - now)))
+                await bridge.hub.wait_for(_ready, min(LEAVE_OFFBOARD_RETRY_S, max(0.0, deadline - now)))
     for attempt in range(ARM_RETRIES):
         try:
             await bridge.commands.arm()
