@@ -7,6 +7,7 @@ would otherwise, rightly, stop the stream) and always end on a deadline.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 
@@ -14,11 +15,13 @@ from contract.geodesy import ned_from_geo
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError
+from firmware_bridge.ground_mode import RecentWarnings, arming_blockers, leave_offboard_on_ground, stuck_in_offboard
 from firmware_bridge.intents import GlobalTarget, Intent, PositionNed
 from firmware_bridge.vehicle_state import VehicleState
 
 REFRESH_S = 0.1
 ARM_RETRIES = 10
+LEAVE_OFFBOARD_RETRY_S = 2.0  # a Hold that PX4 did not take (or whose HEARTBEAT is late) is sent again
 
 
 class ManeuverTimeout(BridgeError):
@@ -78,13 +81,36 @@ async def goto_and_wait(bridge: FlightBridge, target: GlobalTarget, tolerance_m:
     return time.monotonic() - start
 
 
+def _ready(s: VehicleState) -> bool:
+    return s.armable and not stuck_in_offboard(s)
+
+
 async def arm_when_ready(bridge: FlightBridge, timeout_s: float = 60.0) -> None:
-    """Arm once PX4's pre-arm checks pass.
+    """Arm once PX4's pre-arm checks pass, first taking it out of offboard if it sits in it.
 
     PX4 refuses to arm until its pre-arm checks pass (about 4 s after boot), and
     MAVSDK may still show a restarted autopilot's old health: retry briefly.
+    After a landing from offboard flight PX4 sits disarmed in OFFBOARD, which it
+    never arms in without setpoints (see ground_mode.py): select Hold, again if
+    the mode shows up late. When the checks never pass, the error says which
+    ones the autopilot's state and warnings name.
     """
-    await wait_until(bridge, lambda s: s.armable, timeout_s, "pre-arm checks")
+    async with RecentWarnings(bridge.hub) as warnings:
+        deadline = time.monotonic() + timeout_s
+        last_hold = -math.inf
+        while not _ready(bridge.state):  # OFFBOARD is left even when MAVSDK still shows an old "armable"
+            now = time.monotonic()
+            if now >= deadline:
+                blockers = "; ".join(arming_blockers(bridge.state, warnings.texts))
+                raise ManeuverTimeout(f"pre-arm checks: not reached within {timeout_s:.0f} s; blocking: {blockers}")
+            if stuck_in_offboard(bridge.state) and now - last_hold >= LEAVE_OFFBOARD_RETRY_S:
+                last_hold = now
+                try:
+                    await leave_offboard_on_ground(bridge)
+                except CommandError:  # refused or unanswered: the deadline's error names what blocks
+                    pass
+            with contextlib.suppress(asyncio.TimeoutError):
+                await bridge.hub.wait_for(_ready, min(LEAVE_OFFBOARD_RETRY_S, max(0.0, deadline - now)))
     for attempt in range(ARM_RETRIES):
         try:
             await bridge.commands.arm()

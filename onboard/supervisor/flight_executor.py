@@ -32,6 +32,7 @@ from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.intents import PositionNed
+from firmware_bridge.ground_mode import leave_offboard_on_ground
 from firmware_bridge.maneuvers import arm_when_ready, position_from_home, wait_until
 from firmware_bridge.offboard_pilot import OffboardPilot, yaw_error_deg
 from firmware_bridge.safety_envelope import SafetyViolation
@@ -416,4 +417,16 @@ class FlightExecutor:
         else:
             await wait_until(self.bridge, lambda s: not s.in_air and not s.armed, self.cfg.land_timeout_s,
                              f"{what} and disarm")
+            await self._leave_offboard()
         return "returned to launch" if how == "rtl" else "landed"
+
+    async def _leave_offboard(self) -> None:
+        """PX4 disarms back into OFFBOARD after an offboard flight: leave the vehicle in Hold, ready to arm.
+
+        Best effort: the next take-off does the same before it waits for the pre-arm checks.
+        """
+        try:
+            if await leave_offboard_on_ground(self.bridge):
+                self.on_event("left_offboard", {"mode": "HOLD"})
+        except Exception:
+            log.exception("selecting Hold after the landing")

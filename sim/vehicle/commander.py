@@ -60,6 +60,10 @@ class Outbox:
     mission_current_changed: bool = False
 
 
+# The intended modes PX4 lets a vehicle arm in (Mission left out: the trace shows Hold after a mission and RTL).
+ARMABLE_MODES = (pm.HOLD, pm.OFFBOARD)
+
+
 class Commander:
     def __init__(self, params: ParamTable, physics: Physics, origin: GeoPoint, store: MissionStore, now: float,
                  prearm_delay_s: float = 4.0):
@@ -73,6 +77,7 @@ class Commander:
         self.out = Outbox()
 
         self.armed = False
+        self.mode_after_disarm: pm.Px4Mode = pm.HOLD  # PX4's _nav_state_after_disarming (see `mode`)
         self.mode: pm.Px4Mode = pm.HOLD  # the user's (intended) mode
         self.failsafe_mode: pm.Px4Mode | None = None  # shown instead while a failsafe acts
         self.failsafe_reason: str | None = None
@@ -106,6 +111,21 @@ class Commander:
         self._takeoff_alt_amsl: float | None = None
 
     # ------------------------------------------------------------------ state
+    @property
+    def mode(self) -> pm.Px4Mode:
+        """The user's (intended) mode."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode: pm.Px4Mode) -> None:
+        # PX4 (UserModeIntention) remembers the last intended mode one can arm in, take-off excepted,
+        # and goes back to it when the vehicle disarms. Land, RTL and Mission are not such modes,
+        # Hold and Offboard are: a vehicle that flew in offboard and then landed on a Land or RTL
+        # command (or a failsafe) is in OFFBOARD again once disarmed, as PX4 SITL was.
+        if mode in ARMABLE_MODES:
+            self.mode_after_disarm = mode
+        self._mode = mode
+
     @property
     def displayed_mode(self) -> pm.Px4Mode:
         return self.failsafe_mode or self.mode
@@ -395,9 +415,10 @@ class Commander:
             # the failsafe ends with the flight; the user's mode shows again
             self.failsafe_mode = None
             self.failsafe_reason = None
-        elif self.mode in (pm.LAND, pm.RTL, pm.TAKEOFF, pm.MISSION):
-            self.mode = pm.HOLD
-            self._hold_here()
+        if self.mode not in ARMABLE_MODES:  # PX4's UserModeIntention::onDisarm
+            self.mode = self.mode_after_disarm
+            if self.mode == pm.HOLD:
+                self._hold_here()
 
     # ------------------------------------------------------------- offboard
     def on_setpoint(self, sp: Setpoint) -> None:

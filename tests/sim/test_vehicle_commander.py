@@ -199,3 +199,43 @@ def test_offboard_loss_delay_matches_the_px4_trace():
     s.texts()
     s.run(3.0, lambda: "Failsafe activated" in [t for _, t in s.c.out.texts])
     assert abs((s.t - sp_t) - (t_text - t_last)) < 0.1, (s.t - sp_t, t_text - t_last)
+
+
+# -- issue 36 row 13: PX4 goes back to OFFBOARD after a landing that followed offboard flight
+def _offboard_then(s: Sim, command: int, *p: float) -> None:
+    """Fly in offboard, then land with ``command`` (the setpoints stop) until auto-disarmed."""
+    s.fly()
+    s.c.on_setpoint(Setpoint(s.t, (0.0, 0.0, -5.0), (None, None, None), 0.0, None))
+    assert s.cmd(176, 129, 6, 0) == 0
+    assert s.cmd(command, *p) == 0
+    s.run(120, lambda: not s.c.armed)
+    s.run(s.params.f("COM_OF_LOSS_T") + 0.5)  # the last setpoint is stale now
+    s.texts()
+
+
+@pytest.mark.parametrize("command", [21, 20])  # NAV_LAND, NAV_RETURN_TO_LAUNCH
+def test_landing_after_offboard_leaves_offboard_selected_and_unarmable(command):
+    s = Sim(COM_DISARM_LAND=0.5, LNDMC_TRIG_TIME=0.2, RTL_RETURN_ALT=6.0)
+    _offboard_then(s, command)
+    assert s.c.displayed_mode == pm.OFFBOARD and s.c.base_mode() == 17  # trace: base 17 after the landing
+    assert not s.c.armable(s.t) and s.c.system_status(s.t) == pm.MAV_STATE_UNINIT
+    assert s.cmd(400, 1) == 1 and s.texts() == ["Arming denied: Resolve system health failures first"]
+    assert s.cmd(176, 1, 4, 3) == 0  # Hold, as `px4-commander mode auto:loiter` or MAVSDK's action.hold
+    assert s.c.armable(s.t) and s.cmd(400, 1) == 0
+
+
+def test_offboard_loss_failsafe_landing_ends_in_offboard():
+    s = Sim(COM_OBL_RC_ACT=4, COM_DISARM_LAND=0.5, LNDMC_TRIG_TIME=0.2)  # failsafe action: Land
+    s.fly()
+    s.c.on_setpoint(Setpoint(s.t, (0.0, 0.0, -5.0), (None, None, None), 0.0, None))
+    assert s.cmd(176, 129, 6, 0) == 0
+    s.run(120, lambda: not s.c.armed)
+    assert s.c.displayed_mode == pm.OFFBOARD and not s.c.armable(s.t)
+
+
+def test_landing_without_offboard_still_ends_in_hold():
+    s = Sim(COM_DISARM_LAND=0.5, LNDMC_TRIG_TIME=0.2)
+    s.fly()
+    assert s.cmd(21) == 0
+    s.run(120, lambda: not s.c.armed)
+    assert s.c.displayed_mode == pm.HOLD and s.c.armable(s.t)  # trace: AUTO/LOITER after Land
