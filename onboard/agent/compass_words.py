@@ -41,8 +41,18 @@ _BEARING = re.compile(
     rf"|(?<![\w.])(?P<q1>[NS])[ \t]?(?P<q>\d{{1,2}}(?:\.\d+)?)[ \t]*(?:°|º)?[ \t]?(?P<q2>[EW])(?![\w])")
 
 
+_DIGIT_WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "tree": "3", "four": "4", "five": "5", "fife": "5",
+                "six": "6", "seven": "7", "eight": "8", "nine": "9", "niner": "9"}
+_DIGIT = "(?:" + "|".join(_DIGIT_WORDS) + ")"
+# A pilot's bearing digit by digit: "heading two seven zero" is 270.
+_SPOKEN_BEARING = re.compile(rf"(?i)(\b{_BEARING_WORD}s?\b[ \t]*(?:of[ \t]+|is[ \t]+|:[ \t]*)?)"
+                             rf"({_DIGIT}(?:[ \t-]+{_DIGIT}){{2}})\b")
+
+
 def mark_bearings(text: str) -> str:
     """`text` with each bearing written in numbers replaced by its token (angles over 360 are left alone)."""
+    text = _SPOKEN_BEARING.sub(
+        lambda m: m.group(1) + "".join(_DIGIT_WORDS[w.lower()] for w in re.split(r"[ \t-]+", m.group(2))), text)
 
     def sub(m: re.Match) -> str:
         if m.group("q") is not None:

@@ -87,6 +87,8 @@ _ON = re.compile(r"(?i)\b(?:keep\s+going|keep\s+on|carry\s+on|continue|another|f
 _NOT_AFTER = re.compile(r"(?i),?\s*\bnot\s+((?:[\w-]+\s?){1,2}?)\s*(?=[.;!?]|$)")
 # "(not SE as I wrote earlier)": an aside that denies a direction.
 _NOT_ASIDE = re.compile(r"(?i)\s*\(\s*not\s+([^)]*)\)")
+# "X is 300 m to its south": the landmark is the subject, "its" the goal.
+_ITS = re.compile(r"(?i)\b(?:its|their)\s+$")
 _BARE_NO = re.compile(r"(?i)^\W*no\W*$")
 _BARE_NUMBER = re.compile(r"^\W*(\d{1,3}(?:\.\d+)?)\W*$")
 # One swap of neighbouring letters in a direction word ("wset", "souht-west"), the commonest slip of typing;
@@ -164,6 +166,7 @@ class GoalDescription:
     named: tuple[str, ...] = ()
     directions_read: int = 0
     withdrawn: tuple[str, ...] = ()  # landmarks a correction took back ("of Kiasma, sorry, of X")
+    as_typed: tuple[str, ...] = ()  # the landmark mentions as the text has them ("the Cathedral", "kiasma")
 
     @property
     def landmarks(self) -> tuple[str, ...]:
@@ -185,6 +188,10 @@ class GoalDescription:
         chars = list(text)
         for m in find_mentions(text, list(dict.fromkeys(self.named + self.landmarks))):
             chars[m.start:m.end] = _MASK * (m.end - m.start)
+        folded = fold(text)
+        for typed in self.as_typed:
+            for m in re.finditer(rf"(?<!\w){re.escape(fold(typed))}(?!\w)", folded):
+                chars[m.start():m.end()] = _MASK * (m.end() - m.start())
         return "".join(chars)
 
     @property
@@ -355,8 +362,9 @@ def parse_goal_description(text: str, gazetteer: list[str], aliases: Mapping[str
         bearing = direction_bearing(d)
         # The landmark as the subject, the goal after "of": "X is 400 m south of the café".
         lo = clauses[j][0]
-        if end is not None and j == k and end <= lo + d.start() and _OF_SOMETHING.match(masked, lo + d.end()):
-            bearing = (bearing + 180.0) % 360.0
+        if end is not None and j == k and end <= lo + d.start() and (
+                _OF_SOMETHING.match(masked, lo + d.end()) or _ITS.search(masked, lo, lo + d.start())):
+            bearing = (bearing + 180.0) % 360.0  # "Kiasma is 300 m to its south": the goal is north of it
         # "Go 300 m north, I mean south, of X": the direction before was said and taken back.
         if j < k and _CORRECTION.search(body(j)) and free(j - 1) and _DIRECTION.search(body(j - 1)):
             directions_read += 1
@@ -365,6 +373,15 @@ def parse_goal_description(text: str, gazetteer: list[str], aliases: Mapping[str
             used.add(j - 1)
         used.update(taken)
         directions_read += 1
+        # "300 m north and 200 m east of X": components before the landmark's own, joined by "and".
+        t = min(j, k) - 1
+        while distance is not None and j == k and free(t) and re.search(r"(?i)\band\s*$", body(t)) \
+                and (nd := _DIRECTION.search(body(t))) is not None and (nm := read_distance(body(t))) is not None:
+            e_, n_ = _vector(bearing, distance) + _vector(direction_bearing(nd), nm)
+            distance, bearing = float(np.hypot(e_, n_)), math.degrees(math.atan2(e_, n_)) % 360.0
+            directions_read += 1
+            used.add(t)
+            t -= 1
         bearing, distance, legs = _legs_and_corrections(body, free, free_but_used, used, max(j, k) + 1, bearing, distance,
                                                         direction_is_degrees=d.group("deg") is not None)
         directions_read += legs
@@ -417,7 +434,8 @@ def parse_goal_description(text: str, gazetteer: list[str], aliases: Mapping[str
             relate(names[0], first, first, None)
     named = tuple(dict.fromkeys(name for _, _, name in mentions))
     return GoalDescription(original, tuple(relations), named, directions_read,
-                           tuple(n for n in dict.fromkeys(withdrawn) if n not in {x for r in relations for x in r.landmarks}))
+                           tuple(n for n in dict.fromkeys(withdrawn) if n not in {x for r in relations for x in r.landmarks}),
+                           tuple(dict.fromkeys(text[s:e] for s, e, _ in mentions if text[s:e].strip())))
 
 
 def _legs_and_corrections(body, free, free_but_used, used: set[int], t: int, bearing: float,

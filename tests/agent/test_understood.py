@@ -150,3 +150,19 @@ def test_the_kind_a_city_has_one_landmark_of_names_it():
     found = find_mentions("Säm, 550 m south-west of the Cathedral, near the railway station", gaz, aliases)
     assert [m.name for m in found] == ["Helsingin tuomiokirkko", "Helsingin päärautatieasema"]
     assert find_mentions("Bar X is 300 m north of the museum", gaz, aliases) == []  # two museums: none
+
+
+@pytest.mark.parametrize("text, bearing, metres", [
+    ("I need you at Fuku. Kiasma is 300 m to its south.", 0.0, 300.0),  # "its": the goal; Kiasma is the subject
+    ("Fuku is 300 m from Kiasma on bearing two seven zero.", 270.0, 300.0),  # a pilot's digits
+    ("Fuku is 300 m north and 400 m east of Kiasma.", math.degrees(math.atan2(400, 300)), 500.0),  # components
+])
+def test_more_shapes_people_say(text, bearing, metres):
+    (r,) = read(text).relations
+    assert r.landmarks == ("Kiasma",) and r.bearing_deg == pytest.approx(bearing) and r.distance == pytest.approx(metres)
+
+
+def test_a_landmark_named_by_its_kind_is_no_goal_name():
+    g = parse_goal_description("From the Cathedral, 250 yards due east: Fuku.", ["Helsingin tuomiokirkko"],
+                               {"Helsinki Cathedral": "Helsingin tuomiokirkko"})
+    assert g.goal_name == "Fuku" and g.relations[0].landmarks == ("Helsingin tuomiokirkko",)
