@@ -32,6 +32,7 @@ Where a name ends is `goal_name`'s question.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -45,9 +46,7 @@ from onboard.agent.landmark_names import STARTERS, find_mentions
 from onboard.agent.spoken_numbers import UNIT_WORDS, digits_for_words, unit_metres
 from onboard.agent.text_fold import fold
 
-# Compass index 0 = north, clockwise in 45 degree steps.
-_WORDS = ("north", "northeast", "east", "southeast", "south", "southwest", "west", "northwest")
-_ABBREVIATIONS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
+# A direction as written: a bearing token (`compass_words`), 16 points in words, 8 in letters.
 _DIRECTION = re.compile(
     r"\x02(?P<deg>\d+(?:\.\d+)?)\x03"
     r"|(?i:\b(?P<word16>(?:north|south)[\s-]?(?:north|south)[\s-]?(?:east|west)"
@@ -181,6 +180,7 @@ class GoalDescription:
         """Landmarks the text names that no relation uses."""
         return tuple(n for n in self.named if n not in self.landmarks and n not in self.withdrawn)
 
+    @functools.cached_property
     def _masked_lines(self) -> str:
         # Lines stay apart: a label form's next line ("Goal: Chalupa" / "Landmark: ...") does not go on
         # with the name.
@@ -197,7 +197,7 @@ class GoalDescription:
     @property
     def goal_name(self) -> str | None:
         """The name the description asks for, as written; None when it names none (`goal_name`)."""
-        return goal_name_in(self._masked_lines())
+        return goal_name_in(self._masked_lines)
 
     def names_goal(self, name: str, also_read: tuple[str, ...] | list[str] = ()) -> bool:
         """Whether a readable POI `name` is the goal: the text names it in full, outside any landmark.
@@ -213,7 +213,7 @@ class GoalDescription:
         key = fold(name)
         if key not in fold(self.text):
             return False
-        text = self._masked_lines()
+        text = self._masked_lines
         folded = fold(text)
         longer = [fold(n) for n in also_read if n and len(fold(n)) > len(key) and key in fold(n)]
         spans = [(m.start(), m.end()) for lk in longer for m in re.finditer(rf"(?<!\w){re.escape(lk)}(?!\w)", folded)]
@@ -230,11 +230,6 @@ class GoalDescription:
                 continue  # "TARGET": a label in capitals
             return True
         return False
-
-
-def direction_index(token: str) -> int:
-    """0..7 for any spelling of a compass direction ("north-east", "northeast", "NE", "sw", "NNE")."""
-    return sector_of(bearing_of_word(token))
 
 
 def direction_token(m: re.Match) -> str:

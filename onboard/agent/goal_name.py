@@ -22,6 +22,7 @@ import functools
 import re
 
 from onboard.agent.compass_words import ABBREVIATIONS_16, POINTS_16
+from onboard.agent.spoken_numbers import UNIT_WORDS
 
 ENGLISH_ZIPF = 3.0
 # Words that open a sentence or a clause, or label a field, rather than start a name.
@@ -36,8 +37,7 @@ drop pick bring send fly-to route via toward towards ok okay hey hi hello yes no
 order ticket request pickup dropoff delivery inspection asset site location position area sector brief
 briefing subject missing person casualty last seen lkp rv lz poi waypoint wp tgt dest how which who why
 """.split())
-_UNIT = re.compile(r"(?i)(?:nautical|nmi|nm|kilomet\w*|km|klicks?|clicks?|met(?:re|er)s?|mtrs?|mts|feet|foot|"
-                   r"ft|yards?|yds?|miles?|mi|m|degrees?|deg|°)$")
+_UNIT = re.compile(rf"(?i)(?:nautical|{UNIT_WORDS}|degrees?|deg|°)$")  # one word of a unit, as the reader reads it
 _DIRECTION_WORDS = frozenset(p.replace("-", "") for p in POINTS_16) | frozenset(POINTS_16) | frozenset(
     a.lower() for a in ABBREVIATIONS_16) | {"northeast", "northwest", "southeast", "southwest"}
 _TOKEN = re.compile(r"[^\W_](?:[\w'’.!-]*[^\W_]|!)?|[&/]|\d+")
