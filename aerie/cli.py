@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench memory": ("onboard.memory.benchmark", "sqlite-vec / numpy / faiss retrieval benchmark"),
     "bench perception": ("onboard.inference.benchmark", "Per-model latency and wrapper overhead"),
     "bench nav": ("sim.nav_bench", "Navigation benchmark on the Helsinki tasks"),
+    "bench compare": ("sim.nav_compare", "Two navigation result files task by task: what changed"),
     "bench reading": ("sim.reading_bench", "Reading shop signs on the world's rendered views, per camera setting"),
     "bench instructions": ("sim.instructions_bench", "Reading descriptions: accuracy per phrasing family and reader"),
     "bench telemetry": ("onboard.telemetry.benchmark", "ZeroMQ telemetry throughput and latency"),

@@ -70,7 +70,7 @@ class SimRig:
     def judge(self, outcome: Any) -> dict[str, Any]:
         """Ground-truth score of a `FlightOutcome` (success, SPL, steps) on this rig's task."""
         g = self.world.graph
-        nodes = [n for n in outcome.nodes if n is not None]
+        nodes = [n for n in outcome.trajectory if n is not None]
         path_m = sum(g.edge_length(a, b) for a, b in zip(nodes, nodes[1:]) if a != b and b in g.adj[a])
         final = outcome.final_node if outcome.final_node is not None else (nodes[-1] if nodes else self.task.start_node)
         success = bool(outcome.reason == "arrived" and is_success(self.world, self.task, final))

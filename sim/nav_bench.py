@@ -147,8 +147,10 @@ def _generate(args: argparse.Namespace, world) -> int:
     return 0
 
 
-def _mavsdk_mover(mover_cls, world, url, rt):
-    return mover_cls(world, rt.start_node, url=url)
+def _flown_vehicle(world, url, rt):
+    from sim.benchmark.flown_vehicle import FlownVehicle
+
+    return FlownVehicle(world, rt.start_node, url=url)
 
 
 def _resolved(path: str, world) -> list | None:
@@ -316,15 +318,11 @@ def main(argv: list[str]) -> int:
         return 0
     from sim.benchmark.runner import run_tasks
 
-    mover_factory = None
-    if args.fly:
-        from sim.benchmark.mavsdk_mover import MavsdkMover
-
-        mover_factory = partial(_mavsdk_mover, MavsdkMover, world, args.fly_url)
+    flight_factory = partial(_flown_vehicle, world, args.fly_url) if args.fly else None
 
     try:
         result = run_tasks(world, resolved, args.agent, args.perception, args.seed, progress=not args.no_progress,
-                           repeats=max(1, args.repeats), mover_factory=mover_factory,
+                           repeats=max(1, args.repeats), flight_factory=flight_factory,
                            maps_dir=args.episode_dir if args.episode_dir and not args.no_maps else None,
                            map_provider=map_provider, camera_bench=camera_bench, reader=args.reader)
     except ValueError as exc:

@@ -41,7 +41,7 @@ from contract.fleet_discovery import MAX_ITEMS
 from contract.fleet_frame import pack, unpack
 from contract.geodesy import GeoPoint, geo_from_ned
 from onboard.fleet.findings import FleetFindings
-from sim.benchmark.aerie_agents import BenchAgent, make_aerie_agent, to_action, to_agent_observation
+from sim.benchmark.aerie_agents import BenchAgent, make_aerie_agent
 from sim.benchmark.episode import KinematicMover, run_episode
 from sim.benchmark.tasks import ResolvedTask, load_tasks, resolve, resolve_all
 
@@ -110,6 +110,8 @@ class TimedMover(KinematicMover):
 class TeamMember:
     """One vehicle's agent: waits its turn, takes the fleet's findings, decides, tells the others."""
 
+    takes_agent_observation = True  # driven by the mission runner as the vehicle's agent is
+
     def __init__(self, inner: BenchAgent, index: int, home: GeoPoint, conductor: Conductor,
                  team: list["TeamMember"], sharing: bool) -> None:
         self.inner, self.index, self.home = inner, index, home
@@ -127,7 +129,7 @@ class TeamMember:
     def act(self, observation: Any) -> Any:
         self.conductor.turn(self.index)
         shared = self.findings.for_agent(self.home) if self.sharing else None
-        a = self.inner.agent.act(replace(to_agent_observation(observation), shared=shared))
+        a = self.inner.agent.act(replace(observation, shared=shared))
         if self.sharing:
             self.findings.publish(self.inner.agent.findings(MAX_ITEMS), self.home, f"team-{self.index}")
             frame = self.findings.outgoing()
@@ -140,7 +142,7 @@ class TeamMember:
                         other.frames_taken += 1
         if a.kind != "move":  # no flight follows an arrival (a look-up advances the clock in the mover)
             self.conductor.advance(self.index, 0.0)
-        return to_action(a)
+        return a
 
 
 def extra_starts(world: Any, rt: ResolvedTask, n: int, rng: np.random.Generator) -> list[int]:

@@ -25,6 +25,20 @@ from cruise; on offer only when the observation names a floor
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class ActionKind(StrEnum):
+    """What the agent asks of the vehicle; a str, so the words stay what the step reports and logs carry."""
+
+    MOVE = "move"
+    LOOK_UP = "look_up"
+    COME_DOWN = "come_down"
+    LOOK_LOW = "look_low"
+    ARRIVE = "arrive"
+
+    def __repr__(self) -> str:  # as the word: step reports print actions with it
+        return repr(self.value)
 
 
 @dataclass(frozen=True)
@@ -96,6 +110,8 @@ class AgentObservation:
     look_low_floor_m: float | None = None
     # The fleet's findings so far (all of them, not only what is new); None: flying alone.
     shared: SharedFindings | None = None
+    # Bearing of the last move (deg from north); 0 before the first.
+    heading: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -103,7 +119,7 @@ class AgentAction:
     """Move to a neighbouring waypoint, look up, come down (here or on the way to a neighbour) or look low at
     this one, or declare that the goal is reached."""
 
-    kind: str  # "move" | "look_up" | "come_down" | "look_low" | "arrive"
+    kind: ActionKind
     node: int | None = None
     reason: str = ""
     # look_up: climb to this altitude; look_low: descend to it; come_down: part way down to it, None: to cruise
@@ -112,23 +128,23 @@ class AgentAction:
 
     @staticmethod
     def move(node: int, reason: str = "") -> "AgentAction":
-        return AgentAction("move", node, reason)
+        return AgentAction(ActionKind.MOVE, node, reason)
 
     @staticmethod
     def look_up(altitude_m: float, reason: str = "", node: int | None = None) -> "AgentAction":
         """Climb to `altitude_m`: here (`node` None), or on the way to the neighbouring `node`; turn up there."""
-        return AgentAction("look_up", node, reason, float(altitude_m))
+        return AgentAction(ActionKind.LOOK_UP, node, reason, float(altitude_m))
 
     @staticmethod
     def come_down(reason: str = "", node: int | None = None, altitude_m: float | None = None) -> "AgentAction":
         """Back to cruise altitude: here (`node` None), or descending on the way to the neighbouring `node`, there
         only part of the way down to `altitude_m` if given (still over the roofs)."""
-        return AgentAction("come_down", node, reason, None if altitude_m is None else float(altitude_m))
+        return AgentAction(ActionKind.COME_DOWN, node, reason, None if altitude_m is None else float(altitude_m))
 
     @staticmethod
     def look_low(altitude_m: float, reason: str = "") -> "AgentAction":
-        return AgentAction("look_low", None, reason, float(altitude_m))
+        return AgentAction(ActionKind.LOOK_LOW, None, reason, float(altitude_m))
 
     @staticmethod
     def arrive(reason: str = "") -> "AgentAction":
-        return AgentAction("arrive", None, reason)
+        return AgentAction(ActionKind.ARRIVE, None, reason)

@@ -146,7 +146,7 @@ async def _standby(cfg, args) -> int:
                 progress(f"mission {mission.name} failed: {type(exc).__name__}: {exc}")
                 continue
             queue.finish(path, outcome.to_json(),
-                         ok=not outcome.refused_before_arming and not outcome.landed.startswith("could not"),
+                         ok=not outcome.refused_before_arming and not outcome.landing_failed,
                          flight_id=outcome.flight_id)
             progress(f"mission {mission.name}: {outcome.reason}; vehicle {outcome.landed}")
             notify("STATUS=standing by")
@@ -185,6 +185,7 @@ def _failed_outcome(sup, mission, exc: BaseException) -> dict:
 
 async def _fly(cfg, mission, args) -> int:
     from contract.results import write_json
+    from onboard.mission.record import MissionEnd
     from onboard.supervisor.supervisor import Supervisor
 
     stop = _stop_on_signals()
@@ -209,6 +210,6 @@ async def _fly(cfg, mission, args) -> int:
     if outcome.refused_before_arming:
         print(f"aerie fly: {outcome.reason}", file=sys.stderr)
         return 2
-    if outcome.landed.startswith("could not"):
+    if outcome.landing_failed:
         return 1
-    return 0 if outcome.reason == "arrived" else 3
+    return 0 if outcome.end is MissionEnd.ARRIVED else 3

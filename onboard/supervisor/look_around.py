@@ -136,3 +136,34 @@ class LookAround:
                "pois": [[x.name, x.bearing, x.distance] for x in pois], "goal_groups": self.fusion.goal_evidence()}
         (self.folder / f"reading_timestep_{step:04d}{tag}.json").write_text(json.dumps(out, indent=1, ensure_ascii=False))
         return lms, pois
+
+
+def look_around_for(supervisor: Any, executor: Any, gazetteer: list[str], folder: Path) -> "LookAround":
+    """This mission's camera perception: names from its instruction, ranges from the map's footprints if any."""
+    from onboard.agent.goal_description import parse_goal_description
+    from onboard.perception.camera_model import CameraIntrinsics
+    from onboard.perception.camera_sightings import CameraReader, SightingFusion, goal_names
+    from onboard.perception.text_range import FootprintRanger
+    
+    goal = parse_goal_description(supervisor.mission.instruction, gazetteer, supervisor._aliases)
+    names = ([supervisor.mission.goal_name] if supervisor.mission.goal_name.strip()
+             else goal_names(supervisor.mission.instruction, gazetteer, goal.names_goal))
+    settings = supervisor.sup.camera_reading.fusion()
+    intr = CameraIntrinsics.from_hfov(supervisor.sup.camera_width, supervisor.sup.camera_height, supervisor.sup.camera_hfov_deg)
+    ranger = None
+    if supervisor.map is not None and supervisor.map.buildings:
+        ranger = FootprintRanger(map_footprints(supervisor), [b.height for b in supervisor.map.buildings])
+    reader = CameraReader(supervisor.text_reader, intr, gazetteer, names, ranger, settings)
+    supervisor.event("camera_perception", {"goal_names": names, "views": supervisor.sup.camera_reading.views,
+                                     "map_ranges": ranger is not None})
+    return LookAround(executor, supervisor.bridge, supervisor._world, reader,
+                      SightingFusion(gazetteer, names, settings, goal.names_goal), supervisor.sup, folder, supervisor.event)
+
+
+def map_footprints(supervisor: Any) -> list:
+    """The map's building footprints in metres (east, north) of home, the frame of the reported position."""
+    import numpy as np
+
+    s = supervisor.bridge.state
+    home = np.asarray(supervisor.map.to_local(s.home_lat, s.home_lon), dtype=float)
+    return [np.asarray(b.footprint, dtype=float) - home for b in supervisor.map.buildings]

@@ -16,14 +16,13 @@ from cruise passed off as sightings from above.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import msgpack
 import zmq
 
 from contract.bounded_socket import bounded_socket
 
-from onboard.agent.observation import AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting, SharedFindings
+from onboard.agent.observation import LandmarkSighting, PoiSighting
+from onboard.mission.observed import MoveOption, WorldObservation
 
 
 # Largest observation reply read (it may carry a rendered PNG); a bigger one drops the connection
@@ -33,48 +32,6 @@ MAX_REPLY_BYTES = 32 << 20
 
 class WorldLinkError(RuntimeError):
     """The observation server did not answer, or answered nonsense."""
-
-
-@dataclass(frozen=True)
-class MoveOption:
-    node: int
-    bearing: float
-    length: float
-    lat: float
-    lon: float
-
-
-@dataclass(frozen=True)
-class WorldObservation:
-    """What the drone perceives at one waypoint, with the waypoints' positions for flying there."""
-
-    node: int
-    lat: float
-    lon: float
-    snap_m: float
-    moves: tuple[MoveOption, ...]
-    landmarks: tuple[LandmarkSighting, ...]
-    pois: tuple[PoiSighting, ...]
-    image_png: bytes | None = None
-    altitude_m: float | None = None  # the camera altitude of the sightings (a look-up); None: the cruise view
-
-    def for_agent(self, step: int, steps_left: int, *, cruise_alt_m: float | None = None,
-                  look_up_ceiling_m: float | None = None, look_low_floor_m: float | None = None,
-                  shared: SharedFindings | None = None) -> AgentObservation:
-        """The agent's view of it: sightings at `altitude_m` (else `cruise_alt_m`), a look-up up to the ceiling,
-        a look-low down to the floor, and what the fleet found (`shared`)."""
-        return AgentObservation(step=step, steps_left=steps_left,
-                                moves=tuple(NeighbourMove(m.node, m.bearing, m.length) for m in self.moves),
-                                landmarks=self.landmarks, pois=self.pois,
-                                altitude_m=self.altitude_m if self.altitude_m is not None else cruise_alt_m,
-                                look_up_ceiling_m=look_up_ceiling_m, look_low_floor_m=look_low_floor_m,
-                                shared=shared)
-
-    def move(self, node: int) -> MoveOption:
-        for m in self.moves:
-            if m.node == node:
-                return m
-        raise KeyError(f"waypoint {node} is not on offer from waypoint {self.node}")
 
 
 def parse_observation(reply: object) -> WorldObservation:

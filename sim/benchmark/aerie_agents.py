@@ -1,12 +1,8 @@
-"""The onboard agent graph on the navigation benchmark: observation adapter and agent names.
+"""The onboard agent graph on the navigation benchmark: its names, its config, what it adds to a record.
 
-`onboard/` never imports `sim/`, so the onboard agent has its own observation
-and action types; this adapter converts the benchmark's `Observation` into an
-`AgentObservation` (moves with bearing and length, landmark sightings, readable
-POI names, step counters, the altitude the sightings were taken at and the
-look-up ceiling) and the agent's `AgentAction` (move, look-up, arrive) back
-into an `Action`.
-The agent's gazetteer is the world's landmark names (as the baselines get).
+The benchmark's episodes run the mission runner that flies (`onboard.mission.runner`), which
+hands the agent its own `AgentObservation`s as `aerie fly` does: nothing is translated. The
+agent's gazetteer is the world's landmark names (as the baselines get).
 
     aerie bench nav --agent geometric --perception prep
     aerie bench nav --agent llm --limit 5     # plan from SmolLM2 (llama.cpp), moves geometric
@@ -20,43 +16,21 @@ from pathlib import Path
 
 from onboard.agent.agent import VARIANTS, GraphAgent, variant_config
 from onboard.agent.settings import AgentConfig
-from onboard.agent.observation import AgentAction, AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting
-from sim.benchmark.agent_api import Action, Observation
+from onboard.agent.observation import AgentAction, AgentObservation
 
 AERIE_AGENTS: tuple[str, ...] = (*VARIANTS, "llm")
 LLM_DEADLINE_S = 30.0  # a plan is asked once per episode; a busy 2-core CPU needs more than the 5 s default
 
 
-def to_agent_observation(obs: Observation) -> AgentObservation:
-    return AgentObservation(
-        step=obs.step, steps_left=obs.steps_left,
-        moves=tuple(NeighbourMove(n.node, float(n.bearing), float(n.distance)) for n in obs.neighbours),
-        landmarks=tuple(LandmarkSighting(s.name, float(s.bearing), float(s.distance)) for s in obs.landmarks),
-        pois=tuple(PoiSighting(p.name, float(p.bearing), float(p.distance)) for p in obs.pois),
-        altitude_m=None if obs.altitude_m is None else float(obs.altitude_m),
-        look_up_ceiling_m=None if obs.look_up_ceiling_m is None else float(obs.look_up_ceiling_m),
-        look_low_floor_m=None if obs.look_low_floor_m is None else float(obs.look_low_floor_m))
-
-
-def to_action(a: AgentAction) -> Action:
-    """The agent's action in the benchmark's terms."""
-    if a.kind == "arrive":
-        return Action.arrive(a.reason)
-    if a.kind == "look_up":
-        return Action.look_up(a.altitude_m, a.reason, a.node)
-    if a.kind == "come_down":
-        return Action.come_down(a.reason, a.node, a.altitude_m)
-    if a.kind == "look_low":
-        return Action.look_low(a.altitude_m, a.reason)
-    return Action.move(a.node, a.reason)
-
-
 class BenchAgent:
-    """Benchmark `Agent` protocol around a `GraphAgent`.
+    """A `GraphAgent` on the benchmark: the mission runner drives it with its own observations (as `aerie fly`
+    does), and this adds what the benchmark asks of an agent (its name, per-episode figures, maps).
 
     After `maps_to(folder, episode_id)` every step also writes the agent's landmark and
     semantic maps into `folder/semantic_images/` (`onboard.agent.map_render`; a few ms per step).
     """
+
+    takes_agent_observation = True  # the runner hands it `AgentObservation`s, not the benchmark's contract
 
     def __init__(self, agent: GraphAgent):
         self.agent = agent
@@ -75,11 +49,10 @@ class BenchAgent:
     def reset(self, description: str, seed: int) -> None:
         self.agent.reset(description, seed, map_knowledge=self._map_knowledge)
 
-    def refusal(self) -> str:
-        """Why the vehicle would refuse this instruction before arming ("" when it flies): as `aerie fly` does."""
-        from onboard.agent.understood import understand
-
-        return understand(self.agent.reading).refusal() if self.agent.reading is not None else ""
+    @property
+    def reading(self):
+        """The instruction as read: the runner says it back and refuses it as `aerie fly` does."""
+        return self.agent.reading
 
     def record_extra(self) -> dict:
         """The episode's plan-model use, for its benchmark record: calls, their seconds, the plan version flown."""
@@ -97,13 +70,13 @@ class BenchAgent:
                               "understood": u.line(), "refused": u.refusal()}
         return out
 
-    def act(self, observation: Observation) -> Action:
-        a = self.agent.act(to_agent_observation(observation))
+    def act(self, observation: AgentObservation) -> AgentAction:
+        a = self.agent.act(observation)
         if self._maps is not None:
             from onboard.agent.map_render import write_maps
 
             write_maps(self.agent.state, *self._maps)
-        return to_action(a)
+        return a
 
 
 @functools.lru_cache(maxsize=1)

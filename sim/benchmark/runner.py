@@ -56,7 +56,7 @@ def wait_until_idle(model, poll_s: float = 0.25, limit_s: float = 900.0) -> floa
 
 
 def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, seed: int = 0,
-              progress: bool = True, repeats: int = 1, mover_factory=None, maps_dir=None, map_provider=None,
+              progress: bool = True, repeats: int = 1, flight_factory=None, maps_dir=None, map_provider=None,
               camera_bench=None, reader: str = "combined") -> dict:
     """Episodes for every task (fresh agent each), aggregated; JSON-ready.
 
@@ -64,8 +64,8 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
     returns a new Agent (how an in-process caller plugs its own agent in).
     `repeats` > 1 plays every task that many times with seeds seed, seed+1, ...
     (perception noise and agents' own randomness differ; the tasks do not).
-    `mover_factory(task)`, when given, returns a context-managed mover per
-    episode (e.g. `MavsdkMover` to fly each episode through the bridge).
+    `flight_factory(task)`, when given, returns each episode's `FlownVehicle`: its legs are then
+    flown over MAVSDK by the vehicle port `aerie fly` flies.
     `maps_dir`, when given, receives the agent's maps of every step of every episode
     (`<maps_dir>/<agent>-<preset>_<task>/semantic_images/`, the folders `write_episode` fills)
     from agents that draw them (Aerie's: `BenchAgent.maps_to`); their time counts in the
@@ -103,13 +103,9 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
                 agent.use_map(task_map.knowledge)
         camera = camera_bench.episode(rt.task.description, rt.task.goal_name) if camera_bench is not None else None
         noise = "perfect" if camera is not None else preset
-        if mover_factory is None:
-            rec = run_episode(world, rt, agent, noise, seed=s_ * 100_003 + i, preset_name=preset,
-                              renderer=views.oblique, camera=camera)
-        else:
-            with mover_factory(rt) as mover:
-                rec = run_episode(world, rt, agent, noise, seed=s_ * 100_003 + i, preset_name=preset,
-                                  renderer=views.oblique, mover=mover, camera=camera)
+        rec = run_episode(world, rt, agent, noise, seed=s_ * 100_003 + i, preset_name=preset,
+                          renderer=views.oblique, camera=camera,
+                          flown=flight_factory(rt) if flight_factory is not None else None)
         if hasattr(agent, "record_extra"):  # an agent's own per-episode figures (Aerie's: model calls and seconds)
             rec.update(agent.record_extra())
         if task_map is not None:

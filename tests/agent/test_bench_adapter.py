@@ -17,19 +17,36 @@ def test_onboard_agent_imports_no_sim_or_ground_station():
                 assert not n.startswith(("sim", "ground_station")), f"{path} imports {n}"
 
 
-def test_observation_is_converted():
-    from sim.benchmark.aerie_agents import to_agent_observation
-    from sim.benchmark.agent_api import Observation
-    from onboard.map.corridors import Neighbour
-    from sim.world.perception import LandmarkSighting, PoiSighting
+def test_an_agent_on_the_benchmarks_contract_is_driven_by_the_runner():
+    """The baselines speak `agent_api`; the runner's observation reaches them whole and their action comes back."""
+    from onboard.agent.observation import AgentAction, LandmarkSighting, NeighbourMove, PoiSighting
+    from sim.benchmark.agent_api import Action
+    from sim.benchmark.episode_ports import ContractAgent
 
-    obs = Observation(3, 40, (Neighbour(7, "NE", 44.0, 51.5),), (LandmarkSighting("Kiasma", 10.0, 300.0),),
-                      (PoiSighting("Café Engel", "cafe", 200.0, 30.0),), heading=90.0)
-    a = to_agent_observation(obs)
-    assert isinstance(a, AgentObservation)
-    assert (a.step, a.steps_left) == (3, 40)
-    assert (a.moves[0].node, a.moves[0].bearing, a.moves[0].length) == (7, 44.0, 51.5)
-    assert a.landmarks[0].name == "Kiasma" and a.pois[0].name == "Café Engel"
+    seen = []
+
+    class Baseline:
+        name = "b"
+
+        def act(self, obs):
+            seen.append(obs)
+            return Action.look_up(60.0, "why", 7) if obs.step == 3 else Action("fly sideways")
+
+    class NoSensor:
+        def image(self):
+            return None
+
+    agent = ContractAgent(Baseline(), NoSensor())
+    obs = AgentObservation(3, 40, (NeighbourMove(7, 44.0, 51.5),), (LandmarkSighting("Kiasma", 10.0, 300.0),),
+                           (PoiSighting("Café Engel", 200.0, 30.0),), altitude_m=40.0, look_up_ceiling_m=118.0,
+                           heading=90.0)
+    assert agent.act(obs) == AgentAction.look_up(60.0, "why", 7)
+    o = seen[0]
+    assert (o.step, o.steps_left, o.heading, o.altitude_m, o.look_up_ceiling_m) == (3, 40, 90.0, 40.0, 118.0)
+    assert (o.neighbours[0].node, o.neighbours[0].direction, o.neighbours[0].distance) == (7, "NE", 51.5)
+    assert o.landmarks[0].name == "Kiasma" and o.pois[0].name == "Café Engel"
+    # an action the runner has no word for is a move to nowhere: the runner spends the step on it
+    assert agent.act(AgentObservation(4, 39, ())) == AgentAction.move(None, "")
 
 
 @pytest.fixture(scope="module")

@@ -149,21 +149,6 @@ def test_refused_look_ups_do_not_loop():
     assert not agent.state.dynamic.from_above
 
 
-def test_adapter_carries_the_look_up_both_ways():
-    from sim.benchmark.aerie_agents import to_action, to_agent_observation
-    from sim.benchmark.agent_api import Action, Observation
-    from onboard.map.corridors import Neighbour
-
-    obs = Observation(3, 40, (Neighbour(7, "NE", 44.0, 51.5),), (), (), heading=0.0, altitude_m=60.0,
-                      look_up_ceiling_m=120.0)
-    a = to_agent_observation(obs)
-    assert isinstance(a, AgentObservation) and (a.altitude_m, a.look_up_ceiling_m) == (60.0, 120.0)
-    assert to_action(AgentAction.look_up(60.0, "why")) == Action.look_up(60.0, "why")
-    assert to_action(AgentAction.come_down("why")) == Action.come_down("why")
-    assert to_action(AgentAction.come_down("why", 7)) == Action.come_down("why", 7)
-    assert to_action(AgentAction.move(7)) == Action.move(7) and to_action(AgentAction.arrive()).kind == "arrive"
-
-
 def test_benchmark_episodes_record_the_climb():
     from sim.benchmark.runner import run_tasks
     from sim.benchmark.tasks import load_tasks, resolve_all
@@ -191,9 +176,10 @@ def test_benchmark_episodes_record_the_climb():
         expected = sum(legs.values())
         for s, _, a, b in r["look_up_at"] + r["come_down_at"]:  # straight up or down, or one sloped leg
             drop = abs(a - b)
-            sloped = s in legs
+            leg = s + 1  # recorded at the step the agent chose it; the trajectory's entry after it
+            sloped = leg in legs
             on_the_way += sloped
-            expected += float(np.hypot(legs[s], drop)) - legs[s] if sloped else drop
+            expected += float(np.hypot(legs[leg], drop)) - legs[leg] if sloped else drop
         assert abs(r["path_m"] - expected) < 0.5
     assert on_the_way > 0  # the experts climb and come down on the way where they move on
 
@@ -225,17 +211,18 @@ def test_a_climb_or_come_down_on_the_way_flies_one_sloped_leg_and_a_refused_one_
 
     agent = Scripted([Action.come_down("", b), Action.look_up(80.0), Action.come_down("", b)])
     r = run_episode(w, rt, agent)
-    assert r["invalid_moves"] == 1 and r["trajectory"] == [a, a, a, b]  # the first: nothing to come down from
+    # the first is refused (nothing to come down from): the vehicle's rule, as in flight
+    assert r["refused_look_ups"] == 1 and r["invalid_moves"] == 0 and r["trajectory"] == [a, a, a, b]
     drop = 80.0 - w.cruise_alt
     assert r["path_m"] == pytest.approx(drop + np.hypot(w.graph.edge_length(a, b), drop), abs=0.1)
-    assert r["climb_m"] == pytest.approx(2 * drop, abs=0.1) and r["come_down_at"] == [[3, a, 80.0, w.cruise_alt]]
+    assert r["climb_m"] == pytest.approx(2 * drop, abs=0.1) and r["come_down_at"] == [[2, a, 80.0, w.cruise_alt]]
     assert agent.seen.altitude_m == w.cruise_alt  # at cruise over b
 
     # Up on the way (above the ceiling: refused, nothing flown), then down on the way back.
     agent = Scripted([Action.look_up(500.0, "", b), Action.look_up(80.0, "", b), Action.come_down("", a)])
     r = run_episode(w, rt, agent)
     assert r["refused_look_ups"] == 1 and r["trajectory"] == [a, a, b, a]
-    assert r["look_up_at"] == [[2, a, 80.0, w.cruise_alt]] and r["come_down_at"] == [[3, b, 80.0, w.cruise_alt]]
+    assert r["look_up_at"] == [[1, a, 80.0, w.cruise_alt]] and r["come_down_at"] == [[2, b, 80.0, w.cruise_alt]]
     assert r["path_m"] == pytest.approx(2 * np.hypot(w.graph.edge_length(a, b), drop), abs=0.1)
 
     # In legs: half way up on the way, the rest straight up, part of the way down straight (refused: only on the
@@ -245,9 +232,9 @@ def test_a_climb_or_come_down_on_the_way_flies_one_sloped_leg_and_a_refused_one_
     agent = Scripted([Action.look_up(mid, "", b), Action.look_up(mid), Action.look_up(80.0),
                       Action.come_down("", None, mid), Action.come_down("", a, mid), Action.come_down("", b)])
     r = run_episode(w, rt, agent)
-    assert r["refused_look_ups"] == 1 and r["invalid_moves"] == 1 and r["trajectory"] == [a, b, b, b, b, a, b]
-    assert r["look_ups"] == 1 and r["look_up_at"] == [[1, a, mid, w.cruise_alt], [3, b, 80.0, mid]]
-    assert r["come_down_at"] == [[5, b, 80.0, mid], [6, a, mid, w.cruise_alt]]
+    assert r["refused_look_ups"] == 2 and r["invalid_moves"] == 0 and r["trajectory"] == [a, b, b, b, b, a, b]
+    assert r["look_ups"] == 1 and r["look_up_at"] == [[0, a, mid, w.cruise_alt], [2, b, 80.0, mid]]
+    assert r["come_down_at"] == [[4, b, 80.0, mid], [5, a, mid, w.cruise_alt]]
     half = 80.0 - mid
     e = w.graph.edge_length(a, b)
     assert r["path_m"] == pytest.approx(3 * np.hypot(e, half) + half, abs=0.1)

@@ -19,6 +19,7 @@ from typing import Awaitable, Callable
 from onboard.config import AerieConfig
 from onboard.supervisor import cli
 from onboard.supervisor.mission import Mission
+from onboard.mission.record import MissionEnd
 from onboard.supervisor.supervisor import FlightOutcome
 
 Flight = Callable[[Mission, asyncio.Event], Awaitable[FlightOutcome]]
@@ -27,7 +28,9 @@ HANG_GUARD_S = 20.0
 
 
 def outcome(mission: Mission, flight_id: str, reason: str = "arrived") -> FlightOutcome:
-    return FlightOutcome(flight_id, mission.name, reason == "arrived", reason, 1, 10.0, 1.0, "landed", "", None)
+    return FlightOutcome(end=MissionEnd(reason), flight_id=flight_id, mission=mission.name,
+                         agent_success=reason == "arrived", steps=1, flown_m=10.0, seconds=1.0, landed="landed",
+                         trajectory=[1, 2])
 
 
 class FakeSupervisor:

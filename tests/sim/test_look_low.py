@@ -35,7 +35,7 @@ def test_camera_episode_looks_low_reads_down_there_and_pays_for_it(public_task):
     assert rec["look_lows"] == 1 and rec["refused_look_ups"] == 2  # below the floor, and not below cruise
     low = 2 * (w.cruise_alt - 12.0)
     assert rec["low_m"] == pytest.approx(low) and rec["path_m"] == pytest.approx(low)
-    assert rec["look_low_at"] == [[1, public_task.start_node, 12.0]]
+    assert rec["look_low_at"] == [[0, public_task.start_node, 12.0]]
     assert rec["flight_s"] >= low / LOOK_UP_VERTICAL_SPEED_M_S + LOOK_UP_TURN_S
     assert {k[2] for k in bench.memo.reads} == {w.cruise_alt, 12.0}  # frames drawn from both heights
 

@@ -79,7 +79,7 @@ def test_look_up_costs_a_step_and_its_climb_is_in_the_path(task):
     assert rec["look_ups"] == 1 and rec["refused_look_ups"] == 0
     assert rec["climb_m"] == pytest.approx(climb) and rec["path_m"] == pytest.approx(climb)
     assert rec["flight_s"] == pytest.approx(climb / LOOK_UP_VERTICAL_SPEED_M_S + LOOK_UP_TURN_S, abs=0.1)
-    assert rec["look_up_at"] == [[1, task.start_node, 60.0, w.cruise_alt]]  # to, from
+    assert rec["look_up_at"] == [[0, task.start_node, 60.0, w.cruise_alt]]  # to, from
     before, after = agent.seen
     assert before.altitude_m == w.cruise_alt and after.altitude_m == 60.0
     assert before.look_up_ceiling_m == ALTITUDE_CEILING_M
@@ -97,7 +97,8 @@ def test_moves_after_a_look_up_are_flown_up_there_until_the_come_down(task):
     assert rec["steps"] == 4 and rec["trajectory"] == [task.start_node, task.start_node, nxt, nxt, nxt]
     assert rec["climb_m"] == pytest.approx(2 * (60.0 - w.cruise_alt))  # up, and down again
     assert rec["path_m"] == pytest.approx(edge + 2 * (60.0 - w.cruise_alt), abs=0.2)
-    assert rec["invalid_moves"] == 1  # the second come-down: nothing to come down from
+    # the second come-down: nothing to come down from, refused by the vehicle's rule (a step spent)
+    assert rec["refused_look_ups"] == 1 and rec["invalid_moves"] == 0
     _, up_here, up_there, down, down_again = agent.seen
     assert up_there.altitude_m == 60.0 and up_there.pois == ()  # the move was flown over the roofs
     assert _names(up_there.landmarks) == {w.landmarks[j].name for j in w.visible_from(nxt, 60.0)}
@@ -111,7 +112,7 @@ def test_while_up_there_only_a_further_climb(task):
                                         Action.look_up(90.0)]), "perfect")
     assert rec["look_ups"] == 1 and rec["refused_look_ups"] == 2  # lower and level refused; higher: the same look
     assert rec["climb_m"] == pytest.approx(90.0 - w.cruise_alt)
-    assert rec["look_up_at"] == [[1, task.start_node, 60.0, w.cruise_alt], [4, task.start_node, 90.0, 60.0]]
+    assert rec["look_up_at"] == [[0, task.start_node, 60.0, w.cruise_alt], [3, task.start_node, 90.0, 60.0]]
 
 
 def test_look_up_above_the_ceiling_is_refused_and_not_flown(task):

@@ -37,7 +37,8 @@ from onboard.agent.observation import AgentAction
 from onboard.config import AerieConfig
 from onboard.inference.inference_worker import ThreadWorker
 from onboard.inference.planner_model import PlannerModel
-from onboard.supervisor.look_offers import LOOK_UP_CEILING_MARGIN_M
+from onboard.mission.look_offers import LOOK_UP_CEILING_MARGIN_M
+from onboard.mission.record import LookUp
 from onboard.supervisor.supervisor import Supervisor
 from onboard.telemetry.journal import Journal
 from onboard.telemetry.settings import resolve_path
@@ -180,7 +181,10 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         refusal = [m["payload"]["detail"] for m in step3 if m["type"] == "event"
                    and m["payload"]["kind"] == "command_refused"]
         assert len(refusal) == 1 and refusal[0]["command"] == "come_down", refusal
-        assert outcome.refused_look_up_at[1][:2] == [3, outcome.nodes[-1]] and len(outcome.nodes) == 3, outcome
+        traj = outcome.trajectory  # one waypoint per step; the refused steps stay where they were
+        nodes = [n for i, n in enumerate(traj) if i == 0 or n != traj[i - 1]]
+        r = outcome.refused_looks[1]
+        assert (r.step, r.waypoint) == (3, nodes[-1]) and len(nodes) == 3 and len(traj) == 5, outcome
         alts3 = [m["payload"]["rel_alt_m"] for m in step3 if m["type"] == "state"]
         assert not alts3 or min(alts3) >= CRUISE_M - TOLERANCE_M, alts3
 
@@ -192,11 +196,12 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
                    and e["detail"]["altitude_m"] == FirstLookUpTooHigh.TOO_HIGH_M for e in events), events
         assert not alts or max(alts) <= CRUISE_M + TOLERANCE_M, alts
         assert outcome.refused_look_ups == 2, outcome  # this one, and the come-down at cruise (step 3)
-        assert outcome.refused_look_up_at[0][:3] == [0, outcome.nodes[0], FirstLookUpTooHigh.TOO_HIGH_M]
+        r = outcome.refused_looks[0]
+        assert (r.step, r.waypoint, r.altitude_m) == (0, nodes[0], FirstLookUpTooHigh.TOO_HIGH_M)
 
         # Step 1: flown on the way to the next waypoint, paused by the link loss on the way: up to 40 m over that
         # waypoint, and still up there at step 2.
-        assert steps[1]["movement"].get("node") == outcome.nodes[1] != outcome.nodes[0], steps[1]["movement"]
+        assert steps[1]["movement"].get("node") == nodes[1] != nodes[0], steps[1]["movement"]
         step1 = _between(msgs, 1, 2)
         assert "agent_paused" in [m["payload"]["kind"] for m in step1 if m["type"] == "event"]
         flown = [m["payload"]["rel_alt_m"] for m in step1 if m["type"] == "state"]
@@ -204,13 +209,13 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         assert abs(flown[-1] - LOOK_UP_M) <= TOLERANCE_M, flown
         # Step 2: the come-down on the way to the next waypoint (the expert moves on): one sloped leg, part of
         # the descent flown while the vehicle travels, ending at cruise over that waypoint.
-        assert steps[2]["movement"].get("node") == outcome.nodes[2], steps[2]["movement"]
+        assert steps[2]["movement"].get("node") == nodes[2], steps[2]["movement"]
         leg = [m["payload"] for m in _between(msgs, 2, 3) if m["type"] == "state"]
         assert abs(leg[-1]["rel_alt_m"] - CRUISE_M) <= TOLERANCE_M, leg[-1]
         start = (leg[0]["north_m"], leg[0]["east_m"])
         travelled = [math.hypot(p["north_m"] - start[0], p["east_m"] - start[1]) for p in leg]
         assert any(t > 5.0 and p["rel_alt_m"] > CRUISE_M + TOLERANCE_M for t, p in zip(travelled, leg)), leg
-        assert outcome.look_ups == 1 and outcome.look_up_at == [[1, outcome.nodes[0], LOOK_UP_M, CRUISE_M]]
+        assert outcome.look_ups == 1 and outcome.look_up_at == [LookUp(1, nodes[0], LOOK_UP_M, CRUISE_M)]
         assert outcome.climb_m >= 2 * (LOOK_UP_M - CRUISE_M - TOLERANCE_M), outcome.climb_m
         assert outcome.flown_m > outcome.climb_m  # the move's metres besides
 

@@ -20,6 +20,7 @@ from contract.records import STRATEGIC_PLAN
 from ground_station.memory_sync import push_bundle
 from ground_station.settings import GroundConfig, VehicleLinkConfig
 from onboard.config import AerieConfig
+from onboard.supervisor import startup
 from onboard.supervisor.supervisor import Supervisor
 from onboard.telemetry.memory_sync import MemorySyncServer
 from tests.ground_station.test_lesson_courier import make_bundle
@@ -45,7 +46,7 @@ def _wait_with_a_delivery(tmp_path: Path, embedder, *, fleet: bool, wait_s: floa
     sup.embedder = embedder
     bundle = make_bundle(tmp_path / "post_flight", tmp_path / "ground_memory.sqlite", embedder, "aerie-7")
     server = MemorySyncServer(dataclasses.replace(vehicle_cfg(tmp_path, curve=False), sync_endpoint="tcp://127.0.0.1:0"),
-                              data_dir=tmp_path / "vehicle", import_fn=sup._import_lessons).start()
+                              data_dir=tmp_path / "vehicle", import_fn=lambda bundle: startup.import_lessons(sup, bundle)).start()
     sup.sync_server = server
     link = VehicleLinkConfig(vehicle_id="aerie-1", sync_endpoint=server.endpoint, server_public_key="")
     ground = GroundConfig(vehicles=[link], curve=False, sync_timeout_s=60.0)

@@ -15,7 +15,7 @@ from firmware_bridge.settings import SafetyConfig
 from firmware_bridge.vehicle_state import VehicleState
 from onboard.config import AerieConfig
 from onboard.supervisor.flight_executor import FlightExecutor
-from onboard.supervisor.look_offers import (LOOK_UP_CEILING_MARGIN_M, look_low_floor, look_low_refusal,
+from onboard.mission.look_offers import (LOOK_UP_CEILING_MARGIN_M, look_low_floor, look_low_refusal,
                                             look_up_ceiling, look_up_refusal)
 
 HOME = GeoPoint(60.17, 24.94, 10.0)
@@ -59,7 +59,7 @@ def test_the_look_low_floor_offered_only_with_camera_perception_and_the_altitude
 
 
 def test_while_up_only_a_further_climb_and_part_way_down_only_on_the_way():
-    from onboard.supervisor.look_offers import come_down_refusal, further_climb_refusal
+    from onboard.mission.look_offers import come_down_refusal, further_climb_refusal
 
     assert further_climb_refusal(40.0, None) is None  # at cruise: the look-up's own rule applies
     assert further_climb_refusal(100.0, 62.5) is None  # the next leg of a climb

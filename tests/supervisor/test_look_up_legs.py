@@ -15,6 +15,7 @@ from dataclasses import replace
 from onboard.agent.agent import GraphAgent
 from onboard.agent.observation import AgentAction
 from onboard.config import AerieConfig
+from onboard.mission.record import LookUp
 from onboard.supervisor.supervisor import Supervisor
 from sim.flight_rig import start_rig
 from tests.supervisor.flightkit import world
@@ -61,11 +62,11 @@ def test_a_climb_and_a_come_down_in_legs_on_the_way(tmp_path):
         sup = Supervisor(cfg, mission, agent_factory=InLegs)
         outcome = asyncio.run(sup.run())
         assert outcome.reason == "step_limit" and outcome.steps == 4 and outcome.landed == "landed", outcome
-        assert outcome.refused_look_ups == 0, outcome.refused_look_up_at
-        nodes = outcome.nodes
+        assert outcome.refused_look_ups == 0, outcome.refused_looks
+        nodes = outcome.trajectory
         assert len(nodes) == 5 and all(a != b for a, b in zip(nodes, nodes[1:])), nodes  # every leg moved on
         assert outcome.look_ups == 1  # one look-up, climbed in two legs
-        assert outcome.look_up_at == [[0, nodes[0], HALF_M, CRUISE_M], [1, nodes[1], TOP_M, HALF_M]]
+        assert outcome.look_up_at == [LookUp(0, nodes[0], HALF_M, CRUISE_M), LookUp(1, nodes[1], TOP_M, HALF_M)]
 
         seen = sup.agent.observations
         assert [o.altitude_m for o in seen] == [CRUISE_M, HALF_M, TOP_M, HALF_M, CRUISE_M]

@@ -47,6 +47,7 @@ def test_the_map_goes_to_the_agent_in_the_flights_own_frame():
 
 
 def test_a_damaged_map_stops_the_supervisor_naming_the_file(tmp_path):
+    from onboard.supervisor.startup import load_map
     from onboard.supervisor.supervisor import Supervisor
 
     path = save_map(tiny_map(), tmp_path / "tiny.aeriemap")
@@ -55,7 +56,7 @@ def test_a_damaged_map_stops_the_supervisor_naming_the_file(tmp_path):
     path.write_bytes(bytes(data))
     cfg = replace(AerieConfig(), data_dir=str(tmp_path), map=replace(AerieConfig().map, path="tiny.aeriemap"))
     with pytest.raises(MapFileError, match="tiny.aeriemap"):
-        Supervisor(cfg)._load_map()
+        load_map(Supervisor(cfg))
 
 
 def test_without_a_map_or_moves_the_mission_ends_before_take_off(tmp_path):
