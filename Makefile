@@ -119,4 +119,4 @@ rollback: flash-check-target setup
 
 .PHONY: config-reference
 config-reference: setup
-	$(PY) -m onboard.config_reference --update README.md
+	$(PY) -m onboard.config_reference --update docs/CONFIGURATION.md
