@@ -79,7 +79,7 @@ bench: setup models
 demo: setup
 	$(PY) -m aerie demo
 
-# Fly the bridge flight check against a real PX4 SITL the user started (see README).
+# Fly the bridge flight check against a real PX4 SITL the user started (see README.md, docs/PX4_SITL.md).
 sitl: setup
 	$(PY) -m aerie sitl-check --url $${SITL_URL:-udpin://127.0.0.1:14540}
 
@@ -119,4 +119,4 @@ rollback: flash-check-target setup
 
 .PHONY: config-reference
 config-reference: setup
-	$(PY) -m onboard.config_reference --update README.md
+	$(PY) -m onboard.config_reference --update docs/CONFIGURATION.md

@@ -1,14 +1,17 @@
 """The configuration reference (Markdown) generated from the typed config, so it cannot drift.
 
-Every key, its type and default come from the :class:`~onboard.config.AerieConfig`
-dataclass tree itself; its meaning is the comment above the field in the
-dataclass source, or else above the key in the repository's ``config.yaml``
-(:mod:`onboard.field_comments`). A new field therefore appears in the reference
-the moment it exists, and a test compares README.md's copy with this output.
+Every key, its type, default and range come from the :class:`~onboard.config.AerieConfig`
+dataclass tree itself (the range is the one the loader enforces,
+:func:`contract.typed_config.value_range`); its meaning is the comment above the
+field in the dataclass source, or else above the key in the repository's
+``config.yaml`` (:mod:`onboard.field_comments`). A new field therefore appears in
+the reference the moment it exists, and a test compares docs/CONFIGURATION.md's
+copy with this output.
 
 ``python -m onboard.config_reference`` prints the reference;
-``python -m onboard.config_reference --update README.md`` rewrites the part of
-that file between the ``config-reference`` markers.
+``python -m onboard.config_reference --update docs/CONFIGURATION.md`` (``make
+config-reference``) rewrites the part of that file between the
+``config-reference`` markers.
 """
 
 from __future__ import annotations
@@ -16,18 +19,23 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
+import types
+import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin, get_type_hints
 
 from onboard.field_comments import dataclass_comments, yaml_file_comments
-from contract.typed_config import to_dict
+from contract.typed_config import to_dict, value_range
 
 START_MARKER = "<!-- config-reference:start -->"
 END_MARKER = "<!-- config-reference:end -->"
 # The documented example of every key, beside the package in a checkout.
 SHIPPED_YAML = Path(__file__).resolve().parents[1] / "config.yaml"
+# Where the repository keeps the reference; `make config-reference` rewrites it.
+REFERENCE_DOC = Path(__file__).resolve().parents[1] / "docs" / "CONFIGURATION.md"
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,7 @@ class KeyDoc:
     key: str          # dotted path in config.yaml, e.g. safety.geofence.action
     type: str         # the annotation as written in the dataclass
     default: str      # the default as YAML would spell it
+    range: str        # what the loader accepts beyond the type: "0 .. inf", "one of ...", or ""
     doc: str          # the comment documenting it ("" if there is none)
 
 
@@ -51,6 +60,29 @@ def _annotations(cls: type) -> dict[str, str]:
         out.update({k: v if isinstance(v, str) else getattr(v, "__name__", str(v))
                     for k, v in vars(klass).get("__annotations__", {}).items()})
     return out
+
+
+def _number(x: float) -> str:
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
+def _is_numeric(tp: Any) -> bool:
+    """A number the loader range-checks: int or float, alone or in an Optional (bool is not one)."""
+    if get_origin(tp) in (typing.Union, types.UnionType):
+        return any(_is_numeric(a) for a in get_args(tp) if a is not type(None))
+    return tp in (int, float)
+
+
+def accepted_range(f: dataclasses.Field, tp: Any) -> str:
+    """What :func:`contract.typed_config.build` accepts for field ``f`` of type ``tp`` beyond its type."""
+    if _is_numeric(tp):
+        lo, hi = value_range(f)
+        return f"{_number(lo)} .. {_number(hi)}"
+    if get_origin(tp) is typing.Literal:
+        return "one of " + ", ".join(yaml_value(a) for a in get_args(tp))
+    return ""
 
 
 def yaml_value(value: Any) -> str:
@@ -74,7 +106,7 @@ def sections(config: Any, *, yaml_path: Path | None = SHIPPED_YAML) -> list[Sect
 
     def walk(obj: Any, prefix: str) -> None:
         cls = type(obj)
-        docs, types = dataclass_comments(cls), _annotations(cls)
+        docs, written, hints = dataclass_comments(cls), _annotations(cls), get_type_hints(cls)
         keys: list[KeyDoc] = []
         nested: list[tuple[Any, str]] = []
         for f in dataclasses.fields(obj):
@@ -85,7 +117,8 @@ def sections(config: Any, *, yaml_path: Path | None = SHIPPED_YAML) -> list[Sect
             if dataclasses.is_dataclass(value):
                 nested.append((value, dotted))
                 continue
-            keys.append(KeyDoc(dotted, types.get(f.name, "?"), yaml_value(value),
+            keys.append(KeyDoc(dotted, written.get(f.name, "?"), yaml_value(value),
+                               accepted_range(f, hints.get(f.name, Any)),
                                docs.get(f.name) or yaml_docs.get(dotted, "")))
         if keys:
             out.append(Section(prefix, tuple(keys)))
@@ -106,16 +139,17 @@ def render(secs: list[Section]) -> str:
     for sec in secs:
         parts.append(f"### `{sec.name}`" if sec.name else "### Top level")
         parts.append("")
-        parts.append("| Key | Type | Default | Meaning |")
-        parts.append("|---|---|---|---|")
+        parts.append("| Key | Type | Default | Range | Meaning |")
+        parts.append("|---|---|---|---|---|")
         for k in sec.keys:
-            parts.append(f"| `{k.key}` | `{_cell(k.type)}` | `{_cell(k.default)}` | {_cell(k.doc)} |")
+            accepted = f"`{_cell(k.range)}`" if k.range else "–"
+            parts.append(f"| `{k.key}` | `{_cell(k.type)}` | `{_cell(k.default)}` | {accepted} | {_cell(k.doc)} |")
         parts.append("")
     return "\n".join(parts).rstrip() + "\n"
 
 
 def reference_markdown() -> str:
-    """The reference of the shipped defaults: what README.md carries between the markers."""
+    """The reference of the shipped defaults: what docs/CONFIGURATION.md carries between the markers."""
     from onboard.config import AerieConfig
 
     return render(sections(AerieConfig()))

@@ -1,5 +1,8 @@
 """Every shell command README.md shows still works here: its make target exists, its aerie command is real.
 
+README.md is the front door: at most ``MAX_LINES`` lines, linking the documents to read on, and every
+relative link in it and in ``docs/`` leads to a file the repository has.
+
 The fast checks never fly anything: a ``make`` line is dry-run (``make -n``, the
 variables as written), an ``aerie`` line must resolve to a registered command
 whose ``--help`` exits 0, prints that command's own usage (so a typo in a
@@ -11,6 +14,7 @@ start is run for real, in a fresh clone, by the slow test.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -30,7 +34,15 @@ SHELL_LANGS = frozenset({"sh", "bash", "shell", "console"})
 QUICK_START = ("make test", "make demo")
 # Options whose value is a file the command writes, not one the repository must hold.
 OUTPUT_OPTIONS = frozenset({"--out", "--json"})
+# The front door stays short: the figures live in docs/BENCHMARKS.md, the keys in docs/CONFIGURATION.md.
+MAX_LINES = 300
+# Where the README sends a reader on; each must be linked from it.
+READ_ON = ("docs/ARCHITECTURE.md", "docs/BENCHMARKS.md", "docs/CONFIGURATION.md", "docs/FAULTS.md",
+           "deploy/README.md", "docs/PX4_SITL.md")
+# Documents being written on another branch: linked before they land, checked like any other once they exist.
+LANDING = frozenset({"docs/PX4_SITL.md"})
 
+_LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
 _FENCE = re.compile(r"^```\s*(?P<lang>[A-Za-z0-9_+-]*)\s*$")
 _WHERE = re.compile(r"^#\s*in (?P<where>[A-Za-z0-9_.-]+)\s*:", re.IGNORECASE)
 
@@ -91,6 +103,16 @@ def shell_commands(text: str) -> list[ShellCommand]:
     return out
 
 
+def relative_links(text: str) -> list[str]:
+    """Targets of Markdown links that point into the repository (no scheme, no bare anchor), anchors cut off."""
+    out = []
+    for match in _LINK.finditer(text):
+        target = match["target"].split("#", 1)[0]
+        if target and not re.match(r"^[a-z][a-z0-9+.-]*:", target):
+            out.append(target)
+    return out
+
+
 COMMANDS_IN_README = shell_commands(README.read_text(encoding="utf-8"))
 HERE = [c for c in COMMANDS_IN_README if c.where.lower() == "aerie"]
 
@@ -107,6 +129,27 @@ def test_the_parser_reads_prompts_continuations_comments_and_other_projects() ->
     assert got == [(4, "Try", ("aerie", "world", "info"), "Aerie"),
                    (16, "Build", ("make", "px4_sitl"), "PX4-Autopilot"),
                    (19, "Build", ("make", "sitl", "SITL_URL=udpin://0.0.0.0:1"), "Aerie")]
+
+
+def test_the_link_reader_keeps_repository_links_only() -> None:
+    sample = ("[a](docs/A.md) [b](https://x.org/b) [c](#local) ![d](docs/d.png) [e](../bench/results/#x)"
+              " [f](mailto:me@x.org) [g](a path with spaces)")
+    assert relative_links(sample) == ["docs/A.md", "docs/d.png", "../bench/results/"]
+
+
+def test_the_readme_is_a_front_door() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= MAX_LINES, "README.md is the front door: move detail into docs/"
+    linked = {os.path.normpath(t) for t in relative_links(text)}
+    assert [d for d in READ_ON if d not in linked] == []
+
+
+@pytest.mark.parametrize("doc", [README, *sorted((REPO / "docs").glob("*.md"))], ids=lambda p: p.name)
+def test_every_relative_link_leads_to_a_file_of_the_repository(doc: Path) -> None:
+    targets = {os.path.normpath(os.path.join(os.path.relpath(doc.parent, REPO), t))
+               for t in relative_links(doc.read_text(encoding="utf-8"))}
+    missing = sorted(t for t in targets if not (REPO / t).exists() and t not in LANDING)
+    assert missing == [], f"{doc.relative_to(REPO)} links to files the repository does not have"
 
 
 def test_the_readme_shows_make_and_aerie_commands() -> None:

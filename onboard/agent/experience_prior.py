@@ -93,13 +93,13 @@ def frames_from(lessons: list[PlanLesson], reuse_similarity: float) -> list[Reme
     Lessons come best first; only one frame carries a goal. The frames are placed
     by the working memory from its live landmark fixes, again whenever they change:
     at take-off, under noisy perception, a few fixes can put the frame tens of
-    metres off (t076 under `prep`: 45 m, and a prior that far off is reached
-    without the goal's name in reading range).
+    metres off, and a prior that far off is reached without the goal's name in
+    reading range.
 
-    Tried and left out (learning run, `prep`, same tasks, SPL after): aiming at
-    the pose the flight declared arrival from rather than the read goal (0.824
-    against 0.854), and retracing the flown route with its loops cut out (0.851:
-    it fixes dead ends like t033's but repeats the first flight's detours).
+    Tried and left out (docs/BENCHMARKS.md, "Why the defaults"): aiming at the
+    pose the flight declared arrival from rather than the read goal, and
+    retracing the flown route with its loops cut out (it fixes dead ends but
+    repeats the first flight's detours).
     """
     out: list[RememberedFrame] = []
     goal_taken = False

@@ -61,14 +61,14 @@ def explore_target(state: AgentState) -> tuple[np.ndarray, str]:
     Prominent landmarks (the ones descriptions use) cluster in the centre, so
     head for the centroid of every landmark recognised so far from the streets
     (at cruise altitude: a look-up's wide view of everything within range says
-    where the drone has looked, not where prominent landmarks cluster; on the
-    ordinary dev tasks, look-ups after 3 steps, counting them gave SR 0.66, not 0.68),
-    until that cluster is spent (`centroid_spent`). Once there,
+    where the drone has looked, not where prominent landmarks cluster; counting
+    them scored lower on the ordinary dev tasks), until that cluster is spent
+    (`centroid_spent`). Once there,
     fly outward from the take-off point: the views from the take-off area
     showed no described landmark, so new views lie away from it. (The earlier
     fallback, "along the last heading", turned back towards the centroid every
-    other step and circled the take-off area; outward exploration took the
-    public tasks' SPL from 0.734 to 0.747 under perfect perception.) Before
+    other step and circled the take-off area; outward exploration scored better
+    on the public tasks: docs/BENCHMARKS.md, "Why the defaults".) Before
     the first move there is no outward direction: fly north-ish along the
     first street.
     """
@@ -102,12 +102,11 @@ def centroid_spent(state: AgentState) -> bool:
     search radius) after a look-up within `look_up_spacing_m` of here showed none of the described landmarks.
 
     The centroid follows the drone: each street it flies shows landmarks round it, so once there,
-    chasing the new centroid circled one cluster for the rest of the mission (ordinary dev d049:
-    26 steps within 200 m). A cluster the drone has looked over from above without the landmark is
-    not where it is. Spent, the explorer goes on outward (or to the frontier): ordinary dev 77 -> 83 %
-    perfect, 73 -> 74 % prep; public 97 -> 96 % / 0.746 -> 0.741 perfect, 94 -> 92 % prep. Spent on
-    reaching it after any look-up: the same dev figures; after 8 steps instead: dev 84 %; after 0
-    steps (the take-off is the centroid of its first views): public 92 %.
+    chasing the new centroid circled one cluster for the rest of the mission (ordinary dev d049).
+    A cluster the drone has looked over from above without the landmark is not where it is. Spent,
+    the explorer goes on outward (or to the frontier). Decided on the ordinary dev split with the
+    public set as the floor, as were the alternatives (spent after a number of steps instead):
+    docs/BENCHMARKS.md, "Why the defaults".
     """
     d, c = state.dynamic, state.static.config
     if d.centroid_spent:
@@ -121,14 +120,12 @@ def between_end_missing(state: AgentState) -> bool:
     """Whether a "between" relation has one end placed and not the other, and nothing else bounds the goal.
 
     One end of "between X and Y" says only that the goal lies towards the other end, however far
-    that is (on the ordinary dev tasks the two ends were up to 1.1 km apart): the point estimate is
-    the known end, no place to spiral round or search around, so navigate explores for the missing
-    end (as before any landmark was seen) and looks for it over the roofs. Ordinary dev: prep 74 ->
-    77 % / 0.577 -> 0.596 (d020, d060, d069), perfect 83 % both (d020 gained, d060 lost: its goal
-    lay by the known end), SPL 0.629 -> 0.627; public unchanged (no "between" there). A relation
-    with a distance whose landmark is placed says where the goal is; then not. (The same rule for
-    a ray without a distance, one of two placed, cost a public task and 0.011 SPL for one dev task:
-    not taken.)
+    that is: the point estimate is the known end, no place to spiral round or search around, so
+    navigate explores for the missing end (as before any landmark was seen) and looks for it over
+    the roofs. Decided on the ordinary dev split under `prep` (docs/BENCHMARKS.md, the "between"
+    change, which lost on the held-out test split and stays). A relation with a distance whose
+    landmark is placed says where the goal is; then not. (The same rule for a ray without a
+    distance, one of two placed, cost the public set more than it gained on dev: not taken.)
     """
     mem, goal = state.static.memory, state.static.goal
     placed = [r for r in goal.relations if all(mem.placed(n) for n in r.landmarks)]
@@ -145,7 +142,7 @@ def frontier_target(state: AgentState, landmarks: dict[str, np.ndarray]) -> np.n
     showed none of the description's, the landmark it lacks lies beyond what they covered, and the
     landmarks seen farthest from them mark where the covered ground ends: heading there, the next
     look-up covers new ground. Earlier (after one look-up) cost the public tasks, whose landmarks
-    cluster in the centre where the streets' own sightings lead (dev SR 0.79, public 0.93 / SPL 0.70).
+    cluster in the centre where the streets' own sightings lead (figures: docs/BENCHMARKS.md).
     None before that, when every landmark seen is within `look_up_spacing_m` of a place looked from
     (take-off counts), or when the switch is 0.
     """
@@ -166,12 +163,10 @@ def come_down_due(state: AgentState) -> bool:
     Up there it sights landmarks over the blocks but reads no name, so it stays
     up only while it explores: it comes down once a landmark of the
     description is placed and the goal estimate is within `come_down_within_m`
-    (or there is none to fly to), or the goal's name was read. Coming down at
-    once when the landmark is placed took ordinary dev from 83 to 90 % perfect
-    (with `come_down_within_m` 250: the same), but under `prep` its first fixes,
-    from far off, are noisy: staying up until the estimate is near, re-sighting
-    the landmark on the way, took prep from 78 to 80 % (3 seeds; 150 m: 81 %,
-    public SPL 0.736 perfect, under the floor). Search and locate always come down.
+    (or there is none to fly to), or the goal's name was read. Under `prep` the
+    first fixes, from far off, are noisy: staying up until the estimate is near,
+    re-sighting the landmark on the way, did better than coming down at once
+    (docs/BENCHMARKS.md, "Why the defaults"). Search and locate always come down.
     """
     d, s = state.dynamic, state.static
     if d.up_m is None:
@@ -237,10 +232,9 @@ def look_up_altitude(state: AgentState) -> float | None:
     ceiling, and must be above the altitude the drone flies at.
 
     Flying on up there, rather than coming straight back down (the round trip
-    of the earlier look-up, 60 m after 10 steps), sees the landmarks from
-    every waypoint for one climb: ordinary dev 83 -> 90 % / 0.627 -> 0.657
-    perfect, prep 76 -> 80 % (3 seeds); public 96 -> 98 % / 0.741 -> 0.740
-    (the floor is 0.74). The altitude and the trigger: see `AgentConfig`.
+    of the earlier look-up), sees the landmarks from every waypoint for one
+    climb (docs/BENCHMARKS.md, "Exploring over the roofs"). The altitude and
+    the trigger: see `AgentConfig`.
     """
     d, s = state.dynamic, state.static
     c, obs = s.config, d.observation

@@ -54,7 +54,7 @@ class PlanModel(Protocol):
 
 # Compact, with one worked example in the contract's own shape: without it SmolLM2-135M filled
 # every slot with "search" sub-goals named "navigate"/"search" and a "NONE" desired state; with it
-# the plans follow navigate -> search -> locate and the answer is ~25% fewer tokens. The example
+# the plans follow navigate -> search -> locate and the answer is shorter. The example
 # names no place, so the model cannot copy a wrong landmark into the plan.
 SYSTEM = ("Plan a drone's flight to a place in a city as 1-3 sub-goals. Strategies: navigate (fly to the goal "
           "area), search (look around for the goal's name), locate (read the name close by, arrive). JSON only. "

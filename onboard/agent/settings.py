@@ -43,18 +43,18 @@ class AgentConfig:
     # Sub-goal timeouts (search_timeout, navigate_timeout): false: a sub-goal lasts until it is done.
     use_search_timeout: bool = True
     # The seeds' search_timeout: a search that has gone on this many steps without locating the goal ends and the
-    # plan moves on to the next alternative estimate, or back to navigate (0: never). Ordinary dev split
-    # (geometric, perfect perception): 10 -> SR 0.69 SPL 0.535, 15 -> 0.70 / 0.542, 20, 30, 40 -> 0.70 / 0.543
-    # (as with none): the shortest that costs nothing there.
+    # plan moves on to the next alternative estimate, or back to navigate (0: never). The shortest that cost
+    # nothing on the ordinary dev split (docs/BENCHMARKS.md, "Why the defaults").
     search_timeout: int = 20
     # The seeds' navigate timeout (Maps_timeout): navigate that has gone this many steps without getting closer to
     # its aim than before fails its branch (0: never). Counted from the last progress, not from the sub-goal's
-    # start: 20 steps from the start cost 14 SR points on dev (long ways are no failure). Stalls on dev: 5 -> SR
-    # 0.70 SPL 0.542, 10 and 15 -> 0.70 / 0.543 (as with none): the shortest that costs nothing there.
+    # start, because a long way is no failure; the shortest stall that cost nothing on the ordinary dev split
+    # (docs/BENCHMARKS.md, "Why the defaults").
     navigate_timeout: int = 10
     # Token budget of the plan prompt (system, task and context; the model's window is inference.n_ctx):
     # the context is cut from its lowest priority up (oldest moves first) to fit. Prompt decoding dominates the
-    # call: on the ordinary dev tasks 640 gave the same flights as 1024 at 5.5 s a call, not 8.8 s (none past the deadline).
+    # call, and on the ordinary dev tasks this budget flew the same flights as a larger one in less time a call
+    # (docs/BENCHMARKS.md, "Why the defaults").
     llm_prompt_tokens: int = 640
     # Instruction reader: "parser" (deterministic only) or "combined" (the parser first; where it cannot
     # settle the relations, the planner model in `inference` reads them under a schema built from the text,
@@ -64,7 +64,8 @@ class AgentConfig:
     # Long-term plan (navigate -> search -> locate); false: one navigate sub-goal for the whole task.
     use_plan: bool = True
     # The plan's search sub-goal (sweep the described region not yet looked at, then round the estimate);
-    # false: navigate hands straight over to locate. Off costs the public set 2 SR points (dev: 1).
+    # false: navigate hands straight over to locate. Kept because the public set falls without it
+    # (the ablation in docs/BENCHMARKS.md).
     use_search_subgoal: bool = True
     # Strategy-tree reflections (error-threshold controller, loop breaking) steer the moves.
     use_reflection: bool = True
@@ -96,8 +97,8 @@ class AgentConfig:
     # its landmark (metres; ray_default_m: never). People say "west of X" of places a few hundred metres away.
     ray_max_m: float = 600.0
     # A lone ray's point moves out once no more than this share of the ground round it is left unlooked at
-    # (0: only when all of it was; the last of it often lies mid-block, a long way round by the streets). Ordinary dev split (tuned on): 0 -> SR 0.74 perfect, 0.2-0.4 -> 0.77 (three ray tasks); ray_max_m
-    # 450-900 the same; public unchanged.
+    # (0: only when all of it was; the last of it often lies mid-block, a long way round by the streets). Chosen
+    # on the ordinary dev split (docs/BENCHMARKS.md, "Why the defaults").
     ray_extend_unseen_share: float = 0.25
     # Landmark fixes kept per landmark for the robust position (most recent).
     fixes_per_landmark: int = 40
@@ -136,12 +137,10 @@ class AgentConfig:
     # never (ablation `geometric-no-look-up`). `aerie fly` offers it up to the safety envelope's altitude
     # ceiling less 2 m and flies it (climb, turn, the moves up there, the come-down).
     use_look_up: bool = True
-    # Look-up altitude (metres above take-off); never above the ceiling the observation names. Climbing and
-    # coming down on the way (perfect perception, SR / SPL, ordinary dev | dev2 | public, the public floor is
-    # 0.74): 80 m 0.89 / 0.679 | 0.84 / 0.620 | 0.98 / 0.750; 90 m 0.89 / 0.681 | 0.88 / 0.642 | 0.750;
-    # 100 m 0.91 / 0.690 | 0.89 / 0.649 | 0.745; 110 m 0.90 / 0.676 | 0.88 / 0.635 | 0.737. Under prep
-    # (3 seeds, dev | dev2) 80-100 m are level: 84.3 | 80.3, 81.7 | 82.8, 83.3 | 80.3 %. (Straight up and
-    # down, 80 m was best: 60 -> dev 0.85, 70 -> 0.86, 80 -> 0.90, 120 -> 0.89 / public 0.715.)
+    # Look-up altitude (metres above take-off); never above the ceiling the observation names. Higher sees
+    # more landmarks over the blocks but pays more vertical path; climbing on the way made the vertical legs
+    # cheaper and moved the best altitude up. Chosen on the dev and dev2 splits with the public set as the
+    # floor (docs/BENCHMARKS.md, "Why the defaults").
     look_up_alt_m: float = 100.0
     # Climb for a look-up on the way to the waypoint navigation would fly to next (one sloped leg, the turn
     # there) instead of straight up here and then the move; the view from up there is then the next
@@ -150,17 +149,17 @@ class AgentConfig:
     look_up_on_the_way: bool = True
     # Fly a look-up's climb, and its come-down, over this many moves on the way (equal parts of the height):
     # two sloped legs of half the height are shorter than one of the whole; the climb goes on while a described
-    # landmark is unplaced, the rest of the come-down is the next step's. 1: one leg each. Ordinary dev | dev2,
-    # perfect SR / SPL: 1 -> 0.91 / 0.690 | 0.89 / 0.649, 2 -> 0.91 / 0.705 | 0.88 / 0.661 (public 0.745 ->
-    # 0.755); prep over 5 seeds 82.6 | 78.7 % -> 84.2 | 78.7 %.
+    # landmark is unplaced, the rest of the come-down is the next step's. 1: one leg each. Chosen on the dev
+    # and dev2 splits (docs/BENCHMARKS.md, "Why the defaults").
     vertical_legs: int = 2
     # Look up only after this many steps without a sighting of the description's landmarks (0: at take-off).
-    # With the drone flying on up there one climb serves the whole exploration: 0 (dev 0.90) beats 2 and 4
-    # (0.92 and 0.90, but public SPL 0.734 and 0.730, under the floor).
+    # With the drone flying on up there one climb serves the whole exploration, so it climbs at take-off; later
+    # triggers cost the public set's SPL (docs/BENCHMARKS.md, "Why the defaults").
     look_up_after_steps: int = 0
     # Flying over the roofs, come back down to cruise once a landmark of the description is placed and the goal
     # estimate is within this distance (metres; experts.come_down_due). 0 would come down at once on the first
-    # (distant, noisy) fix: the same SR perfect, prep 78 -> 80 % on dev (3 seeds).
+    # fix, which from far off is noisy: staying up re-sights the landmark on the way (docs/BENCHMARKS.md,
+    # "Why the defaults").
     come_down_within_m: float = 250.0
     # At most this many look-ups per mission (refused ones count too).
     max_look_ups: int = 3
@@ -171,14 +170,14 @@ class AgentConfig:
     look_up_spacing_m: float = 250.0
     # After this many look-ups that did not show the description's landmarks, explore towards the landmark
     # seen farthest from every place looked over (0: never; until then towards the landmarks seen from the
-    # streets, then outward). Ordinary dev split: 1 -> SR 0.79 perfect but public 0.93 / SPL 0.70; 2 -> dev
-    # 0.73 perfect, 0.71 prep (from 0.71, 0.67), public 0.97 / 0.746, 0.94 / 0.712.
+    # streets, then outward). After one look-up the public set's centre-clustered landmarks were lost; chosen
+    # on the ordinary dev split with the public set as the floor (docs/BENCHMARKS.md, "Why the defaults").
     explore_frontier_after_look_ups: int = 2
     # Look low: where the vehicle offers it (the observation names a floor: it reads names with its camera),
     # descend at the waypoint to this altitude (metres above take-off; never below the floor), turn a full
     # circle reading the shop fronts and come back to cruise, while searching for a goal not read yet (0:
-    # never). From cruise a camera resolves few shop signs (aerie bench reading --goals: 27 of the ordinary
-    # dev goals readable from some waypoint at 25 m, 65 from 12 m).
+    # never). From cruise a camera resolves few shop signs; from low down far more goals' signs are within
+    # reach (`aerie bench reading --goals`; figures in docs/BENCHMARKS.md).
     look_low_alt_m: float = 12.0
     # Never look low within this distance (metres) of an earlier look-low: about one waypoint's spacing.
     look_low_spacing_m: float = 40.0

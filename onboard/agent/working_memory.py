@@ -105,10 +105,9 @@ def robust_position(points: list[np.ndarray], outlier_mads: float = 3.0,
 
     Fixes are not weighted by the range they were taken at: the range is itself
     the noisy measurement, so favouring short ranges favours under-estimates
-    (measured under the `prep` preset: one fix at 163 m that was really ~450 m
-    pulled a landmark 130 m off while the median was 23 m off). On the public
-    tasks under `prep`, median of inliers: SR 0.94 / SPL 0.706; mean of
-    inliers 0.93 / 0.704; range-weighted mean 0.92 / 0.697.
+    (under the `prep` preset one badly short fix pulled a range-weighted
+    position far off while the median stayed close). The median of inliers
+    scored best of the three fusions tried (docs/BENCHMARKS.md, "Why the defaults").
     """
     # Plain Python: a few dozen 2-D points, fused for every landmark in view each step;
     # numpy's per-call overhead made this the agent's hottest spot.

@@ -23,8 +23,8 @@ Strategy = Literal["navigate", "search", "locate"]
 # grammar closes the string at this length.
 _TEXT = {"max_length": 120}
 _SHORT = {"max_length": 60}
-# The plan is decoded token by token under the grammar (SmolLM2-135M on a CPU:
-# ~50 ms a token), so its bounds are tight: three sub-goals (navigate, search,
+# The plan is decoded token by token under the grammar (slow for a small model on a
+# CPU: docs/BENCHMARKS.md), so its bounds are tight: three sub-goals (navigate, search,
 # locate), a short desired state and a one-line reason. A rambling answer is
 # capped at about half the tokens the looser bounds (4 sub-goals, 60/60/120) allowed.
 _STATE = {"max_length": 40}

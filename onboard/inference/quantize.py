@@ -83,8 +83,8 @@ def quantize_model(
     `images` are fed as the person detector takes them (a batch of one, HWC); `feeds` are ready inputs.
     `calibrate`: "minmax" or "percentile" (each activation's range from its 99.999th percentile).
     `optimise`: run ONNX Runtime's pre-quantisation pass first (batch norms folded into their
-    convolutions, shapes inferred): the text detector's INT8 runs in half the time with it (431 -> 227 ms
-    a 1152-side frame on one thread of this CPU).
+    convolutions, shapes inferred): the text detector's INT8 copy runs in about half the time with it
+    (docs/BENCHMARKS.md, "Why the defaults").
     """
     import onnxruntime as ort
     from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,

@@ -57,8 +57,8 @@ class InferenceConfig:
 
     # Reading names on facades (onboard/perception/text_reader.py): manifest names of
     # the PP-OCRv5 text detector and recogniser. The detector is its INT8 copy (made by
-    # `aerie models prepare`): 238 vs 566 ms a 1920x1080 view on one core of this CPU, 30 vs 31
-    # of 71 names read (bench/results/2026-11-26/text_int8); "ppocrv5-det" is the fp32 file.
+    # `aerie models prepare`): under half the fp32 time a view, for one name fewer of the reading
+    # bench's (docs/BENCHMARKS.md, "Reading shop signs"); "ppocrv5-det" is the fp32 file.
     text_det_model: str = "ppocrv5-det-int8"
     text_rec_model: str = "ppocrv5-rec"
     # The detector's input: the frame scaled so its longest side is at most this
@@ -113,7 +113,8 @@ class InferenceConfig:
     llama_extra_buffers: bool = False
     # Greedy structured calls check the grammar on the greedy token first and mask
     # the whole vocabulary only when it is rejected: the same tokens, with the
-    # grammar's cost per token down from ~15 ms to under 1 ms on a small CPU.
+    # grammar's cost a small fraction of what masking every token costs
+    # (docs/BENCHMARKS.md, "Grammar decoding").
     # Off: llama-cpp-python's own sampler chain.
     llama_grammar_first: bool = True
     # Longest answer of one model call, tokens.

@@ -49,8 +49,8 @@ def one_faiss_thread(faiss: Any) -> Iterator[None]:
 
     On a small onboard CPU faiss's OpenMP threads and numpy's spinning
     OpenBLAS threads oversubscribe the cores: training PQ right after a
-    matrix product took 13-16 s instead of 2 s on 2 cores, and a one-query
-    search gains nothing from a second thread.
+    matrix product took several times longer on 2 cores (docs/BENCHMARKS.md,
+    "Why the defaults"), and a one-query search gains nothing from a second thread.
     """
     before = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(1)

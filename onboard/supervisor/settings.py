@@ -52,8 +52,8 @@ class CameraReadingConfig:
     # camera perception; never below the safety envelope's floor.
     low_floor_m: float = ranged(10.0, 1.0, 1000.0)
     # Gimbal pitches (degrees) of a look-low's frames; empty: those of the look-around at cruise. Down in
-    # the street the nearest shop fronts are below a -15 degree frame. Camera + map, first 12 ordinary dev
-    # tasks: empty (-15) SR 0.75 / SPL 0.660, [-30] 0.75 / 0.651, [-15, -30] 0.83 / 0.731.
+    # the street the nearest shop fronts are below a -15 degree frame, and the farther ones above a -30 degree
+    # one, so both (chosen on the first ordinary dev tasks with camera and map: docs/BENCHMARKS.md).
     low_pitches_deg: tuple[float, ...] = (-15.0, -30.0)
 
     def __post_init__(self) -> None:

@@ -5,7 +5,7 @@ running, so a parent process (or a person) knows the ports:
 ``{"event": "ready", "port": 14580, "gcs_port": 14540, "sysid": 1, "control_port": ..., "pid": ...}``
 
 Several vehicles side by side: ``--instance N`` (``-i N``) shifts the ports and the
-MAVLink system id the way PX4 SITL's ``px4 -i N`` does (see README.md).
+MAVLink system id the way PX4 SITL's ``px4 -i N`` does (see docs/ARCHITECTURE.md, "The rig and the bench").
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ from sim.world.visibility import DEFAULT_RANGE_M, Occluders, visible_landmarks
 # The drone flies the street graph at this height above ground: an urban
 # corridor over the streets, just above the eaves of the common 5-6 storey
 # blocks (about 20 m) but below the 7-9 storey blocks, towers, domes and
-# spires, which still hide landmarks. At 15 m a described landmark was in view
-# from only 9 % of nodes (the task became a blind search); at 25 m, 18 %.
+# spires, which still hide landmarks. Lower, a described landmark is in view from
+# far fewer nodes and the task becomes a blind search (docs/BENCHMARKS.md, "Why the defaults").
 CRUISE_ALT_M = 25.0
 # A goal POI counts as reachable when a graph node is within this distance.
 GOAL_SNAP_M = 50.0
