@@ -14,7 +14,7 @@ m. Written into DIR (absolute paths inside, so the files work from any directory
 
 * ``vehicle<m>.yaml``: vehicle id ``aerie-<m>``, ``data_dir`` ``DIR/vehicle<m>``,
   telemetry on ports ``base+10m .. base+10m+2``, the fleet channel on ``base+10m+3``
-  with every other member as a peer, CurveZMQ on both, the world feed's endpoint,
+  with every other member as a peer (N > 1; one vehicle flies with fleet separation off), CurveZMQ on both, the world feed's endpoint,
   the 2.5 km geofence Helsinki tasks need; everything on loopback;
 * ``ground.yaml``: one ground station subscribed to every member, its dashboard on
   ``127.0.0.1:--dashboard-port``, its files under ``DIR/ground``;
@@ -64,25 +64,33 @@ def vehicle_configs(n: int, out: Path, keys: Any, *, px4_port: int = PX4_OFFBOAR
                       safety=replace(base.safety, geofence=geofence),
                       supervisor=replace(base.supervisor,
                                          world_endpoint=world_endpoint or base.supervisor.world_endpoint))
-        configs.append(telemetry_keys(member_config(cfg, i, fleet_endpoints, keys), i, keys))
+        cfg = telemetry_keys(member_config(cfg, i, fleet_endpoints, keys), i, keys)
+        # One vehicle is no fleet: with separation on and nobody to hear, it would fly its own layer throughout.
+        configs.append(cfg if n > 1 else replace(cfg, fleet=replace(cfg.fleet, enabled=False)))
     return configs
 
 
-def task_files(n: int, out: Path, tasks: list[str], step_limit: int) -> list[str]:
-    """mission<m>.yaml, px4_instance<i>.env and home<m>.txt per member; the lines to say."""
+def task_plan(n: int, tasks: list[str]) -> list[tuple[Any, tuple[float, float, float]]]:
+    """(task, home) per member: at its task's start, kept 25 m from the others' as the simulated fleet's."""
     from contract.geodesy import GeoPoint
-    from onboard.supervisor.mission import Mission
     from sim.fleet_rig import fleet_homes
     from sim.flight_rig import load_task
-    from sim.supervisor_rig import write_yaml
     from sim.world.cache import load_world
 
     world = load_world(None)
     resolved = [load_task(tasks[i % len(tasks)], world) for i in range(n)]
     starts = [tuple(float(v) for v in world.graph.latlon[t.start_node]) for t in resolved]
     homes = fleet_homes(starts, GeoPoint(*starts[0], HOME_ALT_AMSL_M), alt_amsl_m=HOME_ALT_AMSL_M)
+    return list(zip(resolved, homes))
+
+
+def task_files(out: Path, plan: list[tuple[Any, tuple[float, float, float]]], step_limit: int) -> list[str]:
+    """mission<m>.yaml, px4_instance<i>.env and home<m>.txt per member; the lines to say."""
+    from onboard.supervisor.mission import Mission
+    from sim.supervisor_rig import write_yaml
+
     lines = []
-    for i, (task, (lat, lon, alt)) in enumerate(zip(resolved, homes)):
+    for i, (task, (lat, lon, alt)) in enumerate(plan):
         m = i + 1
         write_yaml(Mission(task.task.description, f"{task.id}-v{m}", step_limit or task.step_limit),
                    out / f"mission{m}.yaml")
@@ -108,6 +116,7 @@ def generate(n: int, out: Path, *, tasks: list[str] | None = None, step_limit: i
     if not (1024 <= px4_port and px4_port + n - 1 <= 65535
             and 1024 <= member_ports(port_base, 1)[0] and member_ports(port_base, n)[3] <= 65535):
         raise ValueError("ports out of range: --px4-port and --port-base must leave every port in 1024..65535")
+    plan = task_plan(n, tasks) if tasks else []   # an unknown task is said before anything is written
     out = out.expanduser().resolve()
     out.mkdir(parents=True, exist_ok=True)
     keys = fleet_keys(out / "keys", n)
@@ -130,8 +139,8 @@ def generate(n: int, out: Path, *, tasks: list[str] | None = None, step_limit: i
     lines.append(f"ground: {ground_file} (dashboard http://127.0.0.1:{dashboard_port}/)")
     lines.append(f"world feed: {configs[0].supervisor.world_endpoint} "
                  f"(aerie world serve --config {files[0]})")
-    if tasks:
-        lines += task_files(n, out, tasks, step_limit)
+    if plan:
+        lines += task_files(out, plan, step_limit)
     return lines
 
 
