@@ -47,9 +47,10 @@ def _landed(outcome: dict[str, Any] | None) -> bool:
 
 
 def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: float = 900.0,
-              tasks: tuple[str, ...] = FLEET_TASKS, linger_s: float = LINGER_S) -> dict[str, Any]:
+              tasks: tuple[str, ...] = FLEET_TASKS, linger_s: float = LINGER_S,
+              dashboard: bool = False) -> dict[str, Any]:
     """Fly the fleet; the figures above, and per vehicle what each flight came to."""
-    rig = FleetRig(n, out, tasks=tasks, step_limit=step_limit, say=say, linger_s=linger_s)
+    rig = FleetRig(n, out, tasks=tasks, step_limit=step_limit, say=say, linger_s=linger_s, dashboard=dashboard)
     busy0 = _machine_busy()
     t0 = time.monotonic()
     try:

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
+from onboard.fleet.members import fleet_keys, member_config
 from sim.supervisor_rig import REPO_ROOT, FlyProcess, ground_config, vehicle_config, write_yaml
 
 # Public Helsinki tasks starting within about 200 m of t019's start, each with its own goal node.
@@ -135,43 +136,6 @@ def fleet_homes(starts: list[tuple[float, float]], origin: GeoPoint, spacing_m: 
     return homes
 
 
-def fleet_keys(directory: Path, n: int) -> dict[str, Any]:
-    """A key pair per vehicle and one for the ground; who admits whom, as folders of public keys."""
-    import shutil
-
-    from contract.curve_keys import generate_keypair
-
-    vehicles = [generate_keypair(directory, f"vehicle{i + 1}") for i in range(n)]
-    ground_public, ground_secret = generate_keypair(directory, "ground")
-    telemetry_authorized = directory / "authorized"   # the ground station, on every vehicle's telemetry
-    fleet_authorized = directory / "fleet_authorized"  # every member, on every member's fleet channel
-    for d, keys in ((telemetry_authorized, [ground_public]), (fleet_authorized, [p for p, _ in vehicles])):
-        d.mkdir(parents=True, exist_ok=True)
-        for k in keys:
-            shutil.copy(k, d / k.name)
-    return {"vehicles": vehicles, "ground_public": ground_public, "ground_secret": ground_secret,
-            "telemetry_authorized": telemetry_authorized, "fleet_authorized": fleet_authorized}
-
-
-def member_config(base: Any, i: int, n: int, fleet_ports: list[int], keys: dict[str, Any]) -> Any:
-    """Member i+1's fleet settings: separation on, its channel and the other members as peers.
-
-    The layers start a band (plus 2 m) above cruise altitude, so a vehicle yielding to its
-    layer leaves the cruise band instead of landing in it.
-    """
-    from onboard.fleet.settings import FleetChannelConfig, FleetPeer
-
-    band = base.fleet.altitude_band_m
-    fleet = replace(base.fleet, enabled=True, member_id=i + 1,
-                    layer_base_m=base.supervisor.cruise_alt_m + band + 2.0 - base.fleet.layer_spacing_m)
-    peers = tuple(FleetPeer(f"tcp://127.0.0.1:{fleet_ports[j]}", str(keys["vehicles"][j][0]), member_id=j + 1)
-                  for j in range(n) if j != i)
-    channel = FleetChannelConfig(pub_endpoint=f"tcp://127.0.0.1:{fleet_ports[i]}", peers=peers, curve=True,
-                                 secret_key=str(keys["vehicles"][i][1]),
-                                 authorized_keys_dir=str(keys["fleet_authorized"]))
-    return replace(base, fleet=fleet, fleet_channel=channel)
-
-
 @dataclass
 class FleetRig:
     """`start()` builds and starts everything but the supervisors; `fly()` runs them; `close()` ends all."""
@@ -186,6 +150,10 @@ class FleetRig:
     # member waits all of it).
     linger_s: float = LINGER_S
     say: Callable[[str], None] = print
+    # Serve the ground station's dashboard (on loopback, a free port; its URL is said at start). Off
+    # for the bench, whose ground CPU share is measured without a browser's load.
+    dashboard: bool = False
+    dashboard_url: str = ""
     members: list[Member] = field(default_factory=list)
     world: Any = None
     server: Any = None
@@ -218,25 +186,25 @@ class FleetRig:
         self.server = WorldObservationServer(self.world, noise="prep", seed=0).start()
         keys = fleet_keys(self.out / "keys", self.n)
         ports = free_ports(4 * self.n)  # every member's fleet and telemetry ports, distinct
-        fleet_ports = ports[: self.n]
+        fleet_endpoints = [f"tcp://127.0.0.1:{p}" for p in ports[: self.n]]
         base = AerieConfig()
         for i, (task, vehicle) in enumerate(zip(tasks, self.fleet.vehicles)):
             rig = SimRig(self.world, task, vehicle, self.server)
             folder = self.out / f"vehicle{i + 1}"
-            cfg = vehicle_config(rig, folder, secret_key=keys["vehicles"][i][1],
-                                 authorized_dir=keys["telemetry_authorized"], log_file=folder / "log.jsonl",
-                                 vehicle_id=f"aerie-{i + 1}", base=member_config(base, i, self.n, fleet_ports, keys),
+            cfg = vehicle_config(rig, folder, secret_key=keys.vehicles[i][1],
+                                 authorized_dir=keys.telemetry_authorized, log_file=folder / "log.jsonl",
+                                 vehicle_id=f"aerie-{i + 1}", base=member_config(base, i, fleet_endpoints, keys),
                                  ports=ports[self.n + 3 * i: self.n + 3 * i + 3])
             cfg = replace(cfg, supervisor=replace(cfg.supervisor, lessons_wait_s=self.linger_s))
             m = rig.mission(name=f"{task.id}-v{i + 1}")
             mission = Mission(m.instruction, m.name, self.step_limit or m.step_limit)
             self.members.append(Member(i, rig, cfg, write_yaml(cfg, self.out / f"vehicle{i + 1}.yaml"),
                                        write_yaml(mission, self.out / f"mission{i + 1}.yaml"),
-                                       folder / "outcome.json", keys["vehicles"][i][0]))
+                                       folder / "outcome.json", keys.vehicles[i][0]))
         # Post-flight lessons on, and the courier delivering each flight's to every member still up
         # (a member that has ended keeps its bundles pending in the ground's ledger).
         self.ground_config = ground_config([(m.cfg, m.public_key) for m in self.members], self.out / "ground",
-                                           keys["ground_secret"], dashboard_enabled=False,
+                                           keys.ground_secret, dashboard_enabled=self.dashboard,
                                            status_interval_s=0.5, ack_interval_s=0.25,
                                            lesson_delivery_interval_s=1.0, lesson_delivery_timeout_s=10.0,
                                            lesson_delivery_max_backoff_s=10.0)
@@ -246,6 +214,9 @@ class FleetRig:
             self.ground = subprocess.Popen([sys.executable, "-m", "aerie", "ground", "--config", str(ground_file)],
                                            cwd=str(REPO_ROOT), stdout=log_file, stderr=subprocess.STDOUT)
         self.ground_started_t = time.monotonic()
+        if self.dashboard:
+            self.dashboard_url = self._wait_dashboard_url()
+            self.say(f"dashboard: {self.dashboard_url or 'did not start (see ' + str(self.out / 'ground.log') + ')'}")
         self.watch = SeparationWatch(self.fleet.vehicles, origin, base.fleet.altitude_band_m).start()
         for m in self.members:
             self.say(f"vehicle {m.member_id}: task {m.rig.task.id} ({m.rig.task.shortest_m:.0f} m, "
@@ -266,6 +237,19 @@ class FleetRig:
                 m.fly.stop()
                 results.append(m.fly.wait(30.0))
         return results
+
+    def _wait_dashboard_url(self, timeout_s: float = 60.0) -> str:
+        """The URL the ground printed ("dashboard at URL"); "" when it ended or never said one (a guard, not a claim)."""
+        assert self.ground is not None
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for line in (self.out / "ground.log").read_text(encoding="utf-8", errors="replace").splitlines():
+                if "dashboard at " in line:
+                    return line.split("dashboard at ", 1)[1].split()[0]
+            if self.ground.poll() is not None:
+                return ""
+            time.sleep(0.1)
+        return ""
 
     def ground_cpu_s(self) -> float:
         """CPU seconds the ground-station process has used so far (user + system, all threads)."""

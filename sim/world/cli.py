@@ -4,6 +4,11 @@
     aerie world info                       sizes, heights, network choice, visibility
     aerie world render --node 120 --heading 45 --mode oblique --out view.png [--labels] [--truth signs.json]
     aerie world serve --task t019          the observation feed `aerie fly` asks (until Ctrl-C)
+    aerie world serve --config FILE        ... bound where that vehicle config's supervisor.world_endpoint says
+
+The feed binds where the vehicles ask: `--endpoint`, else the `--config` file's
+`supervisor.world_endpoint`, else that field's default. There is one default, the
+supervisor's, so a server and a client started without options always meet.
 """
 
 from __future__ import annotations
@@ -11,6 +16,23 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+
+
+def _default_world_endpoint() -> str:
+    from onboard.supervisor.settings import SupervisorConfig
+
+    return SupervisorConfig().world_endpoint
+
+
+def _serve_endpoint(args: argparse.Namespace) -> str:
+    """Where the feed binds: --endpoint, else the config's world_endpoint, else the supervisor's default."""
+    if args.endpoint:
+        return args.endpoint
+    if args.config:
+        from onboard.config import load_config
+
+        return load_config(args.config).supervisor.world_endpoint
+    return _default_world_endpoint()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,7 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--truth", help="oblique: also write the signs' ground truth (SignTruth records) to this JSON file")
     sv = sub.add_parser("serve", help="serve the world's observation feed for `aerie fly` (PX4 SITL or the sim vehicle)")
     sv.add_argument("--task", default="t019", help="public task whose start waypoint is printed as the home to use")
-    sv.add_argument("--endpoint", default="tcp://127.0.0.1:7720", help="bind here (= supervisor.world_endpoint)")
+    sv.add_argument("--endpoint", default=None,
+                    help="bind here (default: --config's supervisor.world_endpoint, else its default "
+                         f"{_default_world_endpoint()})")
+    sv.add_argument("--config", default=None, help="a vehicle config: bind at its supervisor.world_endpoint")
     sv.add_argument("--perception", default="prep", help="noise preset of the feed (perfect, prep, poor)")
     sv.add_argument("--seed", type=int, default=0)
     sv.add_argument("--sensor-only", action="store_true",
@@ -41,6 +66,15 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    endpoint = ""
+    if args.cmd == "serve":  # a bad config is said before the world loads
+        from contract.typed_config import ConfigError
+
+        try:
+            endpoint = _serve_endpoint(args)
+        except ConfigError as exc:
+            print(f"aerie world serve: {exc}", file=sys.stderr)
+            return 2
     import numpy as np
 
     from sim.world.cache import cache_path, load_world
@@ -66,7 +100,7 @@ def main(argv: list[str]) -> int:
               f"mean {nv.mean():.1f}, none from {100 * (nv == 0).mean():.1f} % of nodes")
         return 0
     if args.cmd == "serve":
-        return _serve(world, args)
+        return _serve(world, args, endpoint)
     import cv2
 
     from sim.world.render import ViewRenderer
@@ -97,7 +131,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _serve(world, args) -> int:
+def _serve(world, args, endpoint: str) -> int:
     import signal
     import threading
 
@@ -108,7 +142,7 @@ def _serve(world, args) -> int:
     lat, lon = (float(v) for v in world.graph.latlon[rt.start_node])
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with WorldObservationServer(world, endpoint=args.endpoint, noise=args.perception, seed=args.seed,
+    with WorldObservationServer(world, endpoint=endpoint, noise=args.perception, seed=args.seed,
                                 offer_moves=not args.sensor_only) as server:
         print(f"world feed on {server.endpoint} ({args.perception} perception)")
         # Helsinki's centre is about 10 m above sea level (the simulated vehicle's home too); PX4 SIH
