@@ -3,8 +3,9 @@
 A REQ socket in the lazy-pirate pattern: a request that gets no answer within
 the timeout closes the socket and is retried once on a fresh one, and then
 fails with `WorldLinkError` naming the endpoint, so a dead simulator shows up
-as a clear error, never as a hang. Replies are validated field by field; a
-malformed one is an error too, not a crash further down.
+as a clear error, never as a hang. Requests and replies are the typed messages
+of :mod:`contract.world_feed`, each checked field by field on decode; a
+malformed reply is an error too, not a crash further down.
 
 An observe request may name the camera's altitude (a look-up over the roofs):
 the server then answers with the landmarks in sight from that height and no
@@ -15,47 +16,32 @@ from cruise passed off as sightings from above.
 
 from __future__ import annotations
 
-import math
-import msgpack
 import zmq
 
 from contract.bounded_socket import bounded_socket
-
+from contract.payloads.base import Payload, PayloadError
+from contract.world_feed import (MAX_REPLY_BYTES, REPLIES, REQUESTS, FeedError, GazetteerReply, GazetteerRequest,
+                                 Observation, ObserveRequest)
 from onboard.agent.observation import LandmarkSighting, PoiSighting
 from onboard.mission.observed import MoveOption, WorldObservation
-
-
-# Largest observation reply read (it may carry a rendered PNG); a bigger one drops the connection
-# and the request times out (WorldLinkError) instead of growing the process.
-MAX_REPLY_BYTES = 32 << 20
 
 
 class WorldLinkError(RuntimeError):
     """The observation server did not answer, or answered nonsense."""
 
 
-def parse_observation(reply: object) -> WorldObservation:
-    if not isinstance(reply, dict):
-        raise WorldLinkError(f"observation reply is {type(reply).__name__}, not a map")
-    if not reply.get("ok", False):
-        raise WorldLinkError(f"observation server refused the request: {reply.get('error', 'no reason given')}")
-    altitude = reply.get("altitude_m")
-    if altitude is not None and not (isinstance(altitude, (int, float)) and math.isfinite(altitude)):
-        raise WorldLinkError(f"malformed observation reply: altitude_m {altitude!r} is not a finite number")
-    try:
-        return WorldObservation(
-            node=int(reply["node"]), lat=float(reply["lat"]), lon=float(reply["lon"]),
-            snap_m=float(reply.get("snap_m", 0.0)),
-            moves=tuple(MoveOption(int(m["node"]), float(m["bearing"]), float(m["length"]), float(m["lat"]),
-                                   float(m["lon"])) for m in reply["moves"]),
-            landmarks=tuple(LandmarkSighting(str(s["name"]), float(s["bearing"]), float(s["distance"]))
-                            for s in reply.get("landmarks", ())),
-            pois=tuple(PoiSighting(str(p["name"]), float(p["bearing"]), float(p["distance"]))
-                       for p in reply.get("pois", ())),
-            image_png=bytes(reply["image_png"]) if reply.get("image_png") else None,
-            altitude_m=None if altitude is None else float(altitude))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise WorldLinkError(f"malformed observation reply: {type(exc).__name__}: {exc}") from exc
+def parse_observation(reply: Payload) -> WorldObservation:
+    """The supervisor's view of a decoded reply; a refusal or a reply of another kind is a WorldLinkError."""
+    if isinstance(reply, FeedError):
+        raise WorldLinkError(f"observation server refused the request: {reply.error}")
+    if not isinstance(reply, Observation):
+        raise WorldLinkError(f"malformed observation reply: a {reply.MSG_TYPE!r} message")
+    return WorldObservation(
+        node=reply.node, lat=reply.lat, lon=reply.lon, snap_m=reply.snap_m,
+        moves=tuple(MoveOption(m.node, m.bearing, m.length, m.lat, m.lon) for m in reply.moves),
+        landmarks=tuple(LandmarkSighting(s.name, s.bearing, s.distance) for s in reply.landmarks),
+        pois=tuple(PoiSighting(p.name, p.bearing, p.distance) for p in reply.pois),
+        image_png=reply.image_png or None, altitude_m=reply.altitude_m)
 
 
 class WorldLink:
@@ -71,16 +57,16 @@ class WorldLink:
             self._sock.connect(self.endpoint)
         return self._sock
 
-    def _ask(self, request: dict) -> object:
-        body = msgpack.packb(request, use_bin_type=True)
+    def _ask(self, request: GazetteerRequest | ObserveRequest) -> Payload:
+        body = REQUESTS.pack(request)
         for _attempt in range(2):
             sock = self._socket()
             sock.send(body)
             if sock.poll(int(self.timeout_s * 1000), zmq.POLLIN):
                 try:
-                    return msgpack.unpackb(sock.recv(), raw=False)
-                except (ValueError, msgpack.UnpackException) as exc:
-                    raise WorldLinkError(f"{self.endpoint}: undecodable reply ({exc})") from exc
+                    return REPLIES.unpack(sock.recv())
+                except PayloadError as exc:
+                    raise WorldLinkError(f"{self.endpoint}: malformed reply ({exc})") from exc
             sock.close(0)
             self._sock = None
         raise WorldLinkError(f"observation server {self.endpoint} did not answer within {self.timeout_s:.1f} s (twice)")
@@ -88,9 +74,8 @@ class WorldLink:
     def observe(self, lat: float, lon: float, heading: float, *, node: int | None = None,
                 image: bool = False, altitude_m: float | None = None) -> WorldObservation:
         """What is perceived here; `altitude_m` (m above ground): from that height (a look-up), else at cruise."""
-        request = {"op": "observe", "lat": lat, "lon": lon, "heading": heading, "node": node, "image": image}
-        if altitude_m is not None:  # only then: a server older than the field sees the request it always did
-            request["altitude"] = float(altitude_m)
+        request = ObserveRequest(float(lat), float(lon), float(heading), node, image,
+                                 altitude=None if altitude_m is None else float(altitude_m))
         return self._observed(request, altitude_m)
 
     def frame(self, lat: float, lon: float, heading: float, camera_alt_m: float,
@@ -102,21 +87,21 @@ class WorldLink:
         the gimbal's pitch for this frame (None: the camera's mounting pitch); a feed that does not
         echo it did not honour it, and is refused.
         """
-        request = {"op": "observe", "lat": lat, "lon": lon, "heading": heading, "node": None, "image": True,
-                   "sightings": False, "camera_alt": float(camera_alt_m)}
-        if pitch_deg is not None:
-            request["camera_pitch"] = float(pitch_deg)
+        request = ObserveRequest(float(lat), float(lon), float(heading), None, True, sightings=False,
+                                 camera_alt=float(camera_alt_m),
+                                 camera_pitch=None if pitch_deg is None else float(pitch_deg))
         reply = self._ask(request)
         obs = parse_observation(reply)
         if obs.landmarks or obs.pois:
             raise WorldLinkError(f"observation server {self.endpoint} sent sightings with a frame-only request "
                                  "(a world feed without the sightings flag?)")
-        if pitch_deg is not None and reply.get("camera_pitch") != float(pitch_deg):
+        echoed = reply.camera_pitch if isinstance(reply, Observation) else None
+        if pitch_deg is not None and echoed != float(pitch_deg):
             raise WorldLinkError(f"observation server {self.endpoint} answered a frame at pitch {pitch_deg:g} with "
-                                 f"{reply.get('camera_pitch')!r} (a world feed without gimbal pitch?)")
+                                 f"{echoed!r} (a world feed without gimbal pitch?)")
         return obs
 
-    def _observed(self, request: dict, altitude_m: float | None) -> WorldObservation:
+    def _observed(self, request: ObserveRequest, altitude_m: float | None) -> WorldObservation:
         obs = parse_observation(self._ask(request))
         if altitude_m is not None and (obs.altitude_m is None or not abs(obs.altitude_m - altitude_m) <= 1e-6):
             raise WorldLinkError(f"observation server {self.endpoint} answered a look-up from {altitude_m:.1f} m "
@@ -131,16 +116,12 @@ class WorldLink:
         Only alias pairs of strings whose name is one of the gazetteer's are kept: the reader turns an
         alias into that name, so a pair naming anything else would put an unknown landmark in a description.
         """
-        reply = self._ask({"op": "gazetteer"})
-        if not isinstance(reply, dict) or not reply.get("ok") or not isinstance(reply.get("names"), list):
-            raise WorldLinkError(f"malformed gazetteer reply from {self.endpoint}")
-        raw = reply.get("aliases", {})
-        if not isinstance(raw, dict):
-            raise WorldLinkError(f"malformed gazetteer aliases from {self.endpoint}")
-        names = [str(n) for n in reply["names"]]
+        reply = self._ask(GazetteerRequest())
+        if not isinstance(reply, GazetteerReply):
+            raise WorldLinkError(f"malformed gazetteer reply from {self.endpoint}: a {reply.MSG_TYPE!r} message")
+        names = list(reply.names)
         known = set(names)
-        return names, {a: n for a, n in raw.items()
-                       if isinstance(a, str) and isinstance(n, str) and a.strip() and n in known}
+        return names, {a: n for a, n in reply.aliases.items() if a.strip() and n in known}
 
     def close(self) -> None:
         if self._sock is not None:

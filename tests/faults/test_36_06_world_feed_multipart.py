@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import signal
 
-import msgpack
 import zmq
 
+from contract.world_feed import REPLIES, REQUESTS, FeedError, ObserveRequest
 from onboard.supervisor.world_link import WorldLink
 from tests.faults.wirekit import Child
 
-OBSERVE = msgpack.packb({"op": "observe", "lat": 60.1771790, "lon": 24.9485724, "heading": 0.0})
+OBSERVE = REQUESTS.pack(ObserveRequest(60.1771790, 24.9485724, 0.0))
 JUNK: list[list[bytes]] = [
     [b"", OBSERVE, OBSERVE],             # a REQ envelope with two request frames
     [b"one frame, no REQ delimiter"],
@@ -40,8 +40,8 @@ def test_multipart_junk_is_answered_and_the_feed_serves_on() -> None:
             for parts in JUNK:
                 dealer.send_multipart(parts)
                 assert dealer.poll(10_000), f"no answer to {parts!r}"
-                reply = msgpack.unpackb(dealer.recv_multipart()[-1], raw=False)
-                assert reply["ok"] is False and reply["error"], reply
+                reply = REPLIES.unpack(dealer.recv_multipart()[-1])
+                assert isinstance(reply, FeedError) and reply.error, reply
             dealer.close(0)
             # The shape the fault was found with: a REQ client sending one request in two frames.
             req = ctx.socket(zmq.REQ)
@@ -49,7 +49,7 @@ def test_multipart_junk_is_answered_and_the_feed_serves_on() -> None:
             req.connect(endpoint)
             req.send_multipart([OBSERVE, OBSERVE])
             assert req.poll(10_000), "the feed did not answer the multipart request"
-            assert msgpack.unpackb(req.recv(), raw=False)["error"] == "expected one request frame, got 2"
+            assert REPLIES.unpack(req.recv()) == FeedError("expected one request frame, got 2")
             req.close(0)
         finally:
             ctx.destroy(0)

@@ -36,7 +36,7 @@ from contract.payloads.base import PayloadError
 from contract.records import COLLECTIONS, STRATEGIC_PLAN, StrategicPlan, content_uid, text_fields
 from onboard.map.map_file import HEADER, MapFileError, load_map, map_bytes, read_header, sealed, unsealed_comment
 from onboard.telemetry.memory_sync import NotADelivery, decode_delivery
-from sim.world.observation_server import RequestError, decode_request
+from contract.world_feed import REQUESTS, GazetteerRequest, ObserveRequest
 from tests.map.tiny_map import tiny_map
 
 FUZZ = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -226,19 +226,21 @@ def test_arbitrary_or_damaged_map_bytes_raise_map_file_error(scratch: Path, junk
 
 # -- world-feed and memory-sync requests -----------------------------------------------------------------------
 
-WORLD = [{"op": "observe", "lat": 60.17, "lon": 24.94, "heading": 10.0, "node": 3, "image": False, "altitude": 40.0,
-          "sightings": True, "camera_alt": 30.0, "camera_pitch": -20.0}, {"op": "gazetteer"}]
+WORLD = [{"type": "observe", "v": 1, "lat": 60.17, "lon": 24.94, "heading": 10.0, "node": 3, "image": False,
+          "altitude": 40.0, "sightings": True, "camera_alt": 30.0, "camera_pitch": -20.0},
+         {"type": "gazetteer", "v": 1}]
 
 
 @FUZZ
 @given(inputs(WORLD))
-def test_a_world_feed_request_decodes_or_raises_request_error(raw: bytes) -> None:
+def test_a_world_feed_request_decodes_or_raises_payload_error(raw: bytes) -> None:
     try:
-        req = decode_request(raw)
-    except RequestError:
+        req = REQUESTS.unpack(raw)
+    except PayloadError:
         return
-    if req["op"] == "observe":
-        assert -90 <= req["lat"] <= 90 and -180 <= req["lon"] <= 180 and 0 <= req["heading"] < 360
+    assert isinstance(req, (ObserveRequest, GazetteerRequest))
+    if isinstance(req, ObserveRequest):
+        assert -90 <= req.lat <= 90 and -180 <= req.lon <= 180 and math.isfinite(req.heading)
 
 
 @pytest.fixture(scope="module")
@@ -255,10 +257,10 @@ def test_a_checked_world_request_is_served(world_server, req: dict) -> None:
     """What passes the check never fails the server's handling of it (images off: rendering is slow)."""
     raw = packed({**req, "image": False})
     try:
-        req = decode_request(raw)
-    except RequestError:
+        req = REQUESTS.unpack(raw)
+    except PayloadError:
         return
-    assert world_server.handle(req)["ok"] is True
+    assert world_server.handle(req).MSG_TYPE == "observation"
 
 
 SYNC = [{"op": "bundle", "sha256": "0" * 64, "bundle": b"abc"}]

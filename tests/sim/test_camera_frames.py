@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import cv2
+import msgpack
 import numpy as np
 import pytest
 
+from contract.world_feed import REQUESTS
 from onboard.supervisor.settings import SupervisorConfig
 from sim.world.observation_server import WorldObservationServer
 from tests.sim._world_fixture import helsinki
@@ -23,6 +25,11 @@ def _at(world, node, east_off=0.0):
     return geo_from_ned(world.origin, float(y), float(x + east_off))
 
 
+def ask(server, req: dict):
+    """Serve a request as it comes off the wire: through the contract's checking decoder."""
+    return server.handle(REQUESTS.unpack(msgpack.packb({"type": "observe", "v": 1, **req})))
+
+
 def _decode(png):
     img = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
     assert img is not None
@@ -33,25 +40,25 @@ def test_a_frame_only_request_carries_no_sightings_and_a_camera_frame(server):
     w = server.world
     node = next(n for n in range(w.graph.n_nodes) if w.visible[n])  # a waypoint with landmarks in sight
     lat, lon = (float(v) for v in w.graph.latlon[node])
-    full = server.handle({"op": "observe", "lat": lat, "lon": lon, "heading": 0.0, "node": node, "image": False})
-    assert full["landmarks"]
-    reply = server.handle({"op": "observe", "lat": lat, "lon": lon, "heading": 90.0, "node": node, "image": True,
+    full = ask(server, {"lat": lat, "lon": lon, "heading": 0.0, "node": node, "image": False})
+    assert full.landmarks
+    reply = ask(server, {"lat": lat, "lon": lon, "heading": 90.0, "node": node, "image": True,
                            "sightings": False, "camera_alt": 30.0})
-    assert reply["landmarks"] == [] and reply["pois"] == []
+    assert reply.landmarks == () and reply.pois == ()
     sup = SupervisorConfig()  # the vehicle's camera: the supervisor refuses a frame of another size
-    assert _decode(reply["image_png"]).shape == (sup.camera_height, sup.camera_width, 3)
+    assert _decode(reply.image_png).shape == (sup.camera_height, sup.camera_width, 3)
 
 
 def test_the_frame_is_taken_where_the_vehicle_reports_it_is(server):
     """Off its waypoint by 15 m the vehicle sees another picture than from the waypoint itself."""
     w = server.world
     node = next(n for n in range(w.graph.n_nodes) if w.visible[n])
-    req = {"op": "observe", "heading": 45.0, "node": node, "image": True, "sightings": False, "camera_alt": 30.0}
-    on = server.handle({**req, "lat": float(w.graph.latlon[node][0]), "lon": float(w.graph.latlon[node][1])})
+    req = {"heading": 45.0, "node": node, "image": True, "sightings": False, "camera_alt": 30.0}
+    on = ask(server, {**req, "lat": float(w.graph.latlon[node][0]), "lon": float(w.graph.latlon[node][1])})
     lat, lon = _at(w, node, 15.0)
-    off = server.handle({**req, "lat": lat, "lon": lon})
-    assert off["node"] == on["node"] == node  # the same waypoint, snapped
-    diff = np.abs(_decode(on["image_png"]).astype(int) - _decode(off["image_png"]).astype(int)).mean()
+    off = ask(server, {**req, "lat": lat, "lon": lon})
+    assert off.node == on.node == node  # the same waypoint, snapped
+    diff = np.abs(_decode(on.image_png).astype(int) - _decode(off.image_png).astype(int)).mean()
     assert diff > 5.0, diff
 
 
@@ -61,7 +68,7 @@ def test_a_bad_sightings_flag_or_camera_altitude_is_a_malformed_request(server):
     for bad in ({"sightings": "no"}, {"camera_alt": -3.0}, {"camera_alt": float("nan")}, {"heading": float("inf")},
                 {"camera_pitch": float("nan")}, {"camera_pitch": -91.0}, {"camera_pitch": "down"}, {"camera_pitch": True}):
         with pytest.raises(ValueError):
-            server.handle({"op": "observe", "lat": lat, "lon": lon, "heading": 0.0, "image": True, **bad})
+            ask(server, {"lat": lat, "lon": lon, "heading": 0.0, "image": True, **bad})
 
 
 def test_the_gimbal_pitch_goes_with_the_frame_and_is_echoed(server):
@@ -69,11 +76,11 @@ def test_the_gimbal_pitch_goes_with_the_frame_and_is_echoed(server):
     w = server.world
     node = next(n for n in range(w.graph.n_nodes) if w.visible[n])
     lat, lon = (float(v) for v in w.graph.latlon[node])
-    req = {"op": "observe", "lat": lat, "lon": lon, "heading": 45.0, "node": node, "image": True,
+    req = {"lat": lat, "lon": lon, "heading": 45.0, "node": node, "image": True,
            "sightings": False, "camera_alt": 25.0}
-    level, down = server.handle(req), server.handle({**req, "camera_pitch": -45.0})
-    assert level["camera_pitch"] is None and down["camera_pitch"] == -45.0
-    a, b = _decode(level["image_png"]).astype(int), _decode(down["image_png"]).astype(int)
+    level, down = ask(server, req), ask(server, {**req, "camera_pitch": -45.0})
+    assert level.camera_pitch is None and down.camera_pitch == -45.0
+    a, b = _decode(level.image_png).astype(int), _decode(down.image_png).astype(int)
     assert np.abs(a - b).mean() > 5.0
     # the top row is sky at the mounting pitch (above the roofs there), not looking 45 degrees down
     from sim.world.render import SKY_TOP

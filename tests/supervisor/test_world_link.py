@@ -6,6 +6,8 @@ import msgpack
 import pytest
 import zmq
 
+from contract.payloads.base import PayloadError
+from contract.world_feed import REPLIES, REQUESTS, FeedError, GazetteerReply, Observation, Sighting
 from onboard.supervisor.world_link import WorldLink, WorldLinkError, parse_observation
 from sim.world.observation_server import WorldObservationServer
 from tests.supervisor.flightkit import world
@@ -42,12 +44,13 @@ def test_observe_gazetteer_and_snapping():
         req = ctx.socket(zmq.REQ)
         req.setsockopt(zmq.LINGER, 0)
         req.connect(server.endpoint)
-        for body in (b"\xc1garbage", msgpack.packb({"op": "observe", "lat": "x"}), msgpack.packb([1, 2])):
+        for body in (b"\xc1garbage", msgpack.packb({"type": "observe", "v": 1, "lat": "x"}), msgpack.packb([1, 2]),
+                     msgpack.packb({"type": "observe", "v": 2, "lat": lat, "lon": lon})):  # a version not read here
             req.send(body)
             assert req.poll(30000)
-            assert msgpack.unpackb(req.recv(), raw=False)["ok"] is False
+            assert isinstance(REPLIES.unpack(req.recv()), FeedError)
         req.close(0)
-        assert server.counters.rejected == 3
+        assert server.counters.rejected == 4
         assert WorldLink(server.endpoint, timeout_s=30.0).observe(lat, lon, 0.0).node == node
 
 
@@ -62,20 +65,23 @@ def test_silent_server_is_a_clear_error_and_bad_replies_too():
     finally:
         link.close()
         rep.close(0)
+    with pytest.raises(PayloadError, match=r"moves\[0\].bearing"):
+        REPLIES.unpack(msgpack.packb({"type": "observation", "v": 1, "node": 1, "lat": 0, "lon": 0,
+                                      "moves": [{"node": 2}]}))
     with pytest.raises(WorldLinkError, match="malformed"):
-        parse_observation({"ok": True, "node": 1, "lat": 0, "lon": 0, "moves": [{"node": 2}]})
+        parse_observation(GazetteerReply(("Kiasma",)))
     with pytest.raises(WorldLinkError, match="refused"):
-        parse_observation({"ok": False, "error": "nope"})
+        parse_observation(FeedError("nope"))
 
 
-def _ask_raw(endpoint: str, request: object) -> dict:
+def _ask_raw(endpoint: str, request: object):
     req = zmq.Context.instance().socket(zmq.REQ)
     req.setsockopt(zmq.LINGER, 0)
     req.connect(endpoint)
     try:
         req.send(msgpack.packb(request))
         assert req.poll(2000)
-        return msgpack.unpackb(req.recv(), raw=False)
+        return REPLIES.unpack(req.recv())
     finally:
         req.close(0)
 
@@ -102,13 +108,13 @@ def test_observe_from_a_look_up_altitude_and_malformed_altitudes():
 
         # A bad altitude is a malformed request: an error reply naming it, counted; the server lives on.
         served = server.counters.requests
-        base = {"op": "observe", "lat": lat, "lon": lon, "heading": 0.0, "node": node}
+        base = {"type": "observe", "v": 1, "lat": lat, "lon": lon, "heading": 0.0, "node": node}
         for bad in ("40", float("nan"), float("inf"), -5.0, 0.0, 1e9, True, [40.0]):
             reply = _ask_raw(server.endpoint, {**base, "altitude": bad})
-            assert reply["ok"] is False and "altitude" in reply["error"], (bad, reply)
+            assert isinstance(reply, FeedError) and "'altitude'" in reply.error, (bad, reply)
         assert server.counters.rejected == 8 and server.counters.requests == served
-        assert _ask_raw(server.endpoint, {**base, "altitude": 60})["altitude_m"] == 60.0
-        assert _ask_raw(server.endpoint, {**base, "altitude": None})["pois"]
+        assert _ask_raw(server.endpoint, {**base, "altitude": 60}).altitude_m == 60.0
+        assert _ask_raw(server.endpoint, {**base, "altitude": None}).pois
 
 
 def test_a_server_without_look_ups_is_an_error_not_a_view_from_above():
@@ -116,14 +122,13 @@ def test_a_server_without_look_ups_is_an_error_not_a_view_from_above():
     rep = zmq.Context.instance().socket(zmq.REP)
     rep.setsockopt(zmq.LINGER, 0)
     port = rep.bind_to_random_port("tcp://127.0.0.1")
-    old_reply = {"ok": True, "node": 1, "lat": 60.0, "lon": 24.0, "moves": [], "landmarks": [],
-                 "pois": [{"name": "Kioski", "bearing": 0.0, "distance": 10.0}]}
+    old_reply = Observation(1, 60.0, 24.0, pois=(Sighting("Kioski", 0.0, 10.0),))
 
     def serve_one() -> None:
         if rep.poll(5000):
-            request = msgpack.unpackb(rep.recv(), raw=False)
-            assert request["altitude"] == 40.0
-            rep.send(msgpack.packb(old_reply))
+            request = REQUESTS.unpack(rep.recv())
+            assert request.altitude == 40.0
+            rep.send(REPLIES.pack(old_reply))
 
     link = WorldLink(f"tcp://127.0.0.1:{port}", timeout_s=2.0)
     server = threading.Thread(target=serve_one, daemon=True)
@@ -135,8 +140,8 @@ def test_a_server_without_look_ups_is_an_error_not_a_view_from_above():
         server.join(5)
         link.close()
         rep.close(0)
-    with pytest.raises(WorldLinkError, match="altitude_m"):
-        parse_observation({**old_reply, "altitude_m": float("nan")})
+    with pytest.raises(PayloadError, match="altitude_m"):
+        REPLIES.unpack(msgpack.packb({"type": "observation", **old_reply.encode(), "altitude_m": float("nan")}))
 
 
 def test_a_frame_at_a_gimbal_pitch_the_server_did_not_honour_is_refused():
@@ -144,16 +149,15 @@ def test_a_frame_at_a_gimbal_pitch_the_server_did_not_honour_is_refused():
     rep = zmq.Context.instance().socket(zmq.REP)
     rep.setsockopt(zmq.LINGER, 0)
     port = rep.bind_to_random_port("tcp://127.0.0.1")
-    old_reply = {"ok": True, "node": 1, "lat": 60.0, "lon": 24.0, "moves": [], "landmarks": [], "pois": [],
-                 "image_png": b"\x89PNG"}
+    old_reply = Observation(1, 60.0, 24.0, image_png=b"\x89PNG")
     asked = []
 
     def serve(n: int) -> None:
         for k in range(n):
             if rep.poll(5000):
-                request = msgpack.unpackb(rep.recv(), raw=False)
-                asked.append(request.get("camera_pitch"))
-                rep.send(msgpack.packb({**old_reply, "camera_pitch": -45.0} if k == 1 else old_reply))
+                asked.append(REQUESTS.unpack(rep.recv()).camera_pitch)
+                rep.send(REPLIES.pack(Observation(1, 60.0, 24.0, image_png=b"\x89PNG", camera_pitch=-45.0) if k == 1
+                                      else old_reply))
 
     link = WorldLink(f"tcp://127.0.0.1:{port}", timeout_s=2.0)
     server = threading.Thread(target=serve, args=(2,), daemon=True)
@@ -169,7 +173,7 @@ def test_a_frame_at_a_gimbal_pitch_the_server_did_not_honour_is_refused():
     assert asked == [-45.0, -45.0]
 
 
-def _answer_once(reply: dict) -> tuple[str, threading.Thread]:
+def _answer_once(reply: dict | bytes) -> tuple[str, threading.Thread]:
     rep = zmq.Context.instance().socket(zmq.REP)
     port = rep.bind_to_random_port("tcp://127.0.0.1")
 
@@ -177,7 +181,7 @@ def _answer_once(reply: dict) -> tuple[str, threading.Thread]:
         try:
             if rep.poll(10000):
                 rep.recv()
-                rep.send(msgpack.packb(reply))
+                rep.send(reply if isinstance(reply, bytes) else msgpack.packb(reply))
         finally:
             rep.close(0)
 
@@ -187,27 +191,27 @@ def _answer_once(reply: dict) -> tuple[str, threading.Thread]:
 
 
 def test_aliases_keep_only_pairs_naming_a_known_landmark_and_a_bad_table_is_an_error():
-    endpoint, t = _answer_once({"ok": True, "names": ["Kiasma"],
-                                "aliases": {"Museum of Modern Art Kiasma": "Kiasma", "Nowhere": "Elsewhere",
-                                            "": "Kiasma", "Five": 5}})
+    endpoint, t = _answer_once(REPLIES.pack(GazetteerReply(("Kiasma",), {
+        "Museum of Modern Art Kiasma": "Kiasma", "Nowhere": "Elsewhere", "": "Kiasma"})))
     link = WorldLink(endpoint, timeout_s=10.0)
     try:
         assert link.gazetteer() == (["Kiasma"], {"Museum of Modern Art Kiasma": "Kiasma"})
     finally:
         link.close()
         t.join()
-    endpoint, t = _answer_once({"ok": True, "names": ["Kiasma"]})  # a feed that sends none
+    endpoint, t = _answer_once({"type": "gazetteer_reply", "v": 1, "names": ["Kiasma"]})  # a feed that sends none
     link = WorldLink(endpoint, timeout_s=10.0)
     try:
         assert link.gazetteer() == (["Kiasma"], {})
     finally:
         link.close()
         t.join()
-    endpoint, t = _answer_once({"ok": True, "names": ["Kiasma"], "aliases": ["Kiasma"]})
-    link = WorldLink(endpoint, timeout_s=10.0)
-    try:
-        with pytest.raises(WorldLinkError, match="malformed gazetteer aliases"):
-            link.gazetteer()
-    finally:
-        link.close()
-        t.join()
+    for bad in (["Kiasma"], {"Five": 5}):  # not a table, or an alias naming no landmark by a string
+        endpoint, t = _answer_once({"type": "gazetteer_reply", "v": 1, "names": ["Kiasma"], "aliases": bad})
+        link = WorldLink(endpoint, timeout_s=10.0)
+        try:
+            with pytest.raises(WorldLinkError, match="malformed reply.*aliases"):
+                link.gazetteer()
+        finally:
+            link.close()
+            t.join()
