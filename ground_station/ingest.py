@@ -20,10 +20,11 @@ from collections import Counter, deque
 from pathlib import Path
 from typing import Any
 
-import msgpack
-
 from contract.bounded_socket import bounded_socket
-from contract.envelope import Envelope, EnvelopeError, decode, is_stream_id, is_wire_int
+from contract.envelope import Envelope, EnvelopeError, decode
+from contract.payloads.base import PayloadError
+from contract.replay import (AckRefused, AckReply, AckRequest, ReplayReply, ReplayRequest, Request, StatusReply,
+                             StatusRequest, replies, requests)
 from ground_station.flight_log import Flight, FlightLog
 from ground_station.settings import GroundConfig, VehicleLinkConfig, resolve
 
@@ -31,6 +32,9 @@ log = logging.getLogger("aerie.ground")
 
 # Replies on the DEALER socket are small except replay batches; cap them generously.
 _REPLY_LIMIT_SLACK = 1 << 20
+# The socket bounds a reply's size (hard_frame_limit_bytes and the slack); the reader need not again.
+_REPLIES = replies(1 << 31)
+_REQUESTS = requests(1 << 20)
 
 # A socket that ZeroMQ dropped is re-created at once, but not more often than this (a peer
 # failing every handshake must not turn the loop into a reconnect storm).
@@ -188,66 +192,54 @@ class VehicleLink:
             self.max_seen = env.seq
         return env
 
-    def send(self, body: dict[str, Any]) -> bool:
+    def send(self, request: Request) -> bool:
         import zmq
 
         if self.dealer is None:
             return False
         try:
-            self.dealer.send(msgpack.packb(body, use_bin_type=True), zmq.NOBLOCK)
+            self.dealer.send(_REQUESTS.pack(request), zmq.NOBLOCK)
             return True
         except zmq.Again:
             return False
 
     def on_reply(self, body: bytes, flight_log: FlightLog) -> None:
         try:
-            reply = msgpack.unpackb(body, raw=False)
-        except Exception:  # noqa: BLE001 - untrusted input
+            reply = _REPLIES.unpack(body)   # every number a vehicle claims is range-checked here
+        except PayloadError:
             reply = None
-        if not isinstance(reply, dict) or reply.get("vehicle_id", self.vehicle_id) != self.vehicle_id:
+        if reply is None or getattr(reply, "vehicle_id", self.vehicle_id) != self.vehicle_id:
             self.counters["bad_reply"] += 1
             return
-        op = reply.get("op")
-        last, first, stream = reply.get("last_seq"), reply.get("first_seq"), reply.get("stream")
-        if op in ("status", "replay"):
-            # Every number a vehicle claims is range-checked before it steers any work.
-            if not (is_stream_id(stream) and is_wire_int(last, 0) and is_wire_int(first, 0) and first <= last + 1):
-                self.counters["bad_reply"] += 1
-                return
-            if stream != self.stream:
-                self.stream_switch = stream
+        if isinstance(reply, (StatusReply, ReplayReply)):
+            if reply.stream != self.stream:
+                self.stream_switch = reply.stream
                 return   # its cursors are not ours yet; the next status reply is read after the switch
-            if last > self.max_seen:
-                self.max_seen = last
-            self.first_available = first
-        if op == "status":
+            if reply.last_seq > self.max_seen:
+                self.max_seen = reply.last_seq
+            self.first_available = reply.first_seq
+        if isinstance(reply, StatusReply):
             asked_at = self.status_cursors.popleft() if self.status_cursors else 0
-            if last < asked_at:
+            if reply.last_seq < asked_at:
                 # Same stream, yet behind our log: the journal was replaced by a copy of itself.
                 # Stored messages are never overwritten.
                 self.counters["vehicle_seq_behind_log"] += 1
                 log.error("vehicle seq is behind the flight log (journal restored from a copy?)",
-                          extra={"fields": {"vehicle": self.vehicle_id, "vehicle_last": last,
+                          extra={"fields": {"vehicle": self.vehicle_id, "vehicle_last": reply.last_seq,
                                             "log_contiguous": self.contiguous}})
-        elif op == "replay":
-            frames = reply.get("frames")
+        elif isinstance(reply, ReplayReply):
             accepted = 0
-            for frame in frames if isinstance(frames, list) else []:
-                if isinstance(frame, bytes):
-                    accepted += self.accept(frame, source="replay") is not None
-                else:
-                    self.counters["malformed"] += 1
+            for frame in reply.frames:
+                accepted += self.accept(frame, source="replay") is not None
             if accepted:
                 self.replay_out = None
             else:
                 # Nothing usable (the vehicle does not hold what it claimed): ask again only after
                 # the timeout, so a false claim costs one request per replay_timeout_s, not a flood.
                 self.counters["replay_empty"] += 1
-        elif op == "ack":
-            upto = reply.get("upto")
-            if is_wire_int(upto, 0):
-                self.ack_confirmed = max(self.ack_confirmed, upto)
-        elif op == "ack_refused":
+        elif isinstance(reply, AckReply):
+            self.ack_confirmed = max(self.ack_confirmed, reply.upto)
+        elif isinstance(reply, AckRefused):
             # An ack of the stream we knew reached a vehicle that has since started a new one
             # (data reset): it kept its messages; the new stream is followed once heard.
             self.counters["ack_refused"] += 1
@@ -408,7 +400,7 @@ class GroundStation:
         cfg = self.cfg
         self._commit(link, flight_log)
         if now - link.status_sent_at >= cfg.status_interval_s:
-            if link.send({"op": "status"}):
+            if link.send(StatusRequest()):
                 link.status_cursors.append(link.contiguous)
             link.status_sent_at = now
         if link.stream is not None and link.max_seen > link.contiguous:
@@ -423,11 +415,11 @@ class GroundStation:
                 if gaps:
                     lo, hi = gaps[0]
                     hi = min(hi, lo + cfg.replay_request_max - 1)
-                    if link.send({"op": "replay", "from": lo, "to": hi}):
+                    if link.send(ReplayRequest(lo, hi)):
                         link.replay_out = (lo, hi, now)
                         link.counters["replay_requests"] += 1
         if link.contiguous > link.ack_confirmed and now - link.ack_sent_at >= cfg.ack_interval_s:
-            if link.send({"op": "ack", "upto": link.contiguous, "stream": link.stream}):
+            if link.send(AckRequest(link.contiguous, link.stream)):
                 link.ack_sent_at = now
         self._abort_silent(link, flight_log, now)
 

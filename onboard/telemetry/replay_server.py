@@ -1,21 +1,12 @@
 """The vehicle's ROUTER socket: status, replay of a seq range from the journal, and acks.
 
-Protocol (every body is one msgpack map; the ground uses a DEALER socket):
-
-- ``{op: "status"}`` → ``{op: "status", vehicle_id, stream, first_seq, last_seq, acked_seq}``.
-  The ground polls this to notice loss at the tail of a stream, which no later
-  seq would reveal.
-- ``{op: "replay", from, to}`` → ``{op: "replay", vehicle_id, stream, first_seq, last_seq, frames: [bytes]}``:
-  stored envelopes in order, bounded per answer; the ground asks again for the rest.
-  Seqs below ``first_seq`` were acknowledged and pruned.
-- ``{op: "ack", upto, stream}`` → ``{op: "ack", upto}``: the ground holds everything up to
-  ``upto`` of ``stream``; the journal may prune it. An ack naming another stream (or none)
-  is refused (``{op: "ack_refused", stream, reason}``): a ground that has not yet seen this vehicle's data reset would otherwise
-  acknowledge the old journal's seqs and prune the new one's messages unsent.
-- anything else → ``{op: "error", reason}`` (counted, never fatal). Seqs must lie in
-  [0, 2^63) (SQLite's integers); a request that still fails in the journal is answered
-  ``{op: "error"}`` too: this thread is the only way gaps get filled, so nothing a
-  peer sends may end it.
+Protocol: the typed messages of :mod:`contract.replay` (the ground uses a DEALER
+socket). ``status`` is answered with the journal's cursors, ``replay`` with
+stored envelopes in order (bounded per answer; seqs below ``first_seq`` were
+acknowledged and pruned), ``ack`` of this journal's stream with ``ack_reply``
+and of any other with ``ack_refused``. Anything else, and a request that still
+fails in the journal, is answered ``replay_error`` (counted, never fatal):
+this thread is the only way gaps get filled, so nothing a peer sends may end it.
 
 It runs in its own thread with its own read connection to the journal; acks
 are handed to the publisher's writer thread so the journal has one writer.
@@ -29,9 +20,9 @@ import threading
 import time
 from typing import Any, Callable
 
-import msgpack
-
-from contract.envelope import is_wire_int
+from contract.payloads.base import PayloadError
+from contract.replay import (AckRefused, AckReply, AckRequest, ReplayError, ReplayReply, ReplayRequest, Reply,
+                             StatusReply, StatusRequest, replies, requests)
 from onboard.telemetry.journal import Journal, JournalError
 
 log = logging.getLogger("aerie.telemetry.replay")
@@ -54,7 +45,9 @@ class ReplayServer:
         self._journal_path = journal_path
         self._vehicle_id = vehicle_id
         self._stream_id = stream_id
-        self._max_request_bytes = max_request_bytes
+        self._requests = requests(max_request_bytes)
+        # What this side sends is checked as the ground will read it (the ground bounds the size).
+        self._replies = replies(1 << 31)
         self._on_ack = on_ack
         self._batch_max = batch_max
         self._batch_max_bytes = batch_max_bytes
@@ -141,44 +134,34 @@ class ReplayServer:
             # The request passed the checks and the journal still refused it: answer, keep serving.
             self.counters["failed_request"] += 1
             log.warning("replay request failed", extra={"fields": {"error": str(exc)[:200]}})
-            reply = {"op": "error", "reason": "request failed"}
-        if reply.get("op") != "error":
+            reply = ReplayError("request failed")
+        if not isinstance(reply, ReplayError):
             self._last_good_request = time.monotonic()
         try:
-            self._socket.send_multipart([ident, msgpack.packb(reply, use_bin_type=True)], zmq.NOBLOCK)
+            self._socket.send_multipart([ident, self._replies.pack(reply)], zmq.NOBLOCK)
         except zmq.Again:
             pass  # the peer is gone or not reading; it will ask again
 
-    def _answer(self, journal: Journal, body: bytes) -> dict[str, Any]:
-        req: Any = None
-        if len(body) <= self._max_request_bytes:
-            try:
-                req = msgpack.unpackb(body, raw=False)
-            except Exception:  # noqa: BLE001 - untrusted input
-                req = None
-        op = req.get("op") if isinstance(req, dict) else None
-        if op == "status":
+    def _answer(self, journal: Journal, body: bytes) -> Reply:
+        try:
+            req = self._requests.unpack(body)
+        except PayloadError as exc:
+            self.counters["bad_request"] += 1
+            return ReplayError(f"bad request: {str(exc)[:200]}")
+        if isinstance(req, StatusRequest):
             self.counters["status"] += 1
-            return {"op": "status", "vehicle_id": self._vehicle_id, "stream": self._stream_id, "first_seq": journal.first_seq(),
-                    "last_seq": journal.last_seq(), "acked_seq": journal.acked_seq()}
-        if op == "replay" and _is_int(req.get("from")) and _is_int(req.get("to")):
+            return StatusReply(self._vehicle_id, self._stream_id, journal.first_seq(), journal.last_seq(),
+                               journal.acked_seq())
+        if isinstance(req, ReplayRequest):
             self.counters["replay"] += 1
-            frames = journal.frames(req["from"], req["to"], max_count=self._batch_max, max_bytes=self._batch_max_bytes)
+            frames = journal.frames(req.first, req.last, max_count=self._batch_max, max_bytes=self._batch_max_bytes)
             self.counters["replayed_frames"] += len(frames)
-            return {"op": "replay", "vehicle_id": self._vehicle_id, "stream": self._stream_id, "first_seq": journal.first_seq(),
-                    "last_seq": journal.last_seq(), "frames": [f for _, f in frames]}
-        if op == "ack" and _is_int(req.get("upto")):
-            if req.get("stream") != self._stream_id:
-                self.counters["stale_ack"] += 1
-                return {"op": "ack_refused", "stream": self._stream_id,
-                        "reason": f"ack for stream {str(req.get('stream'))[:32]!r}, this journal is {self._stream_id}"}
-            self.counters["ack"] += 1
-            self._on_ack(int(req["upto"]))
-            return {"op": "ack", "upto": int(req["upto"])}
-        self.counters["bad_request"] += 1
-        return {"op": "error", "reason": "bad request"}
-
-
-def _is_int(value: Any) -> bool:
-    """A seq a request may name: an integer within [0, 2^63), what the journal can compare with."""
-    return is_wire_int(value, 0)
+            return ReplayReply(self._vehicle_id, self._stream_id, journal.first_seq(), journal.last_seq(),
+                               tuple(f for _, f in frames))
+        assert isinstance(req, AckRequest)
+        if req.stream != self._stream_id:
+            self.counters["stale_ack"] += 1
+            return AckRefused(self._stream_id, f"ack for stream {req.stream!r}, this journal is {self._stream_id}")
+        self.counters["ack"] += 1
+        self._on_ack(req.upto)
+        return AckReply(req.upto)

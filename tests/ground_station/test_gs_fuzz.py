@@ -126,11 +126,14 @@ def test_hostile_replay_answers_are_counted_not_fatal(tmp_path: Path) -> None:
                            status_interval_s=0.01, stats_interval_s=0.0)
         answers = [
             lambda: rng.randbytes(rng.randint(0, 64)),
-            lambda: msgpack.packb({"op": "replay", "vehicle_id": "uav-r", "frames": [rng.randbytes(30), 5, None]}),
-            lambda: msgpack.packb({"op": "replay", "vehicle_id": "uav-r", "frames": "nope", "last_seq": "x"}),
-            lambda: msgpack.packb({"op": "status", "vehicle_id": "someone-else", "last_seq": 10 ** 12}),
-            lambda: msgpack.packb({"op": "ack", "upto": "all"}),
-            lambda: msgpack.packb(["op", "status"]),
+            lambda: msgpack.packb({"type": "replay_reply", "v": 1, "vehicle_id": "uav-r",
+                                   "frames": [rng.randbytes(30), 5, None]}),
+            lambda: msgpack.packb({"type": "replay_reply", "v": 1, "vehicle_id": "uav-r", "frames": "nope",
+                                   "last_seq": "x"}),
+            lambda: msgpack.packb({"type": "status_reply", "v": 1, "vehicle_id": "someone-else", "last_seq": 10 ** 12}),
+            lambda: msgpack.packb({"type": "ack_reply", "v": 1, "upto": "all"}),
+            lambda: msgpack.packb({"type": "status_reply", "v": 7}),
+            lambda: msgpack.packb(["type", "status_reply"]),
         ]
         answered = 0
         with GroundThread(cfg) as ground:
