@@ -221,9 +221,8 @@ class LessonCourier:
                 log.exception("lesson delivery to %s failed", vehicle_id)
                 self._silence(v, f"{type(exc).__name__}: {exc}")
                 break
-            self._settle(v, Delivery(b.name, str(reply.get("sha256", b.sha256)), vehicle_id, DELIVERED, time.time(),
-                                     added=int(reply.get("added", 0)),
-                                     already_present=int(reply.get("already_present", 0))))
+            self._settle(v, Delivery(b.name, reply.sha256, vehicle_id, DELIVERED, time.time(), added=reply.added,
+                                     already_present=reply.already_present))
             settled += 1
         return settled
 

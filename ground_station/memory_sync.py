@@ -3,20 +3,20 @@
 REQ/REP with the "lazy pirate" retry: a request without an answer within
 ``sync_timeout_s`` gets a fresh socket and is sent again, up to
 ``sync_attempts`` times. That is safe because the vehicle's import is
-idempotent. See :mod:`onboard.telemetry.memory_sync` for the vehicle's side.
+idempotent. The messages are :mod:`contract.memory_sync`'s; see
+:mod:`onboard.telemetry.memory_sync` for the vehicle's side.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import msgpack
-
 from contract.bounded_socket import bounded_socket
+from contract.memory_sync import BundleDelivery, BundleImported, SyncRefusal, answers, deliveries
+from contract.payloads.base import PayloadError
 from ground_station.settings import GroundConfig, VehicleLinkConfig, resolve
 
 
@@ -29,7 +29,7 @@ class SyncRefused(SyncError):
 
 
 def push_bundle(bundle: str | Path, link: VehicleLinkConfig, cfg: GroundConfig, *,
-                base_dir: str | Path = ".", cancel: threading.Event | None = None) -> dict[str, Any]:
+                base_dir: str | Path = ".", cancel: threading.Event | None = None) -> BundleImported:
     """Send ``bundle`` to the vehicle of ``link``; returns its acknowledgement (added, already_present ...).
 
     ``cancel`` set while waiting for an answer ends the wait at once (SyncError): a ground
@@ -42,9 +42,9 @@ def push_bundle(bundle: str | Path, link: VehicleLinkConfig, cfg: GroundConfig, 
 
     bundle = Path(bundle)
     read_bundle(bundle)  # refuse to send what the vehicle would refuse to read
-    data = bundle.read_bytes()
-    sha = hashlib.sha256(data).hexdigest()
-    request = msgpack.packb({"op": "bundle", "sha256": sha, "bundle": data}, use_bin_type=True)
+    delivery = BundleDelivery.of(bundle.read_bytes())
+    request = deliveries(len(delivery.bundle)).pack(delivery)
+    reader = answers(cfg.sync_max_reply_bytes)
     ctx = zmq.Context()
     try:
         for _attempt in range(max(1, cfg.sync_attempts)):
@@ -56,12 +56,13 @@ def push_bundle(bundle: str | Path, link: VehicleLinkConfig, cfg: GroundConfig, 
                 req.connect(link.sync_endpoint)
                 req.send(request)
                 if _answered(req, cfg.sync_timeout_s, cancel):
-                    reply = msgpack.unpackb(req.recv(), raw=False)
-                    if not isinstance(reply, dict):
-                        raise SyncError(f"{link.vehicle_id}: unreadable acknowledgement")
-                    if reply.get("op") == "error":
-                        raise SyncRefused(f"{link.vehicle_id} refused the bundle: {reply.get('reason')}")
-                    if reply.get("op") != "imported" or reply.get("sha256") != sha:
+                    try:
+                        reply = reader.unpack(req.recv())
+                    except PayloadError as exc:
+                        raise SyncError(f"{link.vehicle_id}: unreadable acknowledgement ({exc})") from exc
+                    if isinstance(reply, SyncRefusal):
+                        raise SyncRefused(f"{link.vehicle_id} refused the bundle: {reply.reason}")
+                    if reply.sha256 != delivery.sha256:
                         raise SyncError(f"{link.vehicle_id}: acknowledgement does not match the bundle")
                     return reply
                 if cancel is not None and cancel.is_set():

@@ -63,7 +63,7 @@ def sync_main(argv: list[str]) -> int:
     except (SyncError, BundleError, OSError) as exc:
         print(f"aerie ground sync: {exc}", file=sys.stderr)
         return 1
-    print(json.dumps(ack, sort_keys=True))
+    print(json.dumps(ack.body(), sort_keys=True))
     return 0
 
 

@@ -1,13 +1,13 @@
 """The vehicle's end of memory sync: a ROUTER socket that receives an export bundle and imports it.
 
-The ground station sends ``{op: "bundle", sha256, bundle}``; the vehicle checks
-the hash, keeps the file under ``sync_incoming_dir/<sha256>.msgpack``, imports
-it with the injected ``import_fn`` (normally
-``lambda p: onboard.memory.bundle.import_bundle(store, p)``) and answers
-``{op: "imported", sha256, total, added, already_present}`` — the
-acknowledgement. Import is idempotent (content-hash ids), so a ground station
-that timed out and sends the same bundle again changes nothing. Any failure
-is answered as ``{op: "error", reason}``; the server keeps running.
+The ground station sends a ``bundle_delivery`` (:mod:`contract.memory_sync`,
+its hash checked against its bytes on decode); the vehicle keeps the file under
+``sync_incoming_dir/<sha256>.msgpack``, imports it with the injected
+``import_fn`` (normally ``lambda p: onboard.memory.bundle.import_bundle(store, p)``)
+and answers ``bundle_imported`` — the acknowledgement. Import is idempotent
+(content-hash ids), so a ground station that timed out and sends the same
+bundle again changes nothing. Any failure is answered ``sync_refused`` with the
+reason; the server keeps running.
 
 A bundle the import refuses does not stay among the received ones: it is moved
 to ``sync_incoming_dir/refused/`` (kept as evidence, never imported again), and
@@ -32,13 +32,12 @@ at start and after every bundle it stores.
 The socket is a ROUTER speaking the REQ envelope (``[identity, b"", body]``), not a
 REP: a REP socket's state machine breaks on a multipart junk message (EFSM), and
 one such message once hung or aborted the whole vehicle process. A ROUTER sees
-every message as it came, so junk of any shape gets ``{op: "error"}`` and the next
+every message as it came, so junk of any shape gets ``sync_refused`` and the next
 real sync works.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import threading
@@ -46,9 +45,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-import msgpack
-
 from contract.bounded_socket import bounded_socket
+from contract.memory_sync import BundleImported, SyncRefusal, answers, deliveries
+from contract.payloads.base import Payload, PayloadError
 from contract.rate_limit import TokenBucket
 from onboard.telemetry.publisher import zmq_endpoint
 from onboard.telemetry.settings import TelemetryConfig, resolve_path
@@ -79,19 +78,17 @@ class BundleRefused(MemorySyncError):
         self.moved_to = moved_to
 
 
-def decode_delivery(body: bytes) -> tuple[str, bytes]:
+# What this side answers is checked as the ground reads it (the answers are small maps).
+_ANSWERS = answers(1 << 20)
+
+
+def decode_delivery(body: bytes, max_bundle_bytes: int = 1 << 32) -> tuple[str, bytes]:
     """A request's bundle and its sha256 (hex), checked against its bytes; NotADelivery for anything else."""
     try:
-        req = msgpack.unpackb(body, raw=False, strict_map_key=True)
-    except Exception as exc:  # noqa: BLE001 - untrusted input; msgpack raises many types
-        raise NotADelivery("request is not msgpack") from exc
-    if not isinstance(req, dict) or req.get("op") != "bundle" or not isinstance(req.get("bundle"), bytes):
-        raise NotADelivery("request is not a bundle delivery")
-    data = req["bundle"]
-    sha = hashlib.sha256(data).hexdigest()
-    if req.get("sha256") != sha:
-        raise NotADelivery("bundle hash does not match its bytes")
-    return sha, data
+        delivery = deliveries(max_bundle_bytes).unpack(body)
+    except PayloadError as exc:
+        raise NotADelivery(f"not a bundle delivery: {exc}") from exc
+    return delivery.sha256, delivery.bundle
 
 
 class MemorySyncServer:
@@ -186,21 +183,23 @@ class MemorySyncServer:
         if len(parts) != 3 or parts[1] != b"":
             # Not a REQ request: answer (a DEALER peer may read it), never import.
             self._junk({"parts": len(parts)})
-            self._reply(parts[0], {"op": "error", "reason": f"expected one request frame, got {len(parts) - 1}"})
+            self._reply(parts[0], SyncRefusal(f"expected one request frame, got {len(parts) - 1}"))
             return
         ident, _, body = parts
+        reply: Payload
         try:
-            reply = event = self._handle(body)
+            reply = self._handle(body)
+            event = reply.body()
             kind = "lessons_imported"
             self.counters["imported"] += 1
         except NotADelivery as exc:
             self._junk({"reason": str(exc)})
-            self._reply(ident, {"op": "error", "reason": str(exc)})
+            self._reply(ident, SyncRefusal(str(exc)[:500]))
             return
         except Exception as exc:  # noqa: BLE001 - any failure is answered, never fatal
             self.counters["errors"] += 1
-            reply = {"op": "error", "reason": str(exc)[:500]}
-            event = {"reason": reply["reason"]}
+            reply = SyncRefusal(str(exc)[:500])
+            event = {"reason": reply.reason}
             if isinstance(exc, BundleRefused):
                 event.update(sha256=exc.sha256, moved_to=str(exc.moved_to) if exc.moved_to else None)
             kind = "lessons_refused"
@@ -229,16 +228,16 @@ class MemorySyncServer:
         else:
             self.counters["held_back"] += 1
 
-    def _reply(self, ident: bytes, reply: dict[str, Any]) -> None:
+    def _reply(self, ident: bytes, reply: Payload) -> None:
         import zmq
 
         try:
-            self._rep.send_multipart([ident, b"", msgpack.packb(reply, use_bin_type=True)], zmq.NOBLOCK)
+            self._rep.send_multipart([ident, b"", _ANSWERS.pack(reply)], zmq.NOBLOCK)
         except zmq.ZMQError:
             pass   # the peer is gone or not reading; a REQ peer that wants the answer asks again
 
-    def _handle(self, body: bytes) -> dict[str, Any]:
-        sha, data = decode_delivery(body)
+    def _handle(self, body: bytes) -> BundleImported:
+        sha, data = decode_delivery(body, self.cfg.sync_max_bundle_bytes)
         path = self.incoming_dir / f"{sha}.msgpack"
         if not path.exists():
             tmp = path.with_name(path.name + ".tmp")
@@ -252,8 +251,8 @@ class MemorySyncServer:
             report = self._import_fn(path)
         except Exception as exc:  # noqa: BLE001 - whatever the import refuses is refused, never kept
             raise BundleRefused(str(exc), sha, self._move_refused(path)) from exc
-        return {"op": "imported", "sha256": sha, "total": int(getattr(report, "total", 0)),
-                "added": int(getattr(report, "added", 0)), "already_present": int(getattr(report, "already_present", 0))}
+        return BundleImported(sha, int(getattr(report, "total", 0)), int(getattr(report, "added", 0)),
+                              int(getattr(report, "already_present", 0)))
 
     def prune(self) -> int:
         """Delete received bundles beyond the configured count and age (each directory on its own); how many."""

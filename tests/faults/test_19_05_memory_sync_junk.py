@@ -12,6 +12,7 @@ import msgpack
 import zmq
 
 from contract.records import StrategicPlan, TaskExperience
+from contract.memory_sync import SyncRefusal, answers
 from ground_station.memory_sync import push_bundle
 from ground_station.settings import GroundConfig, VehicleLinkConfig
 from onboard.memory.bundle import export_bundle
@@ -51,18 +52,18 @@ def test_junk_on_the_sync_socket_gets_errors_and_the_next_sync_imports(tmp_path:
                 attacker.send_multipart(parts)
                 if attacker.poll(5_000):   # a reply to each junk message (a DEALER reads every one)
                     reply = attacker.recv_multipart()
-                    assert msgpack.unpackb(reply[-1], raw=False)["op"] == "error", reply
+                    assert isinstance(answers(1 << 20).unpack(reply[-1]), SyncRefusal), reply
                     answered += 1
             assert child.alive()
         finally:
             attacker.close(0)
             ctx.term()
-        print(f"{answered} of {len(JUNK)} junk messages answered {{op: error}}")
+        print(f"{answered} of {len(JUNK)} junk messages answered sync_refused")
         assert answered == len(JUNK), f"only {answered} of {len(JUNK)} junk messages were answered"
         link = VehicleLinkConfig(vehicle_id="uav-x", pub_endpoint=pub_ep, replay_endpoint=replay_ep,
                                  sync_endpoint=sync_ep)
         ack = push_bundle(bundle, link, GroundConfig(vehicles=[link], curve=False, sync_timeout_s=60.0))
-        assert (ack["added"], ack["already_present"]) == (2, 0)
+        assert (ack.added, ack.already_present) == (2, 0)
         again = push_bundle(bundle, link, GroundConfig(vehicles=[link], curve=False, sync_timeout_s=60.0))
-        assert (again["added"], again["already_present"]) == (0, 2)
+        assert (again.added, again.already_present) == (0, 2)
         assert child.alive()

@@ -14,10 +14,10 @@ import dataclasses
 import hashlib
 from pathlib import Path
 
-import msgpack
 import pytest
 import zmq
 
+from contract.memory_sync import BundleDelivery, SyncRefusal, answers, deliveries
 from contract.records import StrategicPlan, TaskExperience
 from ground_station.flight_log import FlightLog
 from ground_station.memory_sync import SyncError, push_bundle
@@ -71,11 +71,10 @@ def test_refused_bundle_is_quarantined_and_announced_as_refused(tmp_path: Path, 
             with zmq.Context() as ctx, ctx.socket(zmq.REQ) as req:
                 req.linger = 0
                 req.connect(server.endpoint)
-                req.send(msgpack.packb({"op": "bundle", "sha256": hashlib.sha256(truncated).hexdigest(),
-                                        "bundle": truncated}, use_bin_type=True))
+                req.send(deliveries(len(truncated)).pack(BundleDelivery.of(truncated)))
                 assert req.poll(20_000), "the sync server did not answer the truncated bundle"
-                reply = msgpack.unpackb(req.recv(), raw=False)
-            assert reply["op"] == "error" and "not a msgpack bundle" in reply["reason"]
+                reply = answers(1 << 20).unpack(req.recv())
+            assert isinstance(reply, SyncRefusal) and "not a msgpack bundle" in reply.reason
 
             # Nothing refused stays among the received bundles; both are kept aside as evidence.
             assert list(incoming.glob("*.msgpack")) == []
@@ -97,7 +96,7 @@ def test_refused_bundle_is_quarantined_and_announced_as_refused(tmp_path: Path, 
 
             # The server lives on: the intact bundle is imported and announced as such.
             ack = push_bundle(good, link, gcfg)
-            assert (ack["added"], ack["already_present"]) == (2, 0)
+            assert (ack.added, ack.already_present) == (2, 0)
             assert vehicle_store.count() == 2
             assert [p.name for p in incoming.glob("*.msgpack")] == [f"{hashlib.sha256(raw).hexdigest()}.msgpack"]
             assert wait_until(lambda: len(_events(db, "uav-r")) >= 3, 60.0)

@@ -63,7 +63,7 @@ def test_a_bundle_with_one_bad_lesson_writes_none_of_it(tmp_path: Path, embedder
         assert (tmp_path / "incoming_bundles" / "refused").is_dir()
 
         ack = push_bundle(good, link, gcfg)
-        assert (ack["added"], ack["already_present"]) == (n, 0)
+        assert (ack.added, ack.already_present) == (n, 0)
         assert store.count() == n
     # (the server answers before it tells its listener; closed, it has told it everything)
     assert results == ["lessons_refused", "lessons_imported"]

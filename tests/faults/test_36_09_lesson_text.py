@@ -53,7 +53,7 @@ def test_an_oversized_lesson_is_refused_and_its_text_not_echoed(tmp_path: Path, 
         assert len(str(err.value)) < 1000, "the refusal quotes the lesson back"
         assert store.count() == 0
 
-        assert push_bundle(at_limit, link, gcfg)["added"] == 1
+        assert push_bundle(at_limit, link, gcfg).added == 1
         assert store.count() == 1
 
 

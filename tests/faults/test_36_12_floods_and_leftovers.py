@@ -20,6 +20,7 @@ import msgpack
 import pytest
 import zmq
 
+from contract.memory_sync import BundleDelivery, SyncRefusal, answers, deliveries
 from contract.bounded_socket import bounded_socket
 from contract.curve_keys import generate_keypair, make_server
 from contract.typed_config import ConfigError, build
@@ -29,6 +30,8 @@ from onboard.telemetry.memory_sync import REPORT_BURST, MemorySyncServer
 from onboard.telemetry.settings import TelemetryConfig
 
 HANG_GUARD_S = 60.0
+
+ANSWERS, DELIVERIES = answers(1 << 20), deliveries(1 << 20)
 
 
 class Clock:
@@ -63,11 +66,11 @@ def test_a_sync_flood_is_answered_every_time_but_logged_and_journaled_at_a_bound
         dealer.linger = 0
         try:
             dealer.connect(server.endpoint)
-            junk = [[b"", b"\xc1 not msgpack"], [b"no delimiter"], [b"", msgpack.packb({"op": "hello"})]]
+            junk = [[b"", b"\xc1 not msgpack"], [b"no delimiter"], [b"", msgpack.packb({"type": "hello", "v": 1})]]
             for i in range(900):
                 dealer.send_multipart(junk[i % 3])
                 assert dealer.poll(10_000), "a junk request was not answered"
-                assert msgpack.unpackb(dealer.recv_multipart()[-1], raw=False)["op"] == "error"
+                assert isinstance(ANSWERS.unpack(dealer.recv_multipart()[-1]), SyncRefusal)
             _wait(lambda: server.counters["junk"] == 900, "junk not counted")
             assert events == [], "junk was journaled"
             junk_lines = [r for r in caplog.records if "junk" in r.getMessage()]
@@ -76,18 +79,16 @@ def test_a_sync_flood_is_answered_every_time_but_logged_and_journaled_at_a_bound
             # 50 real bundles the import refuses: every one answered, ten journaled, the rest counted.
             for i in range(50):
                 data = msgpack.packb({"n": i})
-                dealer.send_multipart([b"", msgpack.packb({"op": "bundle", "sha256": hashlib.sha256(data).hexdigest(),
-                                                          "bundle": data})])
+                dealer.send_multipart([b"", DELIVERIES.pack(BundleDelivery.of(data))])
                 assert dealer.poll(10_000)
-                assert "not a lesson bundle" in msgpack.unpackb(dealer.recv_multipart()[-1], raw=False)["reason"]
+                assert "not a lesson bundle" in ANSWERS.unpack(dealer.recv_multipart()[-1]).reason
             # (the server answers first, then counts and journals: wait for it to have done so)
             _wait(lambda: server.counters["held_back"] == 900 - REPORT_BURST + 50 - REPORT_BURST, "held back")
             assert [k for k, _ in events] == ["lessons_refused"] * REPORT_BURST
             # A second later the next one passes and says how many went unwritten before it.
             clock.t += 1.0
             data = b"one more"
-            dealer.send_multipart([b"", msgpack.packb({"op": "bundle", "sha256": hashlib.sha256(data).hexdigest(),
-                                                      "bundle": data})])
+            dealer.send_multipart([b"", DELIVERIES.pack(BundleDelivery.of(data))])
             assert dealer.poll(10_000)
             dealer.recv_multipart()
             _wait(lambda: len(events) == REPORT_BURST + 1, "the event after the wait was not journaled")
@@ -120,7 +121,7 @@ def test_received_bundles_are_bounded_by_count_and_age(tmp_path: Path) -> None:
             req.connect(server.endpoint)
             for i in range(4):
                 data = msgpack.packb({"n": i})
-                req.send(msgpack.packb({"op": "bundle", "sha256": hashlib.sha256(data).hexdigest(), "bundle": data}))
+                req.send(DELIVERIES.pack(BundleDelivery.of(data)))
                 assert req.poll(10_000)
                 req.recv()
         finally:

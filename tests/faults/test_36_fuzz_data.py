@@ -13,6 +13,7 @@ each, no deadline (the suite's whole time is the bound, a few seconds on a busy 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
@@ -263,7 +264,7 @@ def test_a_checked_world_request_is_served(world_server, req: dict) -> None:
     assert world_server.handle(req).MSG_TYPE == "observation"
 
 
-SYNC = [{"op": "bundle", "sha256": "0" * 64, "bundle": b"abc"}]
+SYNC = [{"type": "bundle_delivery", "v": 1, "sha256": hashlib.sha256(b"abc").hexdigest(), "bundle": b"abc"}]
 
 
 @FUZZ

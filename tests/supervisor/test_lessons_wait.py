@@ -64,7 +64,7 @@ def _wait_with_a_delivery(tmp_path: Path, embedder, *, fleet: bool, wait_s: floa
         got = asyncio.run(sup._wait_for_lessons())
         took = time.monotonic() - t0
         pusher.join(60.0)
-        assert acks and acks[0]["added"] == 3
+        assert acks and acks[0].added == 3
         return got, took, sup
     finally:
         server.close()

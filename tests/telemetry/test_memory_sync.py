@@ -46,8 +46,8 @@ def test_bundle_is_delivered_acknowledged_and_imported_once(tmp_path: Path, embe
             gcfg = GroundConfig(vehicles=[link], client_secret_key=str(keys["ground_secret"]), sync_timeout_s=20.0)
             first = push_bundle(bundle, link, gcfg)
             second = push_bundle(bundle, link, gcfg)          # a retry after a lost ack changes nothing
-            assert (first["added"], first["already_present"]) == (2, 0)
-            assert (second["added"], second["already_present"]) == (0, 2)
+            assert (first.added, first.already_present) == (2, 0)
+            assert (second.added, second.already_present) == (0, 2)
             assert vehicle_store.count() == 2
             # A tampered bundle is refused by the vehicle with a reason, and the server keeps serving.
             doc = msgpack.unpackb(bundle.read_bytes(), raw=False)
@@ -62,7 +62,7 @@ def test_bundle_is_delivered_acknowledged_and_imported_once(tmp_path: Path, embe
                                       sync_attempts=2)
             with pytest.raises(SyncError, match="no acknowledgement"):
                 push_bundle(bundle, link, bad)
-            assert push_bundle(bundle, link, gcfg)["already_present"] == 2
+            assert push_bundle(bundle, link, gcfg).already_present == 2
     assert results == ["lessons_imported", "lessons_imported", "lessons_refused", "lessons_imported"]
     # The refused bundle is not kept among the received ones.
     assert len(list((tmp_path / "incoming_bundles").glob("*.msgpack"))) == 1
