@@ -15,9 +15,10 @@ so every check here must be one that can honestly fail. Two groups:
   and ``--offline`` says not to ask.
 
 The socket protocol is deliberately tiny so the supervisor can serve it from
-any thread: connect to the Unix socket, read one JSON object terminated by a
-newline (``{"bridge": {"ok": true, "detail": "..."}, "models": {...}, ...}``),
-close. Each top-level key is one check with ``ok`` and ``detail``.
+any thread: connect to the Unix socket, read one JSON line, close. The line is
+a ``contract.status_report.StatusReport``: each live check with ``ok`` and
+``detail``, and the vehicle's typed ``armed`` flag, which ``--armed`` prints
+for `make flash`.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from contract.status_report import MAX_REPORT_BYTES, StatusReport, reports
+
 STATUS_SOCKET_NAME = "supervisor.sock"
 SUPERVISOR_CHECKS = ("bridge", "models", "memory")
-# Reported by the supervisor but not part of health: whether its vehicle is armed ("armed ..." /
-# "disarmed ..."). `make flash` asks it (`--armed`) before restarting the service.
+# Reported by the supervisor but not part of health: its vehicle, with the typed `armed` flag that
+# `make flash` asks for (`--armed`) before restarting the service.
 VEHICLE_CHECK = "vehicle"
 
 
@@ -140,39 +143,51 @@ def default_socket(cfg: Any) -> Path:
     return Path(cfg.data_dir).expanduser() / STATUS_SOCKET_NAME
 
 
+def ask_supervisor(sock_path: Path, timeout_s: float = 2.0) -> StatusReport:
+    """The running supervisor's report; OSError when none answers, PayloadError for an answer that is no report."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout_s)
+        s.connect(str(sock_path))
+        data = b""
+        while not data.endswith(b"\n") and len(data) <= MAX_REPORT_BYTES:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return reports().unpack(data.rstrip(b"\n"))
+
+
 def read_supervisor(sock_path: Path, timeout_s: float = 2.0) -> list[Check]:
     """Ask the running supervisor; a missing or silent socket is a failed check."""
+    return supervisor_checks(sock_path, *_read_report(sock_path, timeout_s))
+
+
+def _read_report(sock_path: Path, timeout_s: float) -> tuple[StatusReport | None, str]:
+    """The report, or None and why there is none."""
     if not sock_path.exists():
-        return [Check("supervisor", False, f"not running (no status socket at {sock_path}; `aerie fly` serves it, issue #6)")]
+        return None, f"not running (no status socket at {sock_path}; `aerie fly` serves it, issue #6)"
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout_s)
-            s.connect(str(sock_path))
-            data = b""
-            while not data.endswith(b"\n") and len(data) < 1 << 20:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-        report = json.loads(data.decode("utf-8"))
-    except (OSError, ValueError) as exc:
-        return [Check("supervisor", False, f"{sock_path}: no valid answer ({exc})")]
+        return ask_supervisor(sock_path, timeout_s), ""
+    except (OSError, ValueError) as exc:   # PayloadError is a ValueError
+        return None, f"{sock_path}: no valid answer ({exc})"
+
+
+def supervisor_checks(sock_path: Path, report: StatusReport | None, why: str = "") -> list[Check]:
+    if report is None:
+        return [Check("supervisor", False, why)]
     checks = [Check("supervisor", True, f"answering on {sock_path}")]
-    if isinstance(report.get(VEHICLE_CHECK), dict):
-        checks.append(Check(VEHICLE_CHECK + " (live)", True, str(report[VEHICLE_CHECK].get("detail", ""))))
+    if report.vehicle is not None:
+        checks.append(Check(VEHICLE_CHECK + " (live)", True, report.vehicle.detail))
     for name in SUPERVISOR_CHECKS:
-        item = report.get(name) or {}
-        checks.append(Check(name + " (live)", bool(item.get("ok")), str(item.get("detail", "not reported"))))
+        item = report.check(name)
+        checks.append(Check(name + " (live)", bool(item and item.ok), item.detail if item else "not reported"))
     return checks
 
 
-def vehicle_armed(checks: list[Check]) -> str:
-    """"armed", "disarmed" or "unknown" (no supervisor answering, or one too old to say)."""
-    for c in checks:
-        if c.name == VEHICLE_CHECK + " (live)":
-            word = c.detail.replace(",", " ").split(" ", 1)[0]
-            return word if word in ("armed", "disarmed") else "unknown"
-    return "unknown"
+def vehicle_armed(report: StatusReport | None) -> str:
+    """"armed", "disarmed" or "unknown" (no supervisor answering, or one that cannot tell), from the typed flag."""
+    armed = None if report is None or report.vehicle is None else report.vehicle.armed
+    return "unknown" if armed is None else ("armed" if armed else "disarmed")
 
 
 def run_checks(config_path: str | None, *, offline: bool, manifest: str | None = None,
@@ -204,7 +219,10 @@ def main(argv: list[str]) -> int:
         from onboard.config import load_config
 
         sock = Path(args.socket) if args.socket else default_socket(load_config(args.config))
-        print(vehicle_armed(read_supervisor(sock)))
+        report, why = _read_report(sock, 2.0)
+        if report is None:
+            print(why, file=sys.stderr)
+        print(vehicle_armed(report))
         return 0
     checks = run_checks(args.config, offline=args.offline, manifest=args.manifest, sock_path=args.socket)
     healthy = all(c.ok for c in checks)

@@ -14,7 +14,11 @@ def perception_note(sup: Any) -> str:
 
 
 def health_checks(supervisor: Any) -> dict[str, Callable[[], tuple[bool, str]]]:
-    """The status socket's checks of a running supervisor (`aerie status`, `make flash`): each (ok, detail)."""
+    """The status socket's checks of a running supervisor (`aerie status`, `make flash`): each (ok, detail).
+
+    The vehicle itself (armed, in the air) is not a check: the socket reports it as typed fields
+    (`status_server.vehicle_live`), which `make flash` reads.
+    """
     def bridge() -> tuple[bool, str]:
         if supervisor.bridge is None:
             return False, "not connected yet"
@@ -47,13 +51,6 @@ def health_checks(supervisor: Any) -> dict[str, Callable[[], tuple[bool, str]]]:
             return False, "memory not open"
         return True, f"{supervisor.store.path}: {supervisor.store.count()} experiences"
 
-    def vehicle() -> tuple[bool, str]:  # information, not health: `make flash` reads the first word
-        if supervisor.bridge is None:
-            return True, "unknown: not connected yet"
-        s = supervisor.bridge.state
-        where = f"in air at {s.rel_alt_m:.1f} m" if s.in_air else "on ground"
-        return True, f"{'armed' if s.armed else 'disarmed'}, {where}, mode {s.flight_mode}"
-
-    return {"bridge": bridge, "models": models, "memory": memory, "vehicle": vehicle}
+    return {"bridge": bridge, "models": models, "memory": memory}
 
 # -- the step ------------------------------------------------------------------------------

@@ -158,9 +158,9 @@ class Supervisor:
         self._state_task = asyncio.create_task(self._state_loop())
         await self._adopt_airborne()
         if self.sup.status_socket:
-            from onboard.supervisor.status_server import StatusServer
+            from onboard.supervisor.status_server import StatusServer, vehicle_live
 
-            self.status = await StatusServer(self.data_dir, health_checks(self)).start()
+            self.status = await StatusServer(self.data_dir, health_checks(self), lambda: vehicle_live(self.bridge)).start()
 
     async def run(self, stop: asyncio.Event | None = None) -> FlightOutcome:
         """Start, fly this supervisor's mission, close: `aerie fly --mission`."""

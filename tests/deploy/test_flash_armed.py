@@ -2,9 +2,11 @@
 
 The target-side step (`deploy/remote.sh airborne`) is run for real with bash
 against a throwaway prefix: it asks a real status socket (the supervisor's own
-`StatusServer`) through the release's `python -m onboard.status --armed`. The
-release "venv" is a two-line wrapper around this interpreter. The decision that
-`flash()` takes on that answer is `refuse_if_armed`.
+`StatusServer`) through the release's `python -m onboard.status --armed`, which
+prints the report's typed `vehicle.armed` flag (`contract.status_report`), never a
+word read out of the detail meant for a person. The release "venv" is a
+two-line wrapper around this interpreter. The decision that `flash()` takes on
+that answer is `refuse_if_armed`.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from contract.status_report import StatusReport, VehicleLive
 from deploy.flash import FlashFailed, FlashOptions, Report, refuse_if_armed
 from deploy.target import Target
+from onboard.status import vehicle_armed
 from onboard.supervisor.status_server import StatusServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,20 +51,31 @@ def _remote_airborne(prefix: Path) -> str:
     return results[-1]
 
 
-@pytest.mark.parametrize("detail, expected", [("armed, in air at 30.0 m, mode OFFBOARD", "armed"),
-                                              ("disarmed, on ground, mode HOLD", "disarmed")])
-def test_the_target_step_asks_the_running_supervisor(tmp_path, detail, expected):
+# The detail is for a person; its first word says the opposite of the flag in the first two, and
+# nothing at all in the third: the answer follows the typed flag every time.
+@pytest.mark.parametrize("vehicle, expected", [
+    (VehicleLive(True, True, "disarmed? no: armed, in air at 30.0 m, mode OFFBOARD"), "armed"),
+    (VehicleLive(False, False, "armed state: disarmed, on ground, mode HOLD"), "disarmed"),
+    (VehicleLive(None, None, "armed or not: not connected yet"), "unknown")])
+def test_the_target_step_asks_the_running_supervisor_for_the_typed_flag(tmp_path, vehicle, expected):
     data = tmp_path / "data"
     prefix = _prefix(tmp_path, data)
 
     async def scenario() -> str:
-        server = await StatusServer(data, {"bridge": lambda: (True, "link"), "vehicle": lambda: (True, detail)}).start()
+        server = await StatusServer(data, {"bridge": lambda: (True, "link")}, lambda: vehicle).start()
         try:
             return await asyncio.to_thread(_remote_airborne, prefix)
         finally:
             await server.close()
 
     assert asyncio.run(scenario()) == expected
+
+
+def test_vehicle_armed_reads_the_flag_and_says_unknown_without_one():
+    assert vehicle_armed(StatusReport((), VehicleLive(True, detail="disarmed"))) == "armed"
+    assert vehicle_armed(StatusReport((), VehicleLive(False, detail="armed"))) == "disarmed"
+    assert vehicle_armed(StatusReport((), None)) == "unknown"   # a supervisor that does not report its vehicle
+    assert vehicle_armed(None) == "unknown"                      # none answering
 
 
 def test_no_supervisor_answering_is_unknown_not_armed(tmp_path):
