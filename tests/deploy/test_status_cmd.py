@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from contract.status_report import CheckResult, StatusReport, reports
 from onboard.status import STATUS_SOCKET_NAME, main, run_checks
 
 
@@ -60,13 +61,13 @@ def test_the_supervisor_socket_report_is_read(tmp_path, capsys):
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     srv.bind(str(path))
     srv.listen(1)
-    report = {"bridge": {"ok": False, "detail": "no HEARTBEAT for 3.1 s"}, "models": {"ok": True, "detail": "3 loaded"},
-              "memory": {"ok": True, "detail": "open"}}
+    report = StatusReport((CheckResult("bridge", False, "no HEARTBEAT for 3.1 s"), CheckResult("models", True, "3 loaded"),
+                           CheckResult("memory", True, "open")))
 
     def serve():
         conn, _ = srv.accept()
         with conn:
-            conn.sendall(json.dumps(report).encode() + b"\n")
+            conn.sendall(reports().pack(report) + b"\n")
 
     t = threading.Thread(target=serve, daemon=True)
     t.start()
