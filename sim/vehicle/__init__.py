@@ -40,14 +40,11 @@ f[0].mavsdk_url, f.truths()``; ``aerie sim vehicle --instance N`` takes PX4 SITL
 In-process use (no subprocess): ``with SimVehicleThread(seed=1, params={...}) as v: ...``
 (same ``mavsdk_url``/``truth()``; shares the GIL, so measure timings with the subprocess).
 
-Control channel (JSON over UDP to ``control_port``, one reply per request):
-``{"cmd": "truth"}``, ``{"cmd": "stats"}``, ``{"cmd": "battery", "percent": 30}``,
-``{"cmd": "battery_drain_scale", "scale": 20}``, ``{"cmd": "wind", "n": 3, "e": 0, "d": 0, "gust": 0.5}``,
-``{"cmd": "param", "name": "COM_OF_LOSS_T", "value": 0.5}``, ``{"cmd": "link", "down": true}``,
-``{"cmd": "gps", "fix": false}``,
-``{"cmd": "statustext", "severity": 4, "text": "..."}``,
-``{"cmd": "mode", "mode": "HOLD"}`` (a pilot's switch on the RC or a ground station: HOLD, POSCTL, LAND, RTL),
-``{"cmd": "commands"}`` (every COMMAND_LONG/INT received, ``[[t, id], ...]``).
+Control channel (`contract.sim_control`: one JSON datagram to ``control_port``, one reply per request;
+``SimVehicleProcess.control(cmd, **args)`` sends it): ``truth``, ``stats``, ``battery`` (percent),
+``battery_drain_scale`` (scale), ``wind`` (n, e, d, gust), ``param`` (name, value), ``link`` (down),
+``gps`` (fix), ``statustext`` (severity, text), ``mode`` (HOLD, POSCTL, LAND, RTL: a pilot's switch on
+the RC or a ground station), ``commands`` (every COMMAND_LONG/INT received, ``[[t, id], ...]``).
 """
 
 from .fleet import SimFleet

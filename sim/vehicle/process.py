@@ -17,6 +17,10 @@ import sys
 import time
 from pathlib import Path
 
+from contract.sim_control import MAX_REPLY_BYTES, SimControl
+from contract.sim_control import replies as control_replies
+from contract.sim_control import requests as control_requests
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -161,19 +165,19 @@ class SimVehicleProcess:
 
     # -- control channel --------------------------------------------------------
     def control(self, cmd: str, timeout_s: float = 2.0, **kw) -> dict:
-        """Send one JSON command, return the reply (raises on error or timeout)."""
+        """Send one `contract.sim_control` command, return its result (raises on error or timeout)."""
         if self.control_port is None:
             raise RuntimeError("vehicle not started or control channel off")
         if self._ctl is None:
             self._ctl = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             self._ctl.bind(("127.0.0.1", 0))
         self._ctl.settimeout(timeout_s)
-        self._ctl.sendto(json.dumps({"cmd": cmd, **kw}).encode(), ("127.0.0.1", self.control_port))
-        data, _ = self._ctl.recvfrom(1 << 20)
-        reply = json.loads(data)
-        if not reply.get("ok"):
-            raise RuntimeError(reply.get("error", "control command failed"))
-        return reply
+        self._ctl.sendto(control_requests().pack(SimControl.of(cmd, **kw)), ("127.0.0.1", self.control_port))
+        data, _ = self._ctl.recvfrom(MAX_REPLY_BYTES)
+        reply = control_replies().unpack(data)
+        if not reply.ok:
+            raise RuntimeError(reply.error or "control command failed")
+        return reply.result
 
     def truth(self) -> dict:
         """Ground truth: position, velocity, mode, armed, landed state, battery, wind, home."""
@@ -252,7 +256,8 @@ class SimVehicleThread:
             self._thread.join(5.0)
 
     def control(self, cmd: str, **kw) -> dict:
-        return {"ok": True, **(self.vehicle.control_command({"cmd": cmd, **kw}) or {})}
+        req = control_requests().unpack(control_requests().pack(SimControl.of(cmd, **kw)))  # as the socket reads it
+        return self.vehicle.control_command(req) or {}
 
     def truth(self) -> dict:
         return self.control("truth")["truth"]

@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from contract.geodesy import GeoPoint
+from contract.sim_control import SimControl, SimControlReply
+from contract.sim_control import replies as control_replies
+from contract.sim_control import requests as control_requests
 
 from . import px4_modes as pm
 from .commander import ACCEPTED, UNSUPPORTED, Commander
@@ -28,6 +31,8 @@ from .params import HASH_CHECK_INDEX, HASH_CHECK_NAME, MAV_PARAM_TYPE_UINT32, Pa
 from .physics import Physics
 from .setpoints import Setpoint, decode_setpoint
 from .telemetry import StreamScheduler, TelemetryBuilder
+
+_REQUESTS, _REPLIES = control_requests(), control_replies()
 
 PHYSICS_DT = 0.01
 MAX_CATCHUP_STEPS = 20
@@ -390,18 +395,19 @@ class Vehicle:
             except OSError:
                 return
             try:
-                req = json.loads(data.decode())
-                reply = {"ok": True, **(self.control_command(req) or {})}
+                result = self.control_command(_REQUESTS.unpack(data))
+                reply = SimControlReply(True, result=result or {})
+                frame = _REPLIES.pack(reply)
             except Exception as exc:
-                reply = {"ok": False, "error": repr(exc)}
+                frame = _REPLIES.pack(SimControlReply(False, repr(exc)[:2000]))
             try:
-                self.control.sendto(json.dumps(reply).encode(), addr)
+                self.control.sendto(frame, addr)
             except OSError:
                 pass
 
-    def control_command(self, req: dict) -> dict | None:
-        """Test hooks: ground truth, fault injection. See sim/vehicle/__init__.py."""
-        cmd = req.get("cmd")
+    def control_command(self, req: SimControl) -> dict | None:
+        """Test hooks: ground truth, fault injection (`contract.sim_control`, its arguments checked)."""
+        cmd = req.cmd
         now = self.clock()
         if cmd == "truth":
             return {"truth": self.cmdr.truth(now)}
@@ -412,33 +418,29 @@ class Vehicle:
                     "last_error": self.last_error, "link_down": self.link_down,
                     "streams_hz": {str(k): v for k, v in self.streams.rates_hz.items()}}
         if cmd == "battery":
-            self.physics.set_battery(float(req["percent"]))
+            self.physics.set_battery(req.percent)
             return None
         if cmd == "battery_drain_scale":
-            self.physics.battery_drain_scale = float(req["scale"])
+            self.physics.battery_drain_scale = req.scale
             return None
         if cmd == "wind":
-            self.physics.set_wind(float(req.get("n", 0.0)), float(req.get("e", 0.0)), float(req.get("d", 0.0)),
-                                  float(req.get("gust", 0.0)))
+            self.physics.set_wind(req.n, req.e, req.d, req.gust)
             return None
         if cmd == "param":
-            changed = self.params.set(req["name"], req["value"])
-            return {"changed": changed, "value": self.params.get(req["name"])}
+            changed = self.params.set(req.name, req.value)
+            return {"changed": changed, "value": self.params.get(req.name)}
         if cmd == "gps":
-            self.cmdr.set_gps(bool(req.get("fix", True)), now)
+            self.cmdr.set_gps(req.fix, now)
             return None
         if cmd == "link":
-            self.link_down = bool(req.get("down", False))
+            self.link_down = req.down
             return None
         if cmd == "statustext":
-            self.send_statustext(int(req.get("severity", 6)), str(req["text"]))
+            self.send_statustext(req.severity, req.text)
             return None
         if cmd == "mode":  # a pilot's switch on the RC or a ground station's, not the companion's command
             modes = {"HOLD": pm.HOLD, "POSCTL": pm.POSCTL, "LAND": pm.LAND, "RTL": pm.RTL}
-            name = str(req.get("mode", "")).upper()
-            if name not in modes:
-                raise ValueError(f"unknown mode {name!r}; one of {sorted(modes)}")
-            self.cmdr._set_mode(modes[name], now)
+            self.cmdr._set_mode(modes[req.mode], now)
             return {"t": now}
         if cmd == "commands":  # every COMMAND_LONG/INT received: [[t, command id], ...]
             return {"commands": [list(c) for c in self.cmdr.commands]}
