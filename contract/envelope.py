@@ -6,12 +6,16 @@ network is untrusted, so every field is type- and range-checked and every
 failure raises :class:`EnvelopeError` with a short ``reason`` the ground
 station counts.
 
+Version 3 added the ``mission_analysis`` type (the vehicle's own analysis of a
+flight, which the ground computes with, used to ride in an event's detail).
+
 Version 2 added ``stream``: the random id of the vehicle journal that numbered
 the message. A vehicle whose data folder was reset starts a new journal, a new
 stream and seq 1 again; keyed by (vehicle_id, stream, seq) its new flight is
 new data, not a collision with the old one. Version 1 frames (no stream) are
 refused as ``wrong_version``: vehicle and ground station ship together, and a
-v1 frame cannot say which journal its seq belongs to.
+v1 frame cannot say which journal its seq belongs to. Version 2 frames are
+refused too: a version names the set of types, and v2's lacks one.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 import msgpack
 
 # Wire format version; a receiver rejects any other (counted as "wrong_version").
-ENVELOPE_VERSION = 2
+ENVELOPE_VERSION = 3
 
 # Message types a vehicle sends. A new type is a new envelope version.
 MESSAGE_TYPES: frozenset[str] = frozenset({
@@ -36,6 +40,7 @@ MESSAGE_TYPES: frozenset[str] = frozenset({
     "map",           # semantic map snapshot, PNG bytes (throttled)
     "flight_start",  # opens a flight in the ground station's log
     "flight_end",    # closes it
+    "mission_analysis",  # the vehicle's own end-of-mission analysis (read into the ground's lesson)
 })
 
 _KEYS = ("v", "type", "vehicle_id", "stream", "seq", "t_ns", "payload")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from contract.envelope import MESSAGE_TYPES
+from contract.payloads.analysis import MissionAnalysisReport
 from contract.payloads.agent_step import (REGION_BOUND_M, REGION_MOST_VERTICES, AgentStep, Anchor, AnchorGraph,
                                          Movement, Place, Pose, SearchRegion)
 from contract.payloads.base import Payload, PayloadError, plain
@@ -26,14 +27,14 @@ from contract.payloads.plan import LlmPlanCall, Plan, PlanStep, RetrievedLesson
 from contract.payloads.state import State
 
 __all__ = ["AgentStep", "Anchor", "AnchorGraph", "Detection", "Detections", "EVENT_KINDS", "Event", "FlightEnd",
-           "FlightStart", "LlmPlanCall", "MapImage", "Movement", "PAYLOAD_TYPES", "PNG_MAGIC", "Payload",
+           "FlightStart", "LlmPlanCall", "MapImage", "MissionAnalysisReport", "Movement", "PAYLOAD_TYPES", "PNG_MAGIC", "Payload",
            "PayloadError", "Place", "Plan", "PlanStep", "Pose", "REGION_BOUND_M", "REGION_MOST_VERTICES", "RetrievedLesson", "SearchRegion",
            "State", "bridge_event_listener",
            "decode_payload", "plain"]
 
 # Message type -> its payload class; the envelope's MESSAGE_TYPES, each with its schema.
 PAYLOAD_TYPES: dict[str, type[Payload]] = {cls.MSG_TYPE: cls for cls in (
-    State, Event, AgentStep, Detections, Plan, MapImage, FlightStart, FlightEnd)}
+    State, Event, AgentStep, Detections, Plan, MapImage, FlightStart, FlightEnd, MissionAnalysisReport)}
 assert set(PAYLOAD_TYPES) == MESSAGE_TYPES, "every envelope message type needs its payload class"
 
 

@@ -16,13 +16,13 @@ the three ReflectionNav reflections, as :mod:`contract.records`:
   ``plan`` message), ``plan_refined``, ``reflection_note`` and ``status``. When the
   steps carry where the agent put the goal (``goal_fix``: where it read the goal's
   name; else ``target_estimate``) and the landmark map it fused (``landmarks``), all
-  in its own take-off frame, ``plan_refined`` becomes ``{"plan": ..., "goal": {"xy_m",
-  "source"}, "landmarks": {name: [x, y]}}`` (plus ``"avoid"`` on failure): on success
-  the place where the name was read, on failure the place searched in vain. The
-  landmark map lets a later flight from another take-off point bring that position
-  into its own frame (:mod:`onboard.agent.experience_prior`). Flights whose steps
-  carry none of this keep the older forms (success: ``plan_refined`` is
-  ``master_plan``; failure: ``{"plan", "avoid"}``);
+  in its own take-off frame, ``plan_refined`` (a :class:`contract.payloads.plan_refined.RefinedPlan`)
+  carries the plan, the goal's place and the landmark map (plus the step to avoid on
+  failure): on success the place where the name was read, on failure the place
+  searched in vain. The landmark map lets a later flight from another take-off point
+  bring that position into its own frame (:mod:`onboard.agent.experience_prior`). The
+  vehicle's own model analysis (a ``mission_analysis`` message) is folded in as
+  ``onboard``;
 
 linked strategy -> task (:class:`TaskExperience`) -> atomic. Same log in, same
 records (same content uids) out: no clocks, no randomness, no model, no files.
@@ -42,7 +42,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, TypeVar
 
-from contract.messages import AgentStep, Event, FlightEnd, FlightStart, Payload, PayloadError, Plan
+from contract.messages import AgentStep, FlightEnd, FlightStart, MissionAnalysisReport, Payload, PayloadError, Plan
+from contract.payloads.plan_refined import AvoidStep, GoalFix, OnboardLesson, RefinedPlan
 from contract.records import (NavigateExperience, Record, SearchLocateExperience, StrategicPlan,
                               TaskExperience)
 
@@ -153,7 +154,7 @@ def best_step(steps: list[Step]) -> Step | None:
     return best
 
 
-def goal_lesson(steps: list[Step]) -> dict[str, Any] | None:
+def goal_lesson(steps: list[Step]) -> tuple[GoalFix, dict[str, tuple[float, float]]] | None:
     """Where the flight put the goal and the landmark map to place it by; None when the steps carry neither.
 
     The name read beats the estimate: it is where the goal was seen, not where the
@@ -165,11 +166,8 @@ def goal_lesson(steps: list[Step]) -> dict[str, Any] | None:
     if read is None and est is None:
         return None
     xy = read if read is not None else est
-    out: dict[str, Any] = {"goal": {"xy_m": [round(xy[0], 1), round(xy[1], 1)],
-                                    "source": "name read" if read is not None else "estimate"}}
-    if lms:
-        out["landmarks"] = {n: [round(x, 1), round(y, 1)] for n, (x, y) in sorted(lms.items())}
-    return out
+    goal = GoalFix((round(xy[0], 1), round(xy[1], 1)), "name read" if read is not None else "estimate")
+    return goal, {n: (round(x, 1), round(y, 1)) for n, (x, y) in sorted((lms or {}).items())}
 
 
 def outcome(messages: list[dict[str, Any]], steps: list[Step], success_radius_m: float,
@@ -186,19 +184,19 @@ def _fmt_m(value: float | None) -> str:
     return "unknown" if value is None else f"{value:.0f} m"
 
 
-def _fmt_xy(xy: list[float]) -> str:
+def _fmt_xy(xy: tuple[float, float]) -> str:
     x, y = xy
     return f"{abs(x):.0f} m {'east' if x >= 0 else 'west'}, {abs(y):.0f} m {'north' if y >= 0 else 'south'}"
 
 
-def onboard_analysis(messages: Iterable[dict[str, Any]], refused: Counter[str]) -> dict[str, Any] | None:
-    """The vehicle's own model analysis of the flight (event ``mission_analysis``), or None.
+def onboard_analysis(messages: Iterable[dict[str, Any]], refused: Counter[str]) -> MissionAnalysisReport | None:
+    """The vehicle's own model analysis of the flight (message ``mission_analysis``), or None.
 
     Only a model's analysis is taken: the vehicle's rule-based one says less than this analyser does.
     """
-    for _, ev in reversed(payloads(messages, Event, refused)):
-        if ev.kind == "mission_analysis" and isinstance(ev.detail, dict) and ev.detail.get("source") == "model":
-            return ev.detail
+    for _, report in reversed(payloads(messages, MissionAnalysisReport, refused)):
+        if report.source == "model":
+            return report
     return None
 
 
@@ -258,30 +256,26 @@ def analyse(messages: Iterable[dict[str, Any]], *, vehicle_id: str = "", start_s
     task = TaskExperience(task_goal=f"{goal} (Strategy: {strategy})", strategy=strategy, is_success=status,
                           summary=f"{status}: {trend}.")
     where = goal_lesson(steps)
+    flown = plans[0][1].body() if plans else {}
+    goal_fix, landmarks = where if where is not None else (None, {})
     if status == "success":
         note = f"The plan reached the goal: {trend}. Keep it."
-        plan_refined = master_plan
-        if where is not None:
-            g = where["goal"]
-            note += f" The goal ({g['source']}) was at {_fmt_xy(g['xy_m'])} of take-off."
-            plan_refined = json.dumps({"plan": json.loads(master_plan), **where}, sort_keys=True)
+        if goal_fix is not None:
+            note += f" The goal ({goal_fix.source}) was at {_fmt_xy(goal_fix.xy_m)} of take-off."
+        avoid: tuple[AvoidStep, ...] = ()
     else:
         note = (f"The plan did not reach the goal: {trend}. The key step was {k.step}"
                 + (f" ('{k.action}', +{key.increase_m:.0f} m)." if key.increase_m > 0 else "."))
-        if where is not None:
-            note += f" Searched in vain around {_fmt_xy(where['goal']['xy_m'])} of take-off."
-        plan_refined = json.dumps({"plan": json.loads(master_plan), "avoid": [refined], **(where or {})},
-                                  sort_keys=True)
+        if goal_fix is not None:
+            note += f" Searched in vain around {_fmt_xy(goal_fix.xy_m)} of take-off."
+        avoid = (AvoidStep(**refined),)
     onboard = onboard_analysis(messages, refused)
+    lesson = None
     if onboard is not None:  # the vehicle's model analysed the flight too: one lesson holds both
-        note += f" Onboard analysis: {onboard.get('text', '')}"
-        doc = json.loads(plan_refined)
-        if not isinstance(doc, dict) or "plan" not in doc:
-            doc = {"plan": doc}
+        note += f" Onboard analysis: {onboard.text}"
         # The flight id is the key by which the vehicle retires its own record of this analysis.
-        doc["onboard"] = {"flight_id": info.flight_id,
-                          **{k: onboard.get(k) for k in ("key_timestep", "reason", "refined_plan")}}
-        plan_refined = json.dumps(doc, sort_keys=True)
+        lesson = OnboardLesson(info.flight_id, onboard.key_timestep, onboard.reason, onboard.refined_plan)
+    plan_refined = RefinedPlan(plan=flown, goal=goal_fix, landmarks=landmarks, avoid=avoid, onboard=lesson).to_text()
     plan = StrategicPlan(task_instruction=task_instruction, master_plan=master_plan, reflection_note=note,
                          plan_refined=plan_refined, status=status)
     return FlightAnalysis(vehicle_id=vehicle_id, start_seq=start_seq, task_instruction=task_instruction,

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import sys
 import time
+from typing import Callable
 
 from contract.geodesy import geo_from_ned
 from contract.log_setup import LoggingConfig, configure_logging
@@ -23,6 +24,11 @@ from firmware_bridge.maneuvers import (
     goto_and_wait, hold_intent, land_and_wait, offboard_to, position_from_home, takeoff_and_wait, wait_until,
 )
 from firmware_bridge.settings import BridgeConfig, LinkConfig
+
+
+def say_as_events(publisher) -> Callable[[str], object]:
+    """Each step's line as a ``flight_check`` event of ``publisher``: the dashboard's events panel shows the check."""
+    return lambda line: publisher.event("flight_check", {"line": line})
 
 
 async def run_flight_check(bridge: FlightBridge, altitude_m: float = 10.0, square_m: float = 10.0,

@@ -1,7 +1,7 @@
 """What a retrieved past plan says about this flight: where the goal was, and where landmarks were.
 
 The ground station's post-flight analyser writes, into a strategic plan's
-``plan_refined`` JSON, where that flight put the goal (``goal.xy_m``: where it
+``plan_refined`` (``contract.payloads.plan_refined.RefinedPlan``), where that flight put the goal (``goal.xy_m``: where it
 read the goal's name, or on failure the estimate it searched in vain) and the
 landmark map it fused (``landmarks``), both in *that* flight's take-off frame.
 This flight's take-off point may differ, so the remembered frame is brought
@@ -15,12 +15,14 @@ Only what the telemetry carried is used; nothing here knows the simulator.
 
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from contract.payloads.base import PayloadError
+from contract.payloads.plan_refined import RefinedPlan
 
 
 @dataclass(frozen=True)
@@ -39,33 +41,24 @@ class PlanLesson:
         return self.status == "success" and self.goal_source == "name read" and self.goal_xy is not None
 
 
-def _xy(value: Any) -> np.ndarray | None:
-    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value):
-        return np.array([float(value[0]), float(value[1])])
-    return None
-
-
 def lesson_from(hit: Any) -> PlanLesson | None:
     """Read a retrieval hit (``Retrieved[StrategicPlan]``); None when its plan carries no positions.
 
-    Older records (``plan_refined`` = the plain plan, or without goal/landmarks) give None.
+    Older records (``plan_refined`` = the plain plan, or without goal/landmarks) give None, and so
+    does one that is not a refined plan at all.
     """
     record = getattr(hit, "record", None)
     try:
-        doc = json.loads(getattr(record, "plan_refined", "") or "null")
-    except (TypeError, ValueError):
+        refined = RefinedPlan.from_text(getattr(record, "plan_refined", "") or "")
+    except PayloadError:
         return None
-    if not isinstance(doc, dict):
-        return None
-    goal = doc.get("goal") if isinstance(doc.get("goal"), dict) else {}
-    lms = doc.get("landmarks") if isinstance(doc.get("landmarks"), dict) else {}
-    landmarks = {str(n): xy for n, v in lms.items() if (xy := _xy(v)) is not None}
-    goal_xy = _xy(goal.get("xy_m"))
+    landmarks = {n: np.array(xy, dtype=float) for n, xy in refined.landmarks.items()}
+    goal_xy = None if refined.goal is None else np.array(refined.goal.xy_m, dtype=float)
     if goal_xy is None and not landmarks:
         return None
     return PlanLesson(similarity=float(getattr(hit, "similarity", 0.0)), status=str(getattr(record, "status", "")),
-                      goal_xy=goal_xy, goal_source=str(goal.get("source", "")), landmarks=landmarks,
-                      note=str(getattr(record, "reflection_note", "")))
+                      goal_xy=goal_xy, goal_source="" if refined.goal is None else refined.goal.source,
+                      landmarks=landmarks, note=str(getattr(record, "reflection_note", "")))
 
 
 def frame_shift(remembered: dict[str, np.ndarray], live: dict[str, np.ndarray]) -> np.ndarray | None:

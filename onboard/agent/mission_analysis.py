@@ -26,6 +26,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from contract.payloads.analysis import MissionAnalysisReport
 from onboard.agent.frame_log import FrameLog
 from onboard.inference.contracts import AnalysisOutput, PlanOutput
 
@@ -52,6 +53,14 @@ class MissionAnalysis:
     text: str  # the reflection that goes into the window (and the prompts of later flights)
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+
+    def to_message(self, flight_id: str = "") -> MissionAnalysisReport:
+        """The telemetry message the ground station reads into its lesson of this flight."""
+        a = self.analysis
+        return MissionAnalysisReport(source=self.source, status=a.status, key_timestep=max(0, int(a.key_timestep)),
+                                     reason=a.reason, refined_plan=tuple(g.strategy for g in a.refined_plan),
+                                     text=self.text, errors=tuple(self.errors), seconds=round(self.seconds, 3),
+                                     flight_id=flight_id)
 
     def to_json(self) -> dict[str, Any]:
         a = self.analysis

@@ -27,6 +27,8 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from contract.payloads.base import PayloadError
+from contract.payloads.plan_refined import RefinedPlan
 from contract.records import STRATEGIC_PLAN, StrategicPlan
 
 ONBOARD_SOURCE = "onboard_analysis:"
@@ -41,9 +43,9 @@ def analysis_record(task: str, master_plan: Any, analysis: Any) -> StrategicPlan
     a = analysis.analysis
     return StrategicPlan(task_instruction=task, master_plan=json.dumps(master_plan, sort_keys=True),
                          reflection_note=analysis.text,
-                         plan_refined=json.dumps({"plan": {"sub_goals": [asdict(g) for g in a.refined_plan],
-                                                           "reason": a.reason},
-                                                  "key_timestep": a.key_timestep}, sort_keys=True),
+                         plan_refined=RefinedPlan(plan={"sub_goals": [asdict(g) for g in a.refined_plan],
+                                                        "reason": a.reason},
+                                                  key_timestep=max(0, int(a.key_timestep))).to_text(),
                          status=a.status)
 
 
@@ -61,11 +63,11 @@ def _ground_flights(store: Any) -> set[str]:
         if item.source.startswith(ONBOARD_SOURCE):
             continue
         try:
-            onboard = json.loads(item.record.plan_refined).get("onboard")
-        except (ValueError, AttributeError):
+            onboard = RefinedPlan.from_text(item.record.plan_refined).onboard
+        except PayloadError:
             continue
-        if isinstance(onboard, dict) and onboard.get("flight_id"):
-            flights.add(str(onboard["flight_id"]))
+        if onboard is not None and onboard.flight_id:
+            flights.add(onboard.flight_id)
     return flights
 
 

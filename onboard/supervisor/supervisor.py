@@ -319,7 +319,7 @@ class Supervisor:
             log.exception("mission analysis")
             return
         if analysis is not None:
-            self.event("mission_analysis", analysis.to_json())
+            self.publish("mission_analysis", analysis.to_message(self.flight_id))
 
     async def _wait_for_lessons(self) -> int:
         """After landing: wait for the ground station to deliver this flight's lessons (or time out).

@@ -35,6 +35,7 @@ from contract.bounded_socket import bounded_socket
 from contract.envelope import MESSAGE_TYPES, encode
 from onboard.telemetry.journal import Journal
 from contract.messages import Event, FlightEnd, FlightStart, Payload
+from contract.payloads.event import check_kind
 from onboard.telemetry.replay_server import ReplayServer
 from onboard.telemetry.settings import TelemetryConfig, resolve_path
 
@@ -243,6 +244,8 @@ class TelemetryPublisher:
             raise PublisherError(f"telemetry writer failed: {self._writer_error}")
         if msg_type not in MESSAGE_TYPES:
             raise ValueError(f"unknown telemetry message type {msg_type!r}")
+        if isinstance(payload, Event):
+            check_kind(payload.kind)   # one registry of kinds; an unknown one is a bug, refused here
         if isinstance(payload, Payload):
             if payload.MSG_TYPE != msg_type:
                 raise ValueError(f"a {type(payload).__name__} payload is not a {msg_type!r} message")

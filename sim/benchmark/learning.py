@@ -41,7 +41,7 @@ from typing import Any
 
 from onboard.agent.agent import GraphAgent, variant_config
 from onboard.agent.step_report import plan_payload, step_payload
-from contract.messages import Event, FlightEnd, FlightStart, Payload
+from contract.messages import FlightEnd, FlightStart, Payload
 from sim.benchmark.aerie_agents import BenchAgent
 from sim.benchmark.agent_api import Action, Observation
 from sim.benchmark.episode import run_episode
@@ -83,7 +83,7 @@ class PublishingAgent(BenchAgent):
         """
         analysis = self.agent.finish_mission()
         if analysis is not None:
-            self._publish(Event.of("mission_analysis", analysis.to_json()))
+            self._publish(analysis.to_message(self.agent.flight_id))
         self._publish(FlightEnd(success=bool(self.agent.state.final.mission_success)))
         return self.messages
 

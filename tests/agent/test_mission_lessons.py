@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from contract.messages import AgentStep, Event, FlightEnd, FlightStart, Plan, PlanStep, Pose
+from contract.messages import AgentStep, FlightEnd, FlightStart, Plan, PlanStep, Pose
 from contract.records import STRATEGIC_PLAN
 from ground_station.post_flight import analyse, export_analysis
 from onboard.agent.mission_analysis import MissionAnalysis
@@ -39,7 +39,7 @@ def _flight(flight_id: str, analysis: MissionAnalysis | None) -> list[dict]:
             step=i, current_state=f"over block {i}", action="forward", reason="towards the library", pose=Pose(i, 0.0),
             distance_estimate_m=d, goal="kiosk", strategy="navigate").encode()})
     if analysis is not None:
-        msgs.append({"type": "event", "payload": Event.of("mission_analysis", analysis.to_json()).encode()})
+        msgs.append({"type": "mission_analysis", "payload": analysis.to_message(flight_id).encode()})
     msgs.append({"type": "flight_end", "payload": FlightEnd(success=False).encode()})
     return [{**m, "seq": i + 1} for i, m in enumerate(msgs)]
 

@@ -9,7 +9,7 @@ import pytest
 
 from contract.envelope import MESSAGE_TYPES, decode, encode
 from contract.messages import (PAYLOAD_TYPES, AgentStep, Anchor, AnchorGraph, Detection, Detections, Event,
-                               FlightEnd, FlightStart, LlmPlanCall, MapImage, Movement, Payload, PayloadError, Place,
+                               FlightEnd, FlightStart, LlmPlanCall, MapImage, MissionAnalysisReport, Movement, Payload, PayloadError, Place,
                                Plan, PlanStep, Pose, REGION_MOST_VERTICES, RetrievedLesson, SearchRegion, State,
                                decode_payload)
 
@@ -39,6 +39,8 @@ SAMPLES: list[Payload] = [
     FlightStart("f1", "survey", "find the kiosk", "geometric", (60.1, 24.9), 40),
     FlightEnd("f1", True, "arrived", 12, "landed", 340.5),
     FlightEnd(),
+    MissionAnalysisReport("model", "failure", 3, "turned away at step 3", ("navigate", "locate"),
+                          "mission failed; key step 3", ("late",), 1.25, "f1"),
 ]
 
 
@@ -108,6 +110,9 @@ def test_an_unknown_schema_version_is_refused_naming_it(payload: Payload) -> Non
     ("map", {"png": b"GIF89a"}, "png"),
     ("flight_start", {"home": [95.0, 0.0]}, "home"),
     ("flight_end", {"success": "yes"}, "success"),
+    ("mission_analysis", {"source": "oracle"}, "source"),
+    ("mission_analysis", {"key_timestep": -1}, "key_timestep"),
+    ("mission_analysis", {"seconds": math.nan}, "seconds"),
 ])
 def test_a_malformed_field_is_refused_naming_the_field(msg_type: str, change: dict, field: str) -> None:
     sample = next(p for p in SAMPLES if p.MSG_TYPE == msg_type)

@@ -205,7 +205,7 @@ async def _until(pred: Any, timeout: float, what: str) -> Any:
 
 async def test_dashboard_follows_the_simulated_vehicle(tmp_path: Path, browser: Any) -> None:
     from firmware_bridge.bridge import FlightBridge
-    from sim.flight_check import run_flight_check
+    from sim.flight_check import run_flight_check, say_as_events
     from firmware_bridge.settings import BridgeConfig, LinkConfig, StreamerConfig
     from sim.vehicle import SimVehicleProcess
 
@@ -242,7 +242,7 @@ async def test_dashboard_follows_the_simulated_vehicle(tmp_path: Path, browser: 
                         feeder = asyncio.create_task(feed())
                         try:
                             check = asyncio.create_task(run_flight_check(
-                                bridge, altitude_m=6.0, square_m=8.0, say=lambda line: pub.event("flight_check", line)))
+                                bridge, altitude_m=6.0, square_m=8.0, say=say_as_events(pub)))
                             await _until(lambda: "arm+takeoff" in browser.find_element("id", "events").text, 60,
                                          "the takeoff event")
                             await _until(lambda: "OFFBOARD" in browser.find_element("id", "vehicle-table").text, 30,

@@ -43,7 +43,7 @@ def hostile_frames(n: int, seed: int = 3) -> tuple[list[bytes], Counter]:
         ("malformed", lambda: msgpack.packb(rng.choice([[1, 2], 7, "state", None, 1.5, b"\x00"]))),
         ("malformed", lambda: b"\x91" * rng.randint(2000, 4000)),                    # nesting bomb
         ("malformed", lambda: msgpack.packb({1: 2, "v": 1})),                        # non-string key
-        ("wrong_version", lambda: msgpack.packb(_env(v=rng.choice([0, 1, 3, 99, "2", None, 2.0, True])))),
+        ("wrong_version", lambda: msgpack.packb(_env(v=rng.choice([0, 1, 2, 4, 99, "3", None, 3.0, True])))),
         ("wrong_version", lambda: msgpack.packb({k: v for k, v in _env().items() if k != "v"})),
         ("oversized", lambda: rng.randbytes(MAX_FRAME + rng.randint(1, 4000))),
         ("oversized", lambda: encode("uav-f", 9, "map", {"png": b"\x89PNG" + bytes(MAX_FRAME)}, stream=STREAM)),

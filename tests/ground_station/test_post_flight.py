@@ -10,6 +10,7 @@ import pytest
 from ground_station import service
 from ground_station.flight_log import FlightLog
 from ground_station.post_flight import PostFlightWatcher, analyse, bundle_name
+from contract.payloads.plan_refined import RefinedPlan
 from contract.bundle import read_bundle
 from onboard.memory.bundle import import_bundle
 from contract.records import (NAVIGATE_EXPERIENCE, STRATEGIC_PLAN, TASK_EXPERIENCE, NavigateExperience,
@@ -52,7 +53,7 @@ def test_key_step_is_the_decision_before_the_largest_increase() -> None:
     assert json.loads(d.refined_action) == {"at_step": 5, "avoid": None, "prefer": "forward"}
     assert a.plan.task_instruction == "find the kiosk" and a.plan.status == "success"
     assert json.loads(a.plan.master_plan) == PLAN.body()
-    assert a.plan.plan_refined == a.plan.master_plan
+    assert RefinedPlan.from_text(a.plan.plan_refined) == RefinedPlan(plan=json.loads(a.plan.master_plan))
     assert a.task.task_goal == "the red kiosk (Strategy: navigate)"
     assert analyse(flight(), vehicle_id="v", start_seq=1) == a           # deterministic
 

@@ -143,8 +143,7 @@ def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ce
         plan_calls = [c for c in calls if c == "hang"]
         assert calls[0] == "hang" and 1 <= len(plan_calls) <= outcome.steps, calls
         assert calls.count("analysis") <= 1 and ("analysis" not in calls or calls[-1] == "analysis"), calls
-        analysis = [m["payload"]["detail"] for m in msgs if m["type"] == "event"
-                    and m["payload"].get("kind") == "mission_analysis"]
+        analysis = [m["payload"] for m in msgs if m["type"] == "mission_analysis"]
         assert len(analysis) == 1 and analysis[0]["source"] in ("rule", "fallback"), analysis
         assert plans and plans[0]["source"] == "geometric" and plans[0]["llm"]["source"] == "pending", plans
         assert plans[-1]["source"] == "llm-fallback", plans  # published again when the answer failed
