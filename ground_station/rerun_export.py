@@ -36,14 +36,14 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from contract.messages import (AgentStep, Detection, Detections, Event, FlightEnd, FlightStart, MapImage,
-                               PayloadError, Plan, Pose, State, decode_payload)
+                               MissionAnalysisReport, PayloadError, Plan, Pose, State, decode_payload)
 from ground_station.dashboard.items import json_safe
 from ground_station.dashboard.log_reader import open_reader
 from ground_station.flight_log import Flight, FlightLog
 from ground_station.home_frame import enu_from_home, finite, home_offset_ne
 
 # Event kinds shown as warnings in the viewer's text log.
-_WARN_EVENTS = frozenset({"failsafe", "command_refused", "payload_refused", "pattern_stuck", "pattern_ababa"})
+_WARN_EVENTS = frozenset({"failsafe", "command_refused", "payload_refused", "pattern_stuck"})
 _VEHICLE_RGB = (79, 179, 255)
 _AGENT_RGB = (255, 160, 60)
 _DETECTION_RGB = (230, 60, 90)
@@ -155,7 +155,7 @@ class _FlightRecorder:
         handlers: dict[type, Callable[[Any], bool]] = {
             FlightStart: self._on_flight_start, FlightEnd: self._on_flight_end, State: self._on_state,
             Event: self._on_event, Plan: self._on_plan, AgentStep: self._on_agent_step,
-            Detections: self._on_detections, MapImage: self._on_map}
+            Detections: self._on_detections, MapImage: self._on_map, MissionAnalysisReport: self._on_analysis}
         if not handlers[type(payload)](payload):
             self.malformed[msg_type] += 1
 
@@ -217,6 +217,10 @@ class _FlightRecorder:
     def _on_event(self, event: Event) -> bool:
         self._text("log/events", f"{event.kind}: {_as_text(event.detail)}",
                    "WARN" if event.kind in _WARN_EVENTS else "INFO")
+        return True
+
+    def _on_analysis(self, report: MissionAnalysisReport) -> bool:
+        self._text("log/analysis", f"{report.source} {report.status}, key step {report.key_timestep}: {report.text}")
         return True
 
     def _on_plan(self, plan: Plan) -> bool:

@@ -89,6 +89,8 @@ function derive(items) {
       switch (it.type) {
         case "state": d.state = it; if (isXY(it.pos)) d.path.push(it.pos); if (isXY(it.shift)) d.shift = it.shift; break;
         case "event": d.events.push(it); break;
+        // the vehicle's own analysis is a message of its own; the events panel lists it with the events
+        case "mission_analysis": d.events.push({ ...it, payload: { kind: "mission_analysis", detail: p } }); break;
         case "agent_step": d.step = p; if (p.anchor_graph) d.graph = p.anchor_graph; break;
         case "detections": d.detections = Array.isArray(p) ? p : (Array.isArray(p.detections) ? p.detections : []); break;
         case "plan": d.plan = p; if (p.anchor_graph) d.graph = p.anchor_graph; break;
