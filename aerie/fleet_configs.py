@@ -72,7 +72,7 @@ def vehicle_configs(n: int, out: Path, keys: Any, *, px4_port: int = PX4_OFFBOAR
 
 def task_plan(n: int, tasks: list[str]) -> list[tuple[Any, tuple[float, float, float]]]:
     """(task, home) per member: at its task's start, kept 25 m from the others' as the simulated fleet's."""
-    from contract.geodesy import GeoPoint
+    from common.geodesy import GeoPoint
     from sim.fleet_rig import fleet_homes
     from sim.flight_rig import load_task
     from sim.world.cache import load_world
@@ -158,7 +158,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--world", default=None, help="the world feed's endpoint (default: supervisor.world_endpoint's)")
     p.add_argument("--dashboard-port", type=int, default=DASHBOARD_PORT, help="the ground's dashboard port")
     args = p.parse_args(argv)
-    from contract.typed_config import ConfigError
+    from common.typed_config import ConfigError
 
     tasks = [t for t in args.tasks.split(",") if t]
     try:

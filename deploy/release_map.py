@@ -30,7 +30,7 @@ from deploy.release import ReleaseError, sha256_file
 
 
 def _build_params(section: dict):
-    from contract.typed_config import ConfigError, build
+    from common.typed_config import ConfigError, build
     from onboard.map.build_params import BuildParams
 
     try:

@@ -25,7 +25,7 @@ from dataclasses import replace
 from collections.abc import Iterable
 from typing import Any
 
-from contract.geodesy import GeoPoint
+from common.geodesy import GeoPoint
 from firmware_bridge.commands import CommandError, CommandResult, Commands
 from firmware_bridge.connection import HealthTimeout, Link, open_link
 from firmware_bridge.errors import BridgeError

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from contract.geodesy import geo_from_ned, ned_from_geo
+from common.geodesy import geo_from_ned, ned_from_geo
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.intents import GlobalTarget, PositionNed
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation

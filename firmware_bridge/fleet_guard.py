@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from contract.geodesy import ned_from_geo
+from common.geodesy import ned_from_geo
 from firmware_bridge.fleet_picture import FleetPicture, TrafficReport
 from firmware_bridge.intents import Intent, PositionNed
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation

@@ -11,7 +11,7 @@ import contextlib
 import math
 import time
 
-from contract.geodesy import ned_from_geo
+from common.geodesy import ned_from_geo
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError

@@ -1,6 +1,6 @@
 """Plane geometry of the geofence, in the local north/east metres of home.
 
-The fence polygon is projected once into the home frame (contract.geodesy),
+The fence polygon is projected once into the home frame (common.geodesy),
 so the envelope's inside/outside tests and its clamping are plain 2-D
 arithmetic, simple enough to be obviously right.
 """

@@ -19,7 +19,7 @@ import logging
 import math
 from dataclasses import dataclass, replace
 
-from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
+from common.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.intents import GlobalTarget, PositionNed, VelocityNed
 from firmware_bridge.polygon import closest_point_on_polygon, point_in_polygon

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from contract.geodesy import ned_from_geo
+from common.geodesy import ned_from_geo
 from firmware_bridge.commands import CommandError, CommandResult, result_from_mavsdk
 from firmware_bridge.intents import Intent, PositionNed, VelocityNed
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation, Verdict

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from contract.typed_config import ranged
+from common.typed_config import ranged
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ so they need one frame. The agent reasons in metres east/north of take-off
 may sit elsewhere, together with home in that same frame, so the difference is
 the position from home. Without a valid local position (no EKF origin yet, or
 a log from a vehicle that only reports GPS) lat/lon are projected around home
-with the autopilot's own projection (:mod:`contract.geodesy`), so both paths
+with the autopilot's own projection (:mod:`common.geodesy`), so both paths
 put the vehicle in the same place.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from contract.geodesy import GeoPoint, ned_from_geo
+from common.geodesy import GeoPoint, ned_from_geo
 from contract.messages import State
 
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 def _load_config(prog: str, path: str) -> "tuple[GroundConfig, Path] | None":
     """The ground config and its base directory, or None after saying why on stderr."""
     from ground_station.settings import load_ground_config
-    from contract.typed_config import ConfigError
+    from common.typed_config import ConfigError
 
     try:
         return load_ground_config(path)
@@ -209,7 +209,7 @@ def main(argv: list[str]) -> int:
         return export_rrd_main(argv[1:])
     from ground_station.ingest import GroundStation, IngestError
     from ground_station.lesson_courier import LessonCourier
-    from contract.log_setup import LoggingConfig, configure_logging
+    from common.log_setup import LoggingConfig, configure_logging
 
     parser = argparse.ArgumentParser(prog="aerie ground", description="Run the ground station")
     parser.add_argument("--config", required=True, help="ground-station YAML file")

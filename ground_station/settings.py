@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contract.typed_config import ConfigError, load_file, ranged
+from common.typed_config import ConfigError, load_file, ranged
 
 
 @dataclass(frozen=True)

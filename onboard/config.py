@@ -2,7 +2,7 @@
 
 Each package owns the dataclass of its own section; this module composes
 them and is the only place that reads the file. Unknown keys are errors that
-name the key and the file (see :mod:`contract.typed_config`).
+name the key and the file (see :mod:`common.typed_config`).
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import yaml
 from firmware_bridge.settings import BridgeConfig, FleetConfig, LinkConfig, SafetyConfig, StreamerConfig
 from onboard.agent.settings import AgentConfig
 from onboard.inference.settings import InferenceConfig
-from contract.log_setup import LoggingConfig
+from common.log_setup import LoggingConfig
 from onboard.map.settings import MapConfig
 from onboard.fleet.settings import FleetChannelConfig
 from onboard.memory.settings import MemoryConfig
 from onboard.supervisor.settings import SupervisorConfig
 from onboard.telemetry.settings import TelemetryConfig
-from contract.typed_config import ConfigError, load_file, to_dict
+from common.typed_config import ConfigError, load_file, to_dict
 
 
 

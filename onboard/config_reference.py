@@ -2,7 +2,7 @@
 
 Every key, its type, default and range come from the :class:`~onboard.config.AerieConfig`
 dataclass tree itself (the range is the one the loader enforces,
-:func:`contract.typed_config.value_range`); its meaning is the comment above the
+:func:`common.typed_config.value_range`); its meaning is the comment above the
 field in the dataclass source, or else above the key in the repository's
 ``config.yaml`` (:mod:`onboard.field_comments`). A new field therefore appears in
 the reference the moment it exists, and a test compares docs/CONFIGURATION.md's
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 from onboard.field_comments import dataclass_comments, yaml_file_comments
-from contract.typed_config import to_dict, value_range
+from common.typed_config import to_dict, value_range
 
 START_MARKER = "<!-- config-reference:start -->"
 END_MARKER = "<!-- config-reference:end -->"
@@ -76,7 +76,7 @@ def _is_numeric(tp: Any) -> bool:
 
 
 def accepted_range(f: dataclasses.Field, tp: Any) -> str:
-    """What :func:`contract.typed_config.build` accepts for field ``f`` of type ``tp`` beyond its type."""
+    """What :func:`common.typed_config.build` accepts for field ``f`` of type ``tp`` beyond its type."""
     if _is_numeric(tp):
         lo, hi = value_range(f)
         return f"{_number(lo)} .. {_number(hi)}"

@@ -52,7 +52,7 @@ class Check:
 def check_config(config_path: str | None) -> tuple[Check, Any]:
     """Load the config; return the check and the config (None when it failed)."""
     from onboard.config import load_config
-    from contract.typed_config import ConfigError
+    from common.typed_config import ConfigError
 
     try:
         cfg = load_config(config_path)

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from contract.geodesy import GeoPoint, geo_from_ned
+from common.geodesy import GeoPoint, geo_from_ned
 from contract.messages import (AgentStep, Anchor, AnchorGraph, Detection, Detections, FlightStart, MapImage, Place,
                                Plan, PlanStep, Pose, SearchRegion, State)
 

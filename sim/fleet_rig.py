@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
+from common.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from onboard.fleet.members import fleet_keys, member_config
 from sim.supervisor_rig import REPO_ROOT, FlyProcess, ground_config, vehicle_config, write_yaml
 

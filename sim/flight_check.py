@@ -15,8 +15,8 @@ import sys
 import time
 from typing import Callable
 
-from contract.geodesy import geo_from_ned
-from contract.log_setup import LoggingConfig, configure_logging
+from common.geodesy import geo_from_ned
+from common.log_setup import LoggingConfig, configure_logging
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.intents import GlobalTarget, PositionNed, VelocityNed

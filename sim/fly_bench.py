@@ -55,7 +55,7 @@ def fly_one(task_id: str, planner: str, camera: str, noise: str, workdir: Path, 
     import yaml
 
     from onboard.config import AerieConfig
-    from contract.typed_config import to_dict
+    from common.typed_config import to_dict
     from sim.flight_rig import start_rig
 
     with start_rig(task_id, world=world, noise=noise, **({"tasks_path": task_file} if task_file else {})) as rig:

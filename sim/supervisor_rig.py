@@ -25,7 +25,7 @@ def write_yaml(obj: Any, path: Path) -> Path:
     """A typed config (or mission) as the YAML its loader reads back."""
     import yaml
 
-    from contract.typed_config import to_dict
+    from common.typed_config import to_dict
 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(to_dict(obj), sort_keys=False), encoding="utf-8")
@@ -36,7 +36,7 @@ def vehicle_config(rig: Any, data_dir: Path, *, secret_key: Path, authorized_dir
                    vehicle_id: str = "aerie-1", base: Any = None, ports: Sequence[int] | None = None) -> Any:
     """``base`` (default: the shipped defaults) pointed at ``rig``, telemetry with CurveZMQ and these keys
     (on ``ports``, the three telemetry ports, when given)."""
-    from contract.log_setup import LoggingConfig
+    from common.log_setup import LoggingConfig
     from onboard.config import AerieConfig
 
     cfg = rig.config(base or AerieConfig(), data_dir, curve=True, ports=ports)

@@ -39,7 +39,7 @@ import numpy as np
 
 from contract.fleet_discovery import MAX_ITEMS
 from contract.fleet_frame import pack, unpack
-from contract.geodesy import GeoPoint, geo_from_ned
+from common.geodesy import GeoPoint, geo_from_ned
 from onboard.fleet.findings import FleetFindings
 from sim.benchmark.aerie_agents import BenchAgent, make_aerie_agent
 from sim.benchmark.episode import KinematicMover, run_episode

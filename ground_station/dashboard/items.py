@@ -25,7 +25,7 @@ from typing import Any
 
 from collections import Counter
 
-from contract.geodesy import GeoPoint, ned_from_geo
+from common.geodesy import GeoPoint, ned_from_geo
 from contract.messages import PayloadError, State, decode_payload
 
 log = logging.getLogger("aerie.ground.dashboard")
@@ -54,7 +54,7 @@ def local_position(state: State, origin: tuple[float, float] | None) -> list[flo
     """``[east, north]`` metres: the local NED position if valid, else lat/lon relative to ``origin``.
 
     ``origin`` is (lat, lon) of home or of the flight's first fix, projected
-    like the autopilot's own local frame (:mod:`contract.geodesy`).
+    like the autopilot's own local frame (:mod:`common.geodesy`).
     """
     north, east = state.north_m, state.east_m
     if _finite(north, east):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contract.typed_config import ranged
+from common.typed_config import ranged
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """How a map's corridors are built from an extract: the parameters a map file records.
 
 One frozen dataclass serves as the `map.build` config section (range-checked
-by `contract.typed_config`) and as the header's record of how a map file was
+by `common.typed_config`) and as the header's record of how a map file was
 made, so `aerie map info` shows exactly what `aerie map build` used and two
 maps built differently from the same extract can be told apart.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contract.typed_config import ranged
+from common.typed_config import ranged
 from onboard.map.corridors import MIN_SPACING_M, SAMPLE_M
 from onboard.map.osm_extract import NETWORK_TYPES
 

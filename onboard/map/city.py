@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from contract.geodesy import GeoPoint
+from common.geodesy import GeoPoint
 from onboard.agent.text_fold import fold
 
 # Storey height used to turn `building:levels` into metres, plus a roof allowance

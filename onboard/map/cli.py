@@ -40,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from contract.typed_config import ConfigError
+    from common.typed_config import ConfigError
     from onboard.config import load_config
     from onboard.map.map_file import MapFileError
     from onboard.map.settings import default_map_path

@@ -3,7 +3,7 @@
 The one copy: the map's corridor moves, the agent's own frame, perception's
 geo-instruction and the simulator all name directions with these, so an "NE"
 means the same sector everywhere. The lat/lon <-> metres conversion itself is
-`contract.geodesy` (PX4's local projection, shared by every process); this is
+`common.geodesy` (PX4's local projection, shared by every process); this is
 only how directions of vectors already in metres are named.
 """
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
+from common.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from onboard.map.city import StreetEdge
 from onboard.map.compass import bearing_deg, compass8
 

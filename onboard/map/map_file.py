@@ -44,8 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from contract.geodesy import GeoPoint
-from contract.typed_config import ConfigError, build
+from common.geodesy import GeoPoint
+from common.typed_config import ConfigError, build
 from onboard.map.build_params import BuildParams
 from onboard.map.city import Building, Poi
 from onboard.map.corridors import StreetGraph

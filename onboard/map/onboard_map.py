@@ -9,7 +9,7 @@ which build parameters made the map, so a map and the world it claims to
 describe can be checked against each other.
 
 Positions are metres east/north of `origin` (the map's ENU frame); the one
-conversion to and from lat/lon is `contract.geodesy`, the same as PX4's, so a
+conversion to and from lat/lon is `common.geodesy`, the same as PX4's, so a
 position the autopilot reports lands on the map where the autopilot means it.
 """
 
@@ -20,7 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
-from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
+from common.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from onboard.map.build_params import BuildParams
 from onboard.map.city import Building, Poi, named_landmarks
 from onboard.map.corridors import StreetGraph

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from contract.geodesy import GeoPoint, ned_from_geo
+from common.geodesy import GeoPoint, ned_from_geo
 from onboard.agent.text_fold import fold
 from onboard.map.city import (
     DEFAULT_BUILDING_HEIGHT_M,

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contract.typed_config import ranged
+from common.typed_config import ranged
 from onboard.map.build_params import BuildParams
 
 DEFAULT_MAP_NAME = "map.aeriemap"

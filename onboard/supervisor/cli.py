@@ -66,9 +66,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     from onboard.config import load_config
-    from contract.log_setup import configure_logging
+    from common.log_setup import configure_logging
     from onboard.supervisor.mission import Mission, load_mission
-    from contract.typed_config import ConfigError
+    from common.typed_config import ConfigError
 
     try:
         cfg = load_config(args.config)

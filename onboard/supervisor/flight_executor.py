@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from contract.geodesy import ned_from_geo
+from common.geodesy import ned_from_geo
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError

@@ -13,7 +13,7 @@ and ``-``, not starting with a dot, at most 80 characters. Anything else
 rewritten, so what the operator sees is what the files are called.
 
 A mission file is read through the one bounded parser of outside YAML
-(``contract/untrusted_yaml.py``, with a mission's smaller limits) and never
+(``common/untrusted_yaml.py``, with a mission's smaller limits) and never
 through a symbolic link: a link dropped into the queue would otherwise have
 the service read, and echo into its outcome, a file the operator never wrote.
 """
@@ -26,8 +26,8 @@ from pathlib import Path
 
 from firmware_bridge.settings import GeofenceConfig
 from contract.quoting import short
-from contract.typed_config import load_file
-from contract.untrusted_yaml import MISSION_LIMITS
+from common.typed_config import load_file
+from common.untrusted_yaml import MISSION_LIMITS
 
 # A name that is one safe path component on every filesystem Aerie writes to.
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9 ._-]{0,79}")

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from contract.typed_config import ranged
+from common.typed_config import ranged
 
 
 @dataclass(frozen=True)

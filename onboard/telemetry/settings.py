@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from contract.typed_config import ranged
+from common.typed_config import ranged
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,7 @@ def load_map_file(path: str, world) -> BenchMap:
     A map of another area or another extract is not refused here: what it lacks (landmarks, corridors
     where the episodes fly) shows in the results, as it would in flight. A damaged or foreign file is.
     """
-    from contract.geodesy import ned_from_geo
+    from common.geodesy import ned_from_geo
     from onboard.map.map_file import MapFileError, load_map
 
     try:

@@ -47,7 +47,7 @@ from typing import Protocol
 
 import numpy as np
 
-from contract.geodesy import ned_from_geo
+from common.geodesy import ned_from_geo
 from firmware_bridge.settings import SafetyConfig
 from sim.benchmark import metrics
 from sim.benchmark.agent_api import Agent

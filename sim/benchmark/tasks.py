@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from contract.geodesy import ned_from_geo
+from common.geodesy import ned_from_geo
 from sim.world.world import World
 
 SCHEMA_VERSION = 1

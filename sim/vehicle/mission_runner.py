@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from contract.geodesy import ned_from_geo
+from common.geodesy import ned_from_geo
 
 from . import flight_tasks
 from . import navigation as nav

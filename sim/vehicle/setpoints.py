@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from contract.geodesy import GeoPoint, ned_from_geo
+from common.geodesy import GeoPoint, ned_from_geo
 
 
 # SET_POSITION_TARGET type_mask bits (POSITION_TARGET_TYPEMASK)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from contract.geodesy import geo_from_ned
+from common.geodesy import geo_from_ned
 
 from .commander import Commander
 from .mavlink_ext import mission_current

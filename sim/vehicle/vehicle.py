@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from contract.geodesy import GeoPoint
+from common.geodesy import GeoPoint
 from contract.sim_control import SimControl, SimControlReply
 from contract.sim_control import replies as control_replies
 from contract.sim_control import requests as control_requests

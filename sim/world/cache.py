@@ -22,7 +22,7 @@ from pathlib import Path
 from sim.world.world import World
 
 # Bump when the city parsing, projection, graph construction or visibility rules change
-# (3: contract.geodesy, PX4's sphere, replaced the WGS84 tangent plane;
+# (3: common.geodesy, PX4's sphere, replaced the WGS84 tangent plane;
 # 4: the world is built from the onboard map, onboard.map; 5: buildings carry their OSM aliases).
 WORLD_VERSION = 5
 

@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     endpoint = ""
     if args.cmd == "serve":  # a bad config is said before the world loads
-        from contract.typed_config import ConfigError
+        from common.typed_config import ConfigError
 
         try:
             endpoint = _serve_endpoint(args)

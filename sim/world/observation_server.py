@@ -57,7 +57,7 @@ import numpy as np
 import zmq
 
 from contract.bounded_socket import bounded_socket
-from contract.geodesy import ned_from_geo
+from common.geodesy import ned_from_geo
 from contract.payloads.base import Payload
 from contract.world_feed import (MAX_REQUEST_BYTES, REPLIES, REQUESTS, FeedError, GazetteerReply, GazetteerRequest,
                                  Move, Observation, ObserveRequest, Sighting)

@@ -48,7 +48,7 @@ def test_goal_name_must_be_named_in_full_outside_landmarks():
 def test_public_tasks_read_to_their_goal_and_name_it():
     import numpy as np
 
-    from contract.geodesy import ned_from_geo
+    from common.geodesy import ned_from_geo
     from sim.benchmark.describe import MAX_ESTIMATE_ERROR
     from sim.benchmark.understand import estimate_goal, parse_relations
     from sim.world.cache import load_world

@@ -7,7 +7,7 @@ import pytest
 
 from onboard.agent.agent import GraphAgent
 from onboard.agent.settings import AgentConfig
-from contract.typed_config import ConfigError, build, to_dict
+from common.typed_config import ConfigError, build, to_dict
 from tests.agent.toy_city import ToyCity
 
 

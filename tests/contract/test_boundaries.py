@@ -1,6 +1,7 @@
 """Which package may import which: the process boundaries, checked on the source.
 
 ``contract`` is what crosses between processes and depends on none of them;
+``common`` (config loading, logging, geodesy) sits above it and below them;
 ``firmware_bridge`` sits below every model and imports no agent or simulator;
 ``onboard`` never imports the simulator or the ground station. Imports inside
 functions count: a lazy import crosses the boundary as surely as a top-level one.
@@ -21,7 +22,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 FORBIDDEN = {
-    "contract": {"onboard", "ground_station", "sim", "firmware_bridge", "aerie"},
+    "contract": {"common", "onboard", "ground_station", "sim", "firmware_bridge", "aerie", "deploy"},
+    "common": {"onboard", "ground_station", "sim", "firmware_bridge", "aerie", "deploy"},
     "firmware_bridge": {"onboard", "sim", "ground_station", "aerie"},
     "onboard": {"sim", "ground_station"},
     "ground_station": {"onboard", "sim", "firmware_bridge", "aerie"},

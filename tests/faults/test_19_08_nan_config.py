@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from contract.typed_config import ConfigError
+from common.typed_config import ConfigError
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
-from contract.geodesy import GeoPoint, geo_from_ned
+from common.geodesy import GeoPoint, geo_from_ned
 from firmware_bridge.intents import GlobalTarget, PositionNed, VelocityNed
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation
 from firmware_bridge.settings import BridgeConfig, GeofenceConfig, LinkConfig, SafetyConfig

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from contract.typed_config import ConfigError
+from common.typed_config import ConfigError
 from onboard.supervisor.mission import Mission, load_mission
 from onboard.supervisor.mission_queue import MissionQueue, outcome_path
 from onboard.supervisor.supervisor import results_folder

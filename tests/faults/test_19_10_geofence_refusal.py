@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from contract.log_setup import LoggingConfig
+from common.log_setup import LoggingConfig
 from onboard.config import AerieConfig
 from sim.flight_rig import start_rig
 from tests.supervisor.flightkit import world, write_config

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from contract.typed_config import ConfigError
+from common.typed_config import ConfigError
 from onboard.config import AerieConfig
 from onboard.supervisor.mission import load_mission
 from onboard.supervisor.mission_queue import MissionQueue, outcome_path

@@ -3,7 +3,7 @@
 The ConfigError embedded ``repr`` of the alias-expanded tree (351 MB of text
 in the outcome JSON and on `aerie config`'s stderr, the event loop blocked
 11 s), and a 100 MB mission file was read and parsed whole. Now the one
-parser (contract/untrusted_yaml.py) refuses a file larger than its limit
+parser (common/untrusted_yaml.py) refuses a file larger than its limit
 before reading it, counts an alias as everything it stands for as each node
 is composed (so the refusal comes after a bounded number of nodes, whatever
 the nesting), and every error message is clipped. Bounds are measured here
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from contract import untrusted_yaml
-from contract.typed_config import ConfigError
+from common import untrusted_yaml
+from common.typed_config import ConfigError
 from onboard.config import load_config
 from onboard.supervisor.mission import load_mission
 from onboard.supervisor.mission_queue import MissionQueue, outcome_path

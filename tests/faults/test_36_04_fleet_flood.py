@@ -21,8 +21,8 @@ from contract.bounded_socket import bounded_socket
 from contract.fleet_discovery import MAX_ITEMS, FleetDiscovery, LandmarkFinding, LookedFrom, SignRead
 from contract.fleet_frame import pack
 from contract.fleet_report import FleetReport
-from contract.geodesy import GeoPoint
-from contract.typed_config import ConfigError, build
+from common.geodesy import GeoPoint
+from common.typed_config import ConfigError, build
 from onboard.fleet.channel import FleetChannel
 from onboard.fleet.findings import FleetFindings
 from onboard.fleet.settings import FleetChannelConfig, FleetPeer

@@ -16,7 +16,7 @@ import zmq
 from contract.bounded_socket import bounded_socket
 from contract.fleet_discovery import FleetDiscovery, LandmarkFinding, LookedFrom, SignRead
 from contract.fleet_frame import pack
-from contract.geodesy import GeoPoint
+from common.geodesy import GeoPoint
 from onboard.fleet.channel import FleetChannel
 from onboard.fleet.findings import FleetFindings
 from onboard.fleet.settings import FleetChannelConfig, FleetPeer

@@ -4,7 +4,7 @@
 the standby service hung before READY ignoring SIGTERM, journaled nothing,
 spun a core (`mission_poll_s: 0`) or died with an error naming no key. Every
 number in the sections below now declares the range that makes sense for it
-(`ranged()` in its dataclass, checked at load by contract/typed_config.py:
+(`ranged()` in its dataclass, checked at load by common/typed_config.py:
 NaN fails, and a zero where zero breaks the service is outside the range),
 refused with the key's name, by the loader and by `aerie config` as a process.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from contract.typed_config import RANGE, ConfigError
+from common.typed_config import RANGE, ConfigError
 from onboard.config import AerieConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[2]

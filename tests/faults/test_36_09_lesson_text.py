@@ -69,7 +69,7 @@ def test_the_bound_is_the_configured_one(tmp_path: Path, embedder) -> None:
 
 
 def test_the_bound_is_range_checked_in_the_config(tmp_path: Path) -> None:
-    from contract.typed_config import ConfigError, build
+    from common.typed_config import ConfigError, build
 
     for bad in (0, -1, float("nan"), 10**9):
         with pytest.raises(ConfigError, match="lesson_text_max_chars"):

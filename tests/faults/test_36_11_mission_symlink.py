@@ -3,7 +3,7 @@
 A link in the queue to any file the service could read was opened through,
 and its lines came back in a world-readable `failed/...outcome.json` as
 "unknown keys". Mission files are now opened with O_NOFOLLOW
-(contract/untrusted_yaml.py `read_bytes`): a link is refused as a link,
+(common/untrusted_yaml.py `read_bytes`): a link is refused as a link,
 whatever it points to, moved to failed/ as the link itself, and nothing of
 its target is read. `aerie fly --mission` refuses one the same way.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from contract.typed_config import ConfigError
+from common.typed_config import ConfigError
 from onboard.supervisor.mission import load_mission
 from onboard.supervisor.mission_queue import MissionQueue, outcome_path
 

@@ -23,7 +23,7 @@ import zmq
 from contract.memory_sync import BundleDelivery, SyncRefusal, answers, deliveries
 from contract.bounded_socket import bounded_socket
 from contract.curve_keys import generate_keypair, make_server
-from contract.typed_config import ConfigError, build
+from common.typed_config import ConfigError, build
 from onboard.fleet.channel import REOPEN_MIN_INTERVAL_S, FleetChannel
 from onboard.fleet.settings import FleetChannelConfig, FleetPeer
 from onboard.telemetry.memory_sync import REPORT_BURST, MemorySyncServer

@@ -18,7 +18,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contract.typed_config import ConfigError
+from common.typed_config import ConfigError
 from onboard.config import AerieConfig, load_config
 from onboard.supervisor.mission import Mission, load_mission
 

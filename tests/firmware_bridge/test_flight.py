@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from contract.geodesy import geo_from_ned
+from common.geodesy import geo_from_ned
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from sim.flight_check import run_flight_check

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
+from common.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from firmware_bridge.intents import GlobalTarget, PositionNed, VelocityNed
 from firmware_bridge.polygon import point_in_polygon
 from firmware_bridge.safety_envelope import BatteryAction, SafetyEnvelope, SafetyViolation

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from contract.geodesy import GeoPoint, geo_from_ned
-from contract.typed_config import ConfigError
+from common.geodesy import GeoPoint, geo_from_ned
+from common.typed_config import ConfigError
 from firmware_bridge.fleet_guard import FleetGuard
 from firmware_bridge.fleet_picture import FleetPicture, TrafficReport
 from firmware_bridge.intents import PositionNed, VelocityNed

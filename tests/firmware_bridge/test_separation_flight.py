@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
+from common.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.fleet_picture import TrafficReport
 from firmware_bridge.intents import PositionNed

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from contract.curve_keys import load_public, load_secret
-from contract.typed_config import ConfigError
+from common.typed_config import ConfigError
 from firmware_bridge.fleet_picture import TrafficReport
 from ground_station.settings import load_ground_config
 from onboard.config import load_config

@@ -13,7 +13,7 @@ import pytest
 
 from contract.fleet_discovery import MAX_ITEMS, FleetDiscovery, LandmarkFinding, LookedFrom, SignRead
 from contract.fleet_frame import pack, unpack
-from contract.geodesy import GeoPoint, ned_from_geo
+from common.geodesy import GeoPoint, ned_from_geo
 from contract.payloads.base import PayloadError
 from firmware_bridge.fleet_picture import TrafficReport
 from onboard.agent.observation import SharedFindings, SharedLandmark

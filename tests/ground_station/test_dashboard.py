@@ -26,7 +26,7 @@ from ground_station.flight_log import FlightLog
 from ground_station.ingest import GroundStation
 from ground_station.settings import GroundConfig, VehicleLinkConfig
 from contract.envelope import decode, encode
-from contract.geodesy import GeoPoint
+from common.geodesy import GeoPoint
 from contract.messages import FlightStart, MapImage, State
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
@@ -199,7 +199,7 @@ def test_world_footprints_come_from_the_loader_once(tmp_path: Path) -> None:
 
 
 def test_the_city_comes_from_the_onboard_map_file_and_places_every_vehicle_on_it(tmp_path: Path) -> None:
-    from contract.geodesy import geo_from_ned
+    from common.geodesy import geo_from_ned
     from onboard.map.map_file import save_map
     from tests.map.tiny_map import tiny_map
 

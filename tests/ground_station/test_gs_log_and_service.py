@@ -13,7 +13,7 @@ from ground_station import service
 from ground_station.flight_log import FlightLog
 from ground_station.settings import load_ground_config
 from contract.envelope import decode, encode
-from contract.typed_config import ConfigError
+from common.typed_config import ConfigError
 
 STREAM = "5e1f00000000a11e"  # the vehicle journal's stream id these envelopes carry
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contract.geodesy import GeoPoint, ned_from_geo
+from common.geodesy import GeoPoint, ned_from_geo
 from contract.messages import State
 from firmware_bridge.vehicle_state import VehicleState
 from ground_station.home_frame import enu_from_home

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from contract.geodesy import GeoPoint, ned_from_geo
+from common.geodesy import GeoPoint, ned_from_geo
 from onboard.map.city import StreetEdge
 from onboard.map.compass import bearing_deg, compass8
 from onboard.map.corridors import MIN_SPACING_M, densify, discretise
@@ -18,7 +18,7 @@ def _line(u, v, a, b):
 
 
 def test_node_latlon_is_the_shared_projection_of_its_xy():
-    """The world is x east, y north; contract.geodesy speaks (north, east): the swap must be right."""
+    """The world is x east, y north; common.geodesy speaks (north, east): the swap must be right."""
     g = discretise([_line(0, 1, (0, 0), (300, 0)), _line(1, 2, (300, 0), (300, 500))], ORIGIN, "test")
     for i, (x, y) in enumerate(g.xy):
         north, east = ned_from_geo(ORIGIN, *g.latlon[i])

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contract.typed_config import ConfigError
+from common.typed_config import ConfigError
 from onboard.config import AerieConfig, load_config
 from onboard.map.build_params import BuildParams
 from onboard.map.corridors import MIN_SPACING_M, SAMPLE_M

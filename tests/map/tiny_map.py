@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from contract.geodesy import GeoPoint
+from common.geodesy import GeoPoint
 from onboard.map.build_params import BuildParams
 from onboard.map.city import Building, Poi
 from onboard.map.corridors import StreetGraph

@@ -12,7 +12,7 @@ from onboard.memory import cli
 from onboard.memory.experience_store import ExperienceStore
 from contract.records import NavigateExperience
 from onboard.memory.settings import MemoryConfig
-from contract.typed_config import build
+from common.typed_config import build
 
 REPO_CONFIG = Path(__file__).resolve().parents[2] / "config.yaml"
 
@@ -25,7 +25,7 @@ def test_shipped_memory_section_equals_the_defaults() -> None:
 def test_unknown_memory_key_is_an_error(tmp_path: Path) -> None:
     import pytest
 
-    from contract.typed_config import ConfigError
+    from common.typed_config import ConfigError
 
     cfg_file = tmp_path / "config.yaml"
     cfg_file.write_text("memory:\n  anchors:\n    stuck_windw: 3\n")

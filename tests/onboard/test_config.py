@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from onboard.config import AerieConfig, load_config
-from contract.typed_config import ConfigError
+from common.typed_config import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ from onboard.config import AerieConfig
 from onboard.config_reference import (END_MARKER, REFERENCE_DOC as GENERATOR_TARGET, START_MARKER, between_markers,
                                       reference_markdown, replace_between_markers, sections)
 from onboard.field_comments import dataclass_comments, yaml_comments
-from contract.typed_config import ConfigError, build, ranged, to_dict, value_range
+from common.typed_config import ConfigError, build, ranged, to_dict, value_range
 
 REPO = Path(__file__).resolve().parents[2]
 ROW = re.compile(r"^\| `(?P<key>[^`]+)` \| `(?P<type>[^`]+)` \| `(?P<default>[^`]*)` \| (?:`(?P<range>[^`]*)`|–) \| "

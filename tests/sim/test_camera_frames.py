@@ -19,7 +19,7 @@ def server():
 
 
 def _at(world, node, east_off=0.0):
-    from contract.geodesy import geo_from_ned
+    from common.geodesy import geo_from_ned
 
     x, y = world.graph.xy[node]
     return geo_from_ned(world.origin, float(y), float(x + east_off))

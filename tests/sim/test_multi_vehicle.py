@@ -2,7 +2,7 @@
 
 from _vehicle_testkit import RawGcs
 
-from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
+from common.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from sim.vehicle import DEFAULT_HOME, SimFleet
 from sim.vehicle.cli import build_parser, resolve_instance
 

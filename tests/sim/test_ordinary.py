@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contract.geodesy import ned_from_geo
+from common.geodesy import ned_from_geo
 from sim.benchmark.compass import DIRECTION_RE, direction_index
 from sim.benchmark.ordinary import HOP_BAND, generate_ordinary
 from sim.benchmark.phrasing import (FAMILY_NAMES, TruthRelation, distance_in_words, number_words, phrase,

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from contract.geodesy import ned_from_geo
+from common.geodesy import ned_from_geo
 from sim.benchmark.compass import DIRECTION_RE, direction_index, spellings
 from sim.benchmark.tasks import load_tasks
 from sim.benchmark.understand import estimate_goal, parse_relations

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from contract.geodesy import GeoPoint, geo_from_ned
+from common.geodesy import GeoPoint, geo_from_ned
 from sim.vehicle import px4_modes as pm
 from sim.vehicle.commander import ON_GROUND, Commander
 from sim.vehicle.setpoints import Setpoint

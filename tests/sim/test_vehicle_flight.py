@@ -16,7 +16,7 @@ from _vehicle_testkit import needs_trace
 
 from _vehicle_testkit import (MavsdkDrone, RawGcs, dedup, load_events, phase_window, trace_changes,
                               wait_for)
-from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
+from common.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from sim.vehicle import SimVehicleProcess
 
 

@@ -2,7 +2,7 @@
 
 import math
 
-from contract.geodesy import GeoPoint
+from common.geodesy import GeoPoint
 from sim.vehicle.commander import Commander
 from sim.vehicle.mission import MissionStore
 from sim.vehicle.params import ParamTable

@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from contract.geodesy import GeoPoint
-from contract.typed_config import ConfigError
+from common.geodesy import GeoPoint
+from common.typed_config import ConfigError
 from onboard.map.build_params import BuildParams
 from onboard.map.city import Building, Poi
 from onboard.map.corridors import StreetGraph

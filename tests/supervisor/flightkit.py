@@ -9,7 +9,7 @@ import yaml
 
 from ground_station.settings import GroundConfig, VehicleLinkConfig
 from onboard.config import AerieConfig
-from contract.typed_config import to_dict
+from common.typed_config import to_dict
 from tests.telemetry.linkkit import GroundThread
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from onboard.config import load_config
 from onboard.supervisor.settings import SupervisorConfig
-from contract.typed_config import ConfigError
+from common.typed_config import ConfigError
 
 
 def test_defaults_are_the_rendered_world_camera() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from contract.geodesy import GeoPoint
+from common.geodesy import GeoPoint
 from firmware_bridge.safety_envelope import SafetyEnvelope
 from firmware_bridge.settings import SafetyConfig
 from firmware_bridge.vehicle_state import VehicleState

@@ -6,7 +6,7 @@ import pytest
 
 from onboard.supervisor.mission import Mission, load_mission
 from onboard.supervisor.mission_queue import MissionQueue, outcome_path
-from contract.typed_config import ConfigError
+from common.typed_config import ConfigError
 
 
 def test_mission_file_and_errors(tmp_path):

@@ -24,7 +24,7 @@ from typing import Callable
 import msgpack
 import yaml
 
-from contract.log_setup import LoggingConfig
+from common.log_setup import LoggingConfig
 from onboard.config import AerieConfig
 from onboard.supervisor.mission_queue import MissionQueue, outcome_path
 from sim.flight_rig import start_rig

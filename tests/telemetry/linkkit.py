@@ -16,7 +16,7 @@ from ground_station.settings import GroundConfig, VehicleLinkConfig
 from contract.curve_keys import generate_link_keys
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
-from contract.typed_config import to_dict
+from common.typed_config import to_dict
 
 REPO = Path(__file__).resolve().parents[2]
 

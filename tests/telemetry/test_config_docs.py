@@ -9,7 +9,7 @@ import yaml
 
 from ground_station.settings import GroundConfig, load_ground_config
 from onboard.telemetry.settings import TelemetryConfig
-from contract.typed_config import build
+from common.typed_config import build
 
 REPO = Path(__file__).resolve().parents[2]
 

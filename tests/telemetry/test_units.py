@@ -22,7 +22,7 @@ from onboard.telemetry.journal import Journal, JournalError
 from contract.messages import AgentStep, Event, Pose, State, bridge_event_listener
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
-from contract.typed_config import ConfigError, build, to_dict
+from common.typed_config import ConfigError, build, to_dict
 from tests.telemetry.linkkit import vehicle_cfg
 
 STREAM = "5e1f00000000a11e"

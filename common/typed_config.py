@@ -97,10 +97,10 @@ def build(cls: type[T], data: Any, *, where: str = "", source: str | Path = "<co
 def load_file(cls: type[T], path: str | Path, *, limits: Any = None, follow_symlinks: bool = True) -> T:
     """Read a YAML (or JSON) file and build ``cls`` from it; every failure is a ConfigError naming the file.
 
-    The file goes through :mod:`contract.untrusted_yaml` (``limits``: its ``YamlLimits``, default those of
+    The file goes through :mod:`common.untrusted_yaml` (``limits``: its ``YamlLimits``, default those of
     a config file); ``follow_symlinks=False`` refuses a file that is a symbolic link.
     """
-    from contract import untrusted_yaml
+    from common import untrusted_yaml
 
     path = Path(path)
     data = untrusted_yaml.load(path, limits=limits or untrusted_yaml.CONFIG_LIMITS, follow_symlinks=follow_symlinks)

@@ -12,7 +12,7 @@ So every limit is checked before the cost it bounds: the size before a byte
 is parsed, the depth as each node is entered, and the expansion as each node
 is finished (an alias counts as everything it stands for; a scalar as one
 node per 64 characters). Every failure, whatever PyYAML or Python raised, is
-a :class:`~contract.typed_config.ConfigError` naming the file, with a message
+a :class:`~common.typed_config.ConfigError` naming the file, with a message
 of bounded length: the error the callers of the typed loaders already handle.
 """
 
@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from contract.quoting import clip, short
-from contract.typed_config import ConfigError
+from common.typed_config import ConfigError
 
 # A scalar costs one node per this many characters in the expansion count.
 _CHARS_PER_NODE = 64

@@ -2,7 +2,7 @@ import io
 import json
 import logging
 
-from contract.log_setup import LoggingConfig, configure_logging
+from common.log_setup import LoggingConfig, configure_logging
 
 
 def test_json_lines_to_file_and_text_to_terminal(tmp_path):

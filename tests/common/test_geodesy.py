@@ -33,7 +33,7 @@ from statistics import fmean
 import numpy as np
 import pytest
 
-from contract.geodesy import EARTH_RADIUS_M, GeoPoint, geo_from_ned, ned_from_geo
+from common.geodesy import EARTH_RADIUS_M, GeoPoint, geo_from_ned, ned_from_geo
 
 TRACE = Path(os.environ.get("AERIE_PX4_TRACE_DIR") or Path(__file__).resolve().parents[3] / "shared" / "px4-trace") \
     / "px4_sih_session.jsonl.gz"
