@@ -23,6 +23,7 @@ that scores it:
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable
@@ -76,8 +77,8 @@ async def unless_stopped(coro: Any, stop: asyncio.Event) -> tuple[bool, Any]:
 
 
 def _shown(altitude_m: float | None) -> float | str | None:
-    return altitude_m if altitude_m is None or altitude_m == altitude_m and abs(altitude_m) != float("inf") \
-        else str(altitude_m)
+    """An altitude as recorded: a non-finite one (NaN from a model) as its text, so the record stays valid JSON."""
+    return altitude_m if altitude_m is None or math.isfinite(altitude_m) else str(altitude_m)
 
 
 class MissionRunner:
