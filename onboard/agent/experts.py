@@ -47,7 +47,7 @@ from onboard.agent import branches
 from onboard.agent.agent_state import AgentState
 from onboard.agent.geometric_planner import choose_move, lookouts
 from onboard.agent.geometry import norm, offset
-from onboard.agent.observation import AgentAction
+from onboard.vocab.observation import AgentAction
 from onboard.agent.place_memory import visit_counts
 from onboard.agent.strategy_control import STUCK_WINDOW, would_ababa
 from onboard.inference.contracts import LocateOutput, NavigationDecisionOutput, SearchOutput

@@ -45,7 +45,7 @@ from onboard.agent.geometric_planner import make_plan
 from onboard.agent.geometry import norm, offset
 from onboard.agent.mission_analysis import rule_analysis, submit_analysis
 from onboard.agent.llm_planner import LLMPlan
-from onboard.agent.observation import AgentAction, AgentObservation
+from onboard.vocab.observation import AgentAction, AgentObservation
 from onboard.agent.strategy_control import classify_effect, is_stuck
 
 TAKEOFF = -1  # placeholder id of the take-off waypoint until a neighbour names it

@@ -66,7 +66,7 @@ from onboard.agent.experience_prior import RememberedFrame, frame_shift
 from onboard.agent.geometry import offset
 from onboard.agent.goal_description import GoalDescription
 from onboard.agent.goal_region import COMPASS_HALF_SECTOR_DEG, DISTANCE_BAND_SHARE, REGION_STEP_M, candidate_points
-from onboard.agent.observation import LandmarkSighting, SharedFindings
+from onboard.vocab.observation import LandmarkSighting, SharedFindings
 
 
 # Two readings of one name this close (m, a grid cell) are one sign (for what the fleet is told).

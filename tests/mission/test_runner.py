@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from onboard.agent.observation import AgentAction
+from onboard.vocab.observation import AgentAction
 from onboard.mission.legs import Leg, LegStatus
 from onboard.mission.record import MissionEnd
 from onboard.mission.runner import NO_WAYPOINT_LEFT, MissionLimits, MissionRunner

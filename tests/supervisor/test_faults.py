@@ -33,7 +33,7 @@ from dataclasses import replace
 import msgpack
 
 from onboard.agent.agent import GraphAgent
-from onboard.agent.observation import AgentAction
+from onboard.vocab.observation import AgentAction
 from onboard.config import AerieConfig
 from onboard.inference.inference_worker import ThreadWorker
 from onboard.inference.planner_model import PlannerModel
