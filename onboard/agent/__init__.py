@@ -24,8 +24,6 @@ target-estimate fusion), ``goal_description`` (description -> relations),
 ``place_memory`` (feeding `onboard.memory.anchor_graph`), ``current_state``
 (the `current_state` string), ``frame_log`` (`FrameLog`), ``geometry``.
 
-Exploration by two vehicles (no goal, most new ground): ``frontier_explorer``
-(the policy), ``exploration_view`` (own and peers' discoveries in the common
-GPS frame), ``discovery_wire`` (msgpack messages), ``discovery_share``
-(ZeroMQ PUB/SUB link between vehicles).
+Exploration by two vehicles, which only the simulator's benchmarks fly, is in
+`sim/exploration/`.
 """
