@@ -119,7 +119,7 @@ def frames_for(world, views: list[View], width: int, height: int, cfg_sup,
 
     import cv2
 
-    from onboard.inference.sign_frames import SignFrame
+    from sim.sign_frames import SignFrame
     from onboard.perception.camera_model import CameraIntrinsics, CameraPose
     from sim.world.render import Camera, ViewRenderer
 
@@ -150,7 +150,7 @@ def frames_for(world, views: list[View], width: int, height: int, cfg_sup,
 def bench_setting(world, views: list[View], setting: Setting, cfg, use_map: bool = False,
                   threads: int = 1) -> dict[str, object]:
     """Render the views for one setting and score the reader on them."""
-    from onboard.inference.reading_bench import evaluate_reading
+    from sim.reading_scores import evaluate_reading
     from onboard.perception.text_reader import open_text_reader
 
     frames, render_ms = frames_for(world, views, setting.width, setting.height, cfg.supervisor, setting.render)
