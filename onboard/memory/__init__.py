@@ -28,5 +28,5 @@ episodic sentences, semantic summary), ``anchor_graph`` +
 ``store_lock`` (the one-writer lock and transactions), ``flight_notes`` (reflections, episodic sentences, summaries), ``schema`` (versions, migrations, integrity), ``bundle`` (msgpack sync),
 ``embedder`` (MiniLM on ONNX Runtime), ``sqlite_vec_db`` (loading sqlite-vec),
 ``vector_cache`` + ``partition_vectors`` (the in-memory vectors and PQ prefilter search runs on),
-``cli`` and ``benchmark`` (the `aerie memory` and `aerie bench memory` commands).
+``cli`` (the `aerie memory` command; `aerie bench memory` is `sim/memory_bench.py`).
 """
