@@ -39,7 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("aerie.demo", "Fly a full simulated mission on the embedded defaults"),
     "fleet configs": ("aerie.fleet_configs", "Write member configs, keys, missions and homes for N PX4 SITL instances"),
     "fleet": ("aerie.fleet", "Fly N simulated vehicles with N supervisors, a fleet channel and one ground station"),
-    "config": ("onboard.config", "Print or check the configuration"),
+    "config": ("onboard.config_cli", "Print or check the configuration"),
     "status": ("onboard.status", "Health of this install and its supervisor (config, models, memory, live socket)"),
 }
 
