@@ -18,7 +18,7 @@ modules directly::
     graph = AnchorGraph(cfg.memory.anchors)
     graph.step("forward", scene_type="Hallway" if graph.should_observe_place() else None)
     graph.record_discovered_context(goal_flag=False, goal_scene_type="kitchen", why="cups live there")
-    prompt_part = graph.navigation_context()
+    prompt_part = render_navigation_context(graph)  # onboard.memory.navigation_context
 
 Modules: ``experience_store`` (collections, KNN, writer lock), ``records``
 (ReflectionNav collection records, content-hash ids), ``adaptive_retrieval``
