@@ -22,7 +22,7 @@ from onboard.map.corridors import Neighbour
 from onboard.mission.legs import Leg, LegStatus
 from onboard.mission.observed import MoveOption, WorldObservation
 from sim.benchmark.agent_api import Action, Observation
-from sim.benchmark.episode import look_seconds, vertical_seconds
+from sim.benchmark.kinematic import look_seconds, vertical_seconds
 from sim.world.perception import LandmarkSighting, OraclePerception, PoiSighting
 from sim.world.world import World
 

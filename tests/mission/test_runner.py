@@ -69,7 +69,7 @@ class Fenced:
 
 
 def _ports(public_task, **fence):
-    from sim.benchmark.episode import KinematicMover
+    from sim.benchmark.kinematic import KinematicMover
     from sim.benchmark.episode_ports import MoverPort, OracleSensor
     from sim.world.perception import OraclePerception
 
