@@ -252,7 +252,7 @@ def _placed(description, names, gazetteer=("Tower", "Mast")):
 
 
 def test_one_end_of_a_between_is_worth_a_look_up_for_the_other():
-    from onboard.agent.experts import between_end_missing
+    from onboard.agent.exploring import between_end_missing
 
     between = "Cafe Aalto is between Tower and Mast."
     assert between_end_missing(_placed(between, ["Tower"]))
@@ -265,7 +265,7 @@ def test_one_end_of_a_between_is_worth_a_look_up_for_the_other():
 
 
 def test_after_look_ups_in_vain_exploring_heads_past_what_they_covered():
-    from onboard.agent.experts import explore_target, frontier_target
+    from onboard.agent.exploring import explore_target, frontier_target
 
     state = _placed(DESCRIPTION, [])
     d = state.dynamic
