@@ -1,3 +1,4 @@
+# Over 400 lines: one parser: every phrasing it reads works on the same masked text and the same record of words already taken, so its clauses cannot be read apart.
 """Read the goal description ("about 300 m north-east of Kiasma") into relations to landmarks.
 
 The description is the agent's only knowledge of the goal. The arithmetic

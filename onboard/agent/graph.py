@@ -1,3 +1,4 @@
+# Over 400 lines: the graph's nodes and routers are one step's walk (the order below), read together; a node kept apart from its router hides the step.
 """The agent graph: nodes (`state -> update`), routers (`state -> next node`), and one step's walk.
 
 One call of `run_step` takes one observation and walks the graph until this

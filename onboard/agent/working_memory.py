@@ -1,3 +1,4 @@
+# Over 400 lines: one class, the working memory: fusing fixes, the map's priors, what was looked at and the estimate all read and change the same fixes, and apart each would reach into the others' state.
 """PReP working memory: where the target is, in the agent's own frame, fused from sightings.
 
 The agent does not know where landmarks are; it knows what it sees (bearing
