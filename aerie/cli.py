@@ -15,13 +15,13 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "sim vehicle": ("sim.vehicle.cli", "Run the PX4-like MAVLink vehicle simulator"),
     "bench link": ("sim.link_bench", "Setpoint-stream and command-latency benchmark"),
-    "bench memory": ("onboard.memory.benchmark", "sqlite-vec / numpy / faiss retrieval benchmark"),
-    "bench perception": ("onboard.inference.benchmark", "Per-model latency and wrapper overhead"),
+    "bench memory": ("sim.memory_bench", "sqlite-vec / numpy / faiss retrieval benchmark"),
+    "bench perception": ("sim.perception_bench", "Per-model latency and wrapper overhead"),
     "bench nav": ("sim.nav_bench", "Navigation benchmark on the Helsinki tasks"),
     "bench compare": ("sim.nav_compare", "Two navigation result files task by task: what changed"),
     "bench reading": ("sim.reading_bench", "Reading shop signs on the world's rendered views, per camera setting"),
     "bench instructions": ("sim.instructions_bench", "Reading descriptions: accuracy per phrasing family and reader"),
-    "bench telemetry": ("onboard.telemetry.benchmark", "ZeroMQ telemetry throughput and latency"),
+    "bench telemetry": ("sim.telemetry_bench", "ZeroMQ telemetry throughput and latency"),
     "bench explore": ("sim.explore_bench", "Exploration coverage: lock-step pairs, or N vehicle processes in real time (--processes)"),
     "bench fly": ("sim.fly_bench", "The supervisor (aerie fly) on Helsinki tasks: step time, peak memory, SR/SPL"),
     "bench fleet-channel": ("sim.fleet_channel_bench", "The fleet channel peer to peer vs through a relay: latency, delivery, CPU"),
@@ -39,7 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("aerie.demo", "Fly a full simulated mission on the embedded defaults"),
     "fleet configs": ("aerie.fleet_configs", "Write member configs, keys, missions and homes for N PX4 SITL instances"),
     "fleet": ("aerie.fleet", "Fly N simulated vehicles with N supervisors, a fleet channel and one ground station"),
-    "config": ("onboard.config", "Print or check the configuration"),
+    "config": ("onboard.config_cli", "Print or check the configuration"),
     "status": ("onboard.status", "Health of this install and its supervisor (config, models, memory, live socket)"),
 }
 

@@ -1,6 +1,6 @@
 """``exploration_discovery``: what one exploring vehicle tells its team on the vehicle-to-vehicle link.
 
-The team-exploration agents (``onboard/agent/discovery_share.py``) publish,
+The team-exploration agents (``sim/exploration/discovery_share.py``) publish,
 after each step, their news since the last message (or everything, when
 ``full``): the waypoints flown and the exits seen there, the POIs read, where
 the vehicle is and the frontier waypoint it claims. Positions are ``Fix``es in

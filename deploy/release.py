@@ -126,6 +126,37 @@ def deployed_config(source: dict, *, release_dir: str, prefix: str, map_file: st
     return cfg
 
 
+def local_model_files(manifest_path: Path, model_dir: Path) -> tuple[dict[str, str], list[str], list[str]]:
+    """``({file: sha256}, shipped names, absent names)`` for the local model dir: the files to ship.
+
+    Reads the manifest and the local ``checksums.yaml`` with plain YAML (the deploy side need not
+    import the runtime). A file whose sha256 differs from the pinned or recorded one stops the flash
+    before anything is copied.
+    """
+    manifest = yaml.safe_load(manifest_path.read_text(encoding="utf-8")) or {}
+    recorded = {}
+    if (model_dir / "checksums.yaml").exists():
+        recorded = yaml.safe_load((model_dir / "checksums.yaml").read_text(encoding="utf-8")) or {}
+    files: dict[str, str] = {}
+    shipped, absent = [], []
+    for name, entry in (manifest.get("models") or {}).items():
+        path = model_dir / entry["file"]
+        if not path.exists():
+            absent.append(name)
+            continue
+        digest = sha256_file(path)
+        expected = entry.get("sha256") or recorded.get(entry["file"])
+        if expected and expected != digest:
+            raise ReleaseError(f"model file {path} ({name}) sha256 {digest} != expected {expected}: "
+                               "refusing to flash a corrupted model")
+        files[entry["file"]] = digest
+        for companion in (entry.get("companions") or {}).values():
+            if (model_dir / companion).exists():
+                files[companion] = sha256_file(model_dir / companion)
+        shipped.append(name)
+    return files, shipped, absent
+
+
 def _link_or_copy(src: Path, dst: Path) -> None:
     src = src.resolve()
     try:
@@ -140,8 +171,6 @@ def stage_release(*, wheel: Path, config_path: Path, manifest_path: Path, local_
 
     ``map_path`` is the map file to ship (already checked, `deploy.release_map`); None ships none.
     """
-    from deploy.manifest_files import local_model_files
-
     config_bytes = config_path.read_bytes()
     manifest_bytes = manifest_path.read_bytes()
     files, shipped, absent = local_model_files(manifest_path, local_model_dir)

@@ -1,3 +1,4 @@
+# Over 400 lines: one database: storing, the flights, acknowledgement cursors and the schema's migration all run in the same transactions over the same tables.
 """The ground station's flight log: every received envelope, its flights and events, in SQLite.
 
 Messages are keyed by ``(vehicle_id, stream_id, seq)``: the stream is the random

@@ -1,3 +1,4 @@
+# Over 400 lines: one thread's ingest: each vehicle's link and the station loop that owns every socket share the flight log and the counters, and a gap filled or a flight aborted crosses both.
 """Ground-station ingest: subscribe to vehicles, fill gaps by replay, log everything, acknowledge.
 
 One thread runs :meth:`GroundStation.run`; it owns every socket and the flight

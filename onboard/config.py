@@ -7,8 +7,6 @@ name the key and the file (see :mod:`common.typed_config`).
 
 from __future__ import annotations
 
-import argparse
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from onboard.fleet.settings import FleetChannelConfig
 from onboard.memory.settings import MemoryConfig
 from onboard.supervisor.settings import SupervisorConfig
 from onboard.telemetry.settings import TelemetryConfig
-from common.typed_config import ConfigError, load_file, to_dict
+from common.typed_config import load_file, to_dict
 
 
 
@@ -70,22 +68,3 @@ def load_config(path: str | Path | None = None) -> AerieConfig:
 
 def dump_config(cfg: AerieConfig) -> str:
     return yaml.safe_dump(to_dict(cfg), sort_keys=False)
-
-
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="aerie config", description="Check or print a configuration file")
-    parser.add_argument("--config", default=None, help="config file (default: the shipped config.yaml)")
-    parser.add_argument("--reference", action="store_true", help="print the configuration reference (Markdown)")
-    args = parser.parse_args(argv)
-    if args.reference:
-        from onboard.config_reference import reference_markdown
-
-        sys.stdout.write(reference_markdown())
-        return 0
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as exc:
-        print(f"aerie config: {exc}", file=sys.stderr)
-        return 1
-    sys.stdout.write(dump_config(cfg))
-    return 0

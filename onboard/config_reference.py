@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
+from onboard.config import AerieConfig
 from onboard.field_comments import dataclass_comments, yaml_file_comments
 from common.typed_config import to_dict, value_range
 
@@ -150,8 +151,6 @@ def render(secs: list[Section]) -> str:
 
 def reference_markdown() -> str:
     """The reference of the shipped defaults: what docs/CONFIGURATION.md carries between the markers."""
-    from onboard.config import AerieConfig
-
     return render(sections(AerieConfig()))
 
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from onboard.agent.discovery_share import DiscoveryShare
-from onboard.agent.exploration_view import Fix
-from onboard.agent.frontier_explorer import ExplorerSettings, FrontierExplorer
-from onboard.agent.observation import AgentObservation, NeighbourMove, PoiSighting
+from sim.exploration.discovery_share import DiscoveryShare
+from sim.exploration.exploration_view import Fix
+from sim.exploration.frontier_explorer import ExplorerSettings, FrontierExplorer
+from onboard.vocab.observation import AgentObservation, NeighbourMove, PoiSighting
 from sim.world.perception import OraclePerception
 from sim.world.world import World
 

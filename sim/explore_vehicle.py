@@ -95,8 +95,8 @@ def run(order: VehicleOrder, conn) -> None:
     """Process entry: handshake, fly, report; a failure is reported and then ends the process."""
     share = None
     try:
-        from onboard.agent.discovery_share import DiscoveryShare
-        from onboard.agent.frontier_explorer import FrontierExplorer
+        from sim.exploration.discovery_share import DiscoveryShare
+        from sim.exploration.frontier_explorer import FrontierExplorer
         from sim.explore_episode import PoiMatcher
         from sim.world.cache import load_world
         from sim.world.perception import OraclePerception

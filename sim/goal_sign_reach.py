@@ -49,7 +49,6 @@ def goal_reach(world, renderer, task_id: str, goal: str, range_m: float, resolva
                altitude_m: float | None = None, pitch_deg: float | None = None) -> GoalReach:
     """`altitude_m`: the camera's height for the views (None: cruise); `pitch_deg`: its pitch (None: the camera's)."""
     from onboard.map.compass import bearing_deg
-    from sim.reading_bench import squash
 
     signs = [s for s in renderer.signs if s.kind == "poi" and s.name == goal]
     if not signs:
@@ -67,7 +66,7 @@ def goal_reach(world, renderer, task_id: str, goal: str, range_m: float, resolva
             t = next((t for t in truths if t.name == goal and t.visible_fraction >= 0.9), None)
             if t is None:
                 continue
-            adv = squash(t) * t.letter_px
+            adv = t.squash * t.letter_px
             best_px, best_adv = max(best_px, t.letter_px), max(best_adv, adv)
             if t.letter_px >= resolvable_px and adv >= RESOLVABLE_ADVANCE_PX:
                 readable.append(int(k))

@@ -99,12 +99,6 @@ def choose_views(world, renderer, n: int, stride: int = 7) -> list[View]:
     return out
 
 
-def squash(t) -> float:
-    """A sign's letters' width across the frame for their height (its lettering's top edge's horizontal extent
-    over its characters): about 0.7 for a sign seen square-on, less for one seen along its facade."""
-    return abs(t.quad[1][0] - t.quad[0][0]) / max(1, len(t.name)) / max(t.letter_px, 1e-6)
-
-
 # Letters at least this wide for their height count as facing the camera (a facade seen within ~65 degrees of square-on).
 FACING_SQUASH = 0.3
 GROUPS = {f"facing (squash >= {FACING_SQUASH})": lambda t: t.squash >= FACING_SQUASH,
@@ -119,7 +113,7 @@ def frames_for(world, views: list[View], width: int, height: int, cfg_sup,
 
     import cv2
 
-    from onboard.inference.sign_frames import SignFrame
+    from sim.sign_frames import SignFrame
     from onboard.perception.camera_model import CameraIntrinsics, CameraPose
     from sim.world.render import Camera, ViewRenderer
 
@@ -141,7 +135,7 @@ def frames_for(world, views: list[View], width: int, height: int, cfg_sup,
         pose = CameraPose(north=float(xy[1]), east=float(xy[0]), down=-world.cruise_alt, yaw_deg=v.heading_deg,
                           pitch_deg=cam.pitch_deg)
         frames.append(SignFrame(cv2.cvtColor(img, cv2.COLOR_BGR2RGB), intr, pose,
-                            tuple(Truth(t.name, t.bearing_deg, t.distance_m, t.visible_fraction, t.letter_px, squash(t))
+                            tuple(Truth(t.name, t.bearing_deg, t.distance_m, t.visible_fraction, t.letter_px, t.squash)
                                   for t in truths),
                             v.goal))
     return frames, ms
@@ -150,7 +144,7 @@ def frames_for(world, views: list[View], width: int, height: int, cfg_sup,
 def bench_setting(world, views: list[View], setting: Setting, cfg, use_map: bool = False,
                   threads: int = 1) -> dict[str, object]:
     """Render the views for one setting and score the reader on them."""
-    from onboard.inference.reading_bench import evaluate_reading
+    from sim.reading_scores import evaluate_reading
     from onboard.perception.text_reader import open_text_reader
 
     frames, render_ms = frames_for(world, views, setting.width, setting.height, cfg.supervisor, setting.render)

@@ -42,7 +42,8 @@ from contract.fleet_frame import pack, unpack
 from common.geodesy import GeoPoint, geo_from_ned
 from onboard.fleet.findings import FleetFindings
 from sim.benchmark.aerie_agents import BenchAgent, make_aerie_agent
-from sim.benchmark.episode import KinematicMover, run_episode
+from sim.benchmark.episode import run_episode
+from sim.benchmark.kinematic import KinematicMover
 from sim.benchmark.tasks import ResolvedTask, load_tasks, resolve, resolve_all
 
 MIN_START_GOAL_M = 500.0

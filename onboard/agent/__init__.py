@@ -3,7 +3,7 @@
 Nothing is imported here so that importing a submodule stays cheap; use::
 
     from onboard.agent.agent import GraphAgent, variant_config
-    from onboard.agent.observation import AgentObservation, NeighbourMove, LandmarkSighting, PoiSighting
+    from onboard.vocab.observation import AgentObservation, NeighbourMove, LandmarkSighting, PoiSighting
 
     agent = GraphAgent(variant_config("geometric"), gazetteer=landmark_names)
     agent.reset("Café Engel is about 300 m north-east of Kiasma.")
@@ -11,7 +11,7 @@ Nothing is imported here so that importing a submodule stays cheap; use::
     agent.state.dynamic.trajectory_history      # one FrameLog per step
     agent.write_results("results/run_t001")     # trajectory.json + episode_summary.json
 
-Modules: ``observation`` (the agent's own input/output types), ``settings``
+Modules (its input/output types are `onboard.vocab.observation`): ``settings``
 (`AgentConfig`), ``agent_state`` (static / dynamic / final state),
 ``graph`` (nodes, routers, one step's walk), ``experts`` (navigate, search,
 locate), ``geometric_planner`` (plan + move choice), ``llm_planner`` (plan
@@ -24,8 +24,6 @@ target-estimate fusion), ``goal_description`` (description -> relations),
 ``place_memory`` (feeding `onboard.memory.anchor_graph`), ``current_state``
 (the `current_state` string), ``frame_log`` (`FrameLog`), ``geometry``.
 
-Exploration by two vehicles (no goal, most new ground): ``frontier_explorer``
-(the policy), ``exploration_view`` (own and peers' discoveries in the common
-GPS frame), ``discovery_wire`` (msgpack messages), ``discovery_share``
-(ZeroMQ PUB/SUB link between vehicles).
+Exploration by two vehicles, which only the simulator's benchmarks fly, is in
+`sim/exploration/`.
 """

@@ -16,7 +16,7 @@ from onboard.agent.graph import run_step
 from onboard.agent.map_knowledge import MapKnowledge
 from onboard.agent.mission_analysis import MissionAnalysis, await_analysis
 from onboard.agent.mission_lessons import store_analysis
-from onboard.agent.observation import AgentAction, AgentObservation, SharedFindings, SharedLandmark
+from onboard.vocab.observation import AgentAction, AgentObservation, SharedFindings, SharedLandmark
 from onboard.agent.place_memory import waypoint_anchor_config
 from onboard.agent.settings import AgentConfig
 from onboard.agent.strategy_control import ErrorThresholdController

@@ -16,7 +16,7 @@ import numpy as np
 from onboard.agent.corridor_map import CorridorMap
 from onboard.agent.frame_log import FrameLog
 from onboard.agent.goal_description import GoalDescription
-from onboard.agent.observation import AgentAction, AgentObservation
+from onboard.vocab.observation import AgentAction, AgentObservation
 from onboard.agent.settings import AgentConfig
 from onboard.agent.strategy_control import ErrorThresholdController, Reflection
 from onboard.agent.street_map import StreetMap

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from onboard.agent.geometry import bearing_of, norm
-from onboard.agent.observation import AgentObservation
+from onboard.vocab.observation import AgentObservation
 from onboard.map.compass import compass8 as compass
 
 

@@ -26,7 +26,7 @@ from onboard.agent.current_state import compass
 from onboard.agent.geometry import bearing_of, norm, offset
 from onboard.map.compass import angle_diff
 from onboard.agent.goal_description import GoalDescription
-from onboard.agent.observation import NeighbourMove
+from onboard.vocab.observation import NeighbourMove
 from onboard.agent.settings import AgentConfig
 from onboard.agent.street_map import StreetMap
 from onboard.inference.contracts import PlanOutput, SubGoal

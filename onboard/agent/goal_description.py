@@ -1,3 +1,4 @@
+# Over 400 lines: one parser: every phrasing it reads works on the same masked text and the same record of words already taken, so its clauses cannot be read apart.
 """Read the goal description ("about 300 m north-east of Kiasma") into relations to landmarks.
 
 The description is the agent's only knowledge of the goal. The arithmetic
@@ -40,11 +41,11 @@ from typing import Mapping
 
 import numpy as np
 
-from onboard.agent.compass_words import BEARING_TOKEN, bearing_of_word, mark_bearings, sector_of
-from onboard.agent.goal_name import goal_name_in, name_goes_on
-from onboard.agent.landmark_names import STARTERS, find_mentions
-from onboard.agent.spoken_numbers import UNIT_WORDS, digits_for_words, unit_metres
-from onboard.agent.text_fold import fold
+from onboard.vocab.compass_words import BEARING_TOKEN, bearing_of_word, mark_bearings, sector_of
+from onboard.vocab.goal_name import goal_name_in, name_goes_on
+from onboard.vocab.landmark_names import STARTERS, find_mentions
+from onboard.vocab.spoken_numbers import UNIT_WORDS, digits_for_words, unit_metres
+from onboard.vocab.text_fold import fold
 
 # A direction as written: a bearing token (`compass_words`), 16 points in words, 8 in letters.
 _DIRECTION = re.compile(

@@ -1,3 +1,4 @@
+# Over 400 lines: the graph's nodes and routers are one step's walk (the order below), read together; a node kept apart from its router hides the step.
 """The agent graph: nodes (`state -> update`), routers (`state -> next node`), and one step's walk.
 
 One call of `run_step` takes one observation and walks the graph until this
@@ -14,7 +15,7 @@ step's action is final (or the mission ends):
 moves are on offer, the move's effect); it runs every step, while
 `perceive_and_model` (landmarks, readable names, caption) runs at the
 perception interval, and always after a look-up (the navigate expert may
-climb over the roofs instead of moving: `experts.look_up_altitude`; the
+climb over the roofs instead of moving: `looks.look_up_altitude`; the
 drone stays over its waypoint, and the next observation's sightings are from
 up there).
 
@@ -39,13 +40,14 @@ from onboard.agent import branches, place_memory, replan
 from onboard.agent.agent_state import AgentState, apply_update
 from onboard.agent.current_state import build_current_state, compass, geoinstruct, scene_description
 from onboard.agent.experience_prior import frames_from, lesson_from
-from onboard.agent.experts import EXPERTS, explore_target, move_towards
+from onboard.agent.experts import EXPERTS, move_towards
+from onboard.agent.exploring import explore_target
 from onboard.agent.frame_log import FrameLog, note_retrieval
 from onboard.agent.geometric_planner import make_plan
 from onboard.agent.geometry import norm, offset
 from onboard.agent.mission_analysis import rule_analysis, submit_analysis
 from onboard.agent.llm_planner import LLMPlan
-from onboard.agent.observation import AgentAction, AgentObservation
+from onboard.vocab.observation import AgentAction, AgentObservation
 from onboard.agent.strategy_control import classify_effect, is_stuck
 
 TAKEOFF = -1  # placeholder id of the take-off waypoint until a neighbour names it

@@ -25,11 +25,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from onboard.agent.compass_words import POINTS_16
+from onboard.vocab.compass_words import POINTS_16
 from onboard.agent.goal_description import (_DIRECTION, GoalDescription, Relation, _prepare, direction_bearing,
                                             distances_in, parse_goal_description)
-from onboard.agent.landmark_names import find_mentions
-from onboard.agent.text_fold import fold
+from onboard.vocab.landmark_names import find_mentions
+from onboard.vocab.text_fold import fold
 
 WORDS = ("north", "north-east", "east", "south-east", "south", "south-west", "west", "north-west")
 READERS = ("parser", "model", "combined")
@@ -130,7 +130,7 @@ def reading_schema(facts: TextFacts) -> dict[str, Any]:
 def model_view(text: str) -> str:
     """The text as the model reads it: every quantity already in metres and every bearing in degrees, so
     the words it must match to the schema's choices are the choices themselves (arithmetic stays in code)."""
-    from onboard.agent.compass_words import BEARING_TOKEN
+    from onboard.vocab.compass_words import BEARING_TOKEN
     from onboard.agent.goal_description import _DISTANCE, unit_metres
 
     prepared = BEARING_TOKEN.sub(lambda m: f" {direction_name(float(m.group('deg')))} ", _prepare(text))

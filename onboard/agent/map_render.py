@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 import math
 import re
-import unicodedata
 import zlib
 from collections import Counter
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ import numpy as np
 
 from contract.results import map_image_paths
 from onboard.agent.agent_state import AgentState
+from onboard.vocab.text_fold import ascii_text
 
 SIZE = 480                 # image width and height, pixels
 LEGEND_H = 64              # legend strip under the map area
@@ -70,11 +70,6 @@ FRONTIER = (30, 170, 240)
 PLACE_PALETTE = ((180, 119, 31), (189, 103, 148), (75, 86, 140), (194, 119, 227), (128, 128, 0), (90, 90, 90))
 
 _FONT = cv2.FONT_HERSHEY_SIMPLEX
-
-
-def ascii_text(text: str) -> str:
-    """OpenCV's fonts are ASCII only: "Metsätalo" -> "Metsatalo"."""
-    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
 
 
 @functools.lru_cache(maxsize=1024)

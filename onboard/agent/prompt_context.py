@@ -24,6 +24,7 @@ from typing import Any
 
 from onboard.agent.current_state import compass
 from onboard.agent.geometry import bearing_of, norm
+from onboard.memory.navigation_context import render_navigation_context
 
 # SmolLM2's BPE spends 2.6-2.9 characters a token on these prompts (every digit is a token of its
 # own); 2.4 over-counts on purpose, so the budget holds without the tokenizer at hand
@@ -139,7 +140,7 @@ def navigation_section(anchors) -> Section:
     """The Place–Anchor Navigation Context; localisation candidates are hints, not merges (002 §8.3)."""
     if anchors is None:
         return Section("navigation", "## Navigation Context", ())
-    lines = anchors.navigation_context().splitlines()
+    lines = render_navigation_context(anchors).splitlines()
     dc = [f"dc{r.idx}:{r.goal_scene_type}" for r in anchors.discovered.records()]
     cands = [f"hint:A{c.anchor_id}" for c in anchors.localisation_candidates()]
     return Section("navigation", lines[0], tuple(lines[1:]), tuple(dc + cands + anchors.avoid_hints()))

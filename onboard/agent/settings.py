@@ -145,7 +145,7 @@ class AgentConfig:
     # Climb for a look-up on the way to the waypoint navigation would fly to next (one sloped leg, the turn
     # there) instead of straight up here and then the move; the view from up there is then the next
     # waypoint's, one move later. false: straight up here. (The come-down is always flown on the way where the
-    # expert moves on: `experts._come_down`.)
+    # expert moves on: `looks.come_down`.)
     look_up_on_the_way: bool = True
     # Fly a look-up's climb, and its come-down, over this many moves on the way (equal parts of the height):
     # two sloped legs of half the height are shorter than one of the whole; the climb goes on while a described
@@ -157,7 +157,7 @@ class AgentConfig:
     # triggers cost the public set's SPL (docs/BENCHMARKS.md, "Why the defaults").
     look_up_after_steps: int = 0
     # Flying over the roofs, come back down to cruise once a landmark of the description is placed and the goal
-    # estimate is within this distance (metres; experts.come_down_due). 0 would come down at once on the first
+    # estimate is within this distance (metres; looks.come_down_due). 0 would come down at once on the first
     # fix, which from far off is noisy: staying up re-sights the landmark on the way (docs/BENCHMARKS.md,
     # "Why the defaults").
     come_down_within_m: float = 250.0
@@ -166,7 +166,7 @@ class AgentConfig:
     # Never look up within this distance (metres) of a place looked from over the roofs (a look-up's, or any
     # waypoint flown up there since): the view would be the same. The
     # landmarks seen from the streets round a look-up this close showed none of the description's: their
-    # centroid is then no longer a place to explore towards (experts.centroid_spent).
+    # centroid is then no longer a place to explore towards (exploring.centroid_spent).
     look_up_spacing_m: float = 250.0
     # After this many look-ups that did not show the description's landmarks, explore towards the landmark
     # seen farthest from every place looked over (0: never; until then towards the landmarks seen from the

@@ -15,7 +15,7 @@ import heapq
 import numpy as np
 
 from onboard.agent.geometry import offset
-from onboard.agent.observation import NeighbourMove
+from onboard.vocab.observation import NeighbourMove
 
 
 class StreetMap:

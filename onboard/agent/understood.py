@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from onboard.agent.compass_words import compass_label
+from onboard.vocab.compass_words import compass_label
 from onboard.agent.instruction_reader import Reading
 
 

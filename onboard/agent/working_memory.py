@@ -1,3 +1,4 @@
+# Over 400 lines: one class, the working memory: fusing fixes, the map's priors, what was looked at and the estimate all read and change the same fixes, and apart each would reach into the others' state.
 """PReP working memory: where the target is, in the agent's own frame, fused from sightings.
 
 The agent does not know where landmarks are; it knows what it sees (bearing
@@ -66,7 +67,7 @@ from onboard.agent.experience_prior import RememberedFrame, frame_shift
 from onboard.agent.geometry import offset
 from onboard.agent.goal_description import GoalDescription
 from onboard.agent.goal_region import COMPASS_HALF_SECTOR_DEG, DISTANCE_BAND_SHARE, REGION_STEP_M, candidate_points
-from onboard.agent.observation import LandmarkSighting, SharedFindings
+from onboard.vocab.observation import LandmarkSighting, SharedFindings
 
 
 # Two readings of one name this close (m, a grid cell) are one sign (for what the fleet is told).

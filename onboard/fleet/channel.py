@@ -1,3 +1,4 @@
+# Over 400 lines: one channel: its sockets, the peers it hears and what it publishes share one thread's state, and the separation it serves needs them read together.
 """The fleet channel: peer-to-peer ZeroMQ PUB/SUB between the supervisors of one fleet.
 
 Why peer to peer and not through the ground station: separation must not

@@ -41,7 +41,7 @@ from typing import Any
 from contract.fleet_discovery import (MAX_FIXES, MAX_ITEMS, MAX_NAME_CHARS, MAX_SPREAD_M, FleetDiscovery,
                                       LandmarkFinding, LookedFrom, SignRead)
 from common.geodesy import GeoPoint, geo_from_ned, great_circle_m, ned_from_geo
-from onboard.agent.observation import SharedFindings, SharedLandmark
+from onboard.vocab.observation import SharedFindings, SharedLandmark
 
 # Findings of each kind kept per member; beyond it the oldest go.
 MAX_KEPT = 2000

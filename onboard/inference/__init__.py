@@ -7,7 +7,8 @@
 * ``contracts`` / ``json_contract``: the planner's typed JSON contracts, validate/retry/fallback
 * ``planner_model``: contract calls on a worker with a deadline, for the agent
 * ``inference_worker``: ``ThreadWorker`` / ``ProcessWorker`` / ``Watchdog``
-* ``benchmark``: ``aerie bench perception``
+
+``aerie bench perception`` is `sim/perception_bench.py`.
 
 Heavy libraries (onnxruntime, llama_cpp, tensorrt) are imported inside functions.
 """

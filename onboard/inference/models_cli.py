@@ -81,8 +81,9 @@ def _verify(args, cfg, manifest, directory) -> int:
 
 def _prepare(args, cfg, manifest, directory) -> int:
     from onboard.inference.prepare import prepare_models
+    from onboard.perception.text_detection import calibration_feeds
 
-    results = prepare_models(manifest, directory, args.names or None)
+    results = prepare_models(manifest, directory, args.names or None, text_feeds=calibration_feeds)
     failed = [r for r in results if r.status == "failed"]
     for r in failed:
         print(f"aerie models prepare: {r.name} failed: {r.detail}", file=sys.stderr)
@@ -100,14 +101,15 @@ def _import(args, cfg, manifest, directory) -> int:
 def _quantize(args, cfg, manifest, directory) -> int:
     from onboard.inference.manifest import record_local_checksum, sha256_file
     from onboard.inference.quantize import calibration_for, quantize_model
+    from onboard.perception.text_detection import calibration_feeds
 
     spec = manifest.get(args.name)
     base = manifest.get(spec.source["from"])
     out = directory / spec.file
-    print(quantize_model(directory / base.file, out, **calibration_for(spec.source)))
+    print(quantize_model(directory / base.file, out, **calibration_for(spec.source, calibration_feeds)))
     record_local_checksum(directory, spec.file, sha256_file(out))
     if spec.task == "detector" and base.name.startswith("ssdlite"):
-        from onboard.inference.benchmark import ssdlite_agreement
+        from onboard.perception.int8_agreement import ssdlite_agreement
 
         print(ssdlite_agreement(directory / base.file, out))
     return 0

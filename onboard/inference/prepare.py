@@ -24,6 +24,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from onboard.inference.manifest import (
     Manifest,
@@ -54,7 +55,9 @@ def prepare_models(
     names: list[str] | None = None,
     *,
     log=print,
+    text_feeds: Callable[[int], list] | None = None,
 ) -> list[Prepared]:
+    """Make or verify every model named (all by default); `text_feeds`: see `quantize.calibration_for`."""
     directory.mkdir(parents=True, exist_ok=True)
     results = []
     wanted = names or list(manifest.models)
@@ -66,7 +69,7 @@ def prepare_models(
         if spec.source.get("kind") == "quantize" and spec.source["from"] in made:
             (directory / spec.file).unlink(missing_ok=True)  # derived from a file just remade: stale
         try:
-            results.append(_prepare_one(manifest, spec, directory, log))
+            results.append(_prepare_one(manifest, spec, directory, log, text_feeds))
         except (PrepareError, OSError, RuntimeError) as exc:  # keep going: one failure must not hide the others
             results.append(Prepared(name, "failed", str(exc)))
         if results[-1].status == "made":
@@ -75,7 +78,7 @@ def prepare_models(
     return results
 
 
-def _prepare_one(manifest: Manifest, spec: ModelSpec, directory: Path, log) -> Prepared:
+def _prepare_one(manifest: Manifest, spec: ModelSpec, directory: Path, log, text_feeds=None) -> Prepared:
     kind = spec.source.get("kind")
     check = verify_model(spec, directory)
     companions_missing = kind == "package-file" and not all((directory / f).exists() for f in spec.companions.values())
@@ -98,7 +101,7 @@ def _prepare_one(manifest: Manifest, spec: ModelSpec, directory: Path, log) -> P
         if not base_path.exists():
             return Prepared(spec.name, "skipped", f"{base.name} is not prepared")
         out = directory / spec.file
-        report = quantize_model(base_path, out, **calibration_for(spec.source))
+        report = quantize_model(base_path, out, **calibration_for(spec.source, text_feeds))
         record_local_checksum(directory, spec.file, sha256_file(out))
         return Prepared(spec.name, "made", f"{out} ({report})")
     if kind == "user-file":

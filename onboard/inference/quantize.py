@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -42,26 +42,20 @@ def calibration_images(directory: Path = CALIBRATION_DIR, size: tuple[int, int] 
     return images
 
 
-def text_calibration_feeds(max_side: int, directory: Path = CALIBRATION_DIR / "text") -> list[np.ndarray]:
-    """The text detector's inputs for the city views in `directory` (RGB, as the reader's frames)."""
-    import cv2
+def calibration_for(source: dict, text_feeds: Callable[[int], list[np.ndarray]] | None = None) -> dict:
+    """`quantize_model` keywords from a manifest entry's ``source`` (what it is calibrated on, and how).
 
-    from onboard.perception.text_detection import db_input
-
-    feeds = [db_input(cv2.cvtColor(cv2.imread(str(p), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB), max_side)
-             for p in sorted(directory.glob("*.jpg"))]
-    if not feeds:
-        raise QuantizeError(f"no calibration views in {directory}")
-    return feeds
-
-
-def calibration_for(source: dict) -> dict:
-    """`quantize_model` keywords from a manifest entry's ``source`` (what it is calibrated on, and how)."""
+    `text_feeds(max_side)` gives the text detector's inputs for ``calibration: text``: the reader's
+    own preprocessing (`onboard.perception.text_detection.calibration_feeds`), passed in because
+    perception sits above inference and the feeds must be exactly what the reader feeds.
+    """
     kw: dict = {"op_types": source.get("op_types"), "calibrate": source.get("calibrate", "minmax"),
                 "optimise": bool(source.get("optimise", False))}
     cal = source.get("calibration", "photos")
     if cal == "text":
-        kw["feeds"] = text_calibration_feeds(int(source.get("max_side", 1152)))
+        if text_feeds is None:
+            raise QuantizeError("calibration 'text' needs the text detector's feeds, and none were given")
+        kw["feeds"] = text_feeds(int(source.get("max_side", 1152)))
     elif cal != "photos":
         raise QuantizeError(f"unknown calibration {cal!r} (photos or text)")
     return kw

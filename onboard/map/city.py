@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from common.geodesy import GeoPoint
-from onboard.agent.text_fold import fold
+from onboard.vocab.text_fold import fold
 
 # Storey height used to turn `building:levels` into metres, plus a roof allowance
 # per building. 3.2 m per storey is a common planning figure for European

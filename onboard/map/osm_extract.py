@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from common.geodesy import GeoPoint, ned_from_geo
-from onboard.agent.text_fold import fold
+from onboard.vocab.text_fold import fold
 from onboard.map.city import (
     DEFAULT_BUILDING_HEIGHT_M,
     ROOF_ALLOWANCE_M,

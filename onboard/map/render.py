@@ -15,8 +15,8 @@ import math
 import cv2
 import numpy as np
 
-from onboard.agent.map_render import ascii_text
 from onboard.map.onboard_map import OnboardMap
+from onboard.vocab.text_fold import ascii_text
 
 # Colours (BGR).
 BACKGROUND = (246, 246, 242)

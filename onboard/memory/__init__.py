@@ -18,7 +18,7 @@ modules directly::
     graph = AnchorGraph(cfg.memory.anchors)
     graph.step("forward", scene_type="Hallway" if graph.should_observe_place() else None)
     graph.record_discovered_context(goal_flag=False, goal_scene_type="kitchen", why="cups live there")
-    prompt_part = graph.navigation_context()
+    prompt_part = render_navigation_context(graph)  # onboard.memory.navigation_context
 
 Modules: ``experience_store`` (collections, KNN, writer lock), ``records``
 (ReflectionNav collection records, content-hash ids), ``adaptive_retrieval``
@@ -28,5 +28,5 @@ episodic sentences, semantic summary), ``anchor_graph`` +
 ``store_lock`` (the one-writer lock and transactions), ``flight_notes`` (reflections, episodic sentences, summaries), ``schema`` (versions, migrations, integrity), ``bundle`` (msgpack sync),
 ``embedder`` (MiniLM on ONNX Runtime), ``sqlite_vec_db`` (loading sqlite-vec),
 ``vector_cache`` + ``partition_vectors`` (the in-memory vectors and PQ prefilter search runs on),
-``cli`` and ``benchmark`` (the `aerie memory` and `aerie bench memory` commands).
+``cli`` (the `aerie memory` command; `aerie bench memory` is `sim/memory_bench.py`).
 """

@@ -274,8 +274,3 @@ class AnchorGraph:
         hint = ",".join(self.avoid_hints())
         self.discovered.push(goal_flag, goal_scene_type, why, hint)
         return self.discovered.records()
-
-    def navigation_context(self) -> str:
-        from onboard.memory.navigation_context import render_navigation_context
-
-        return render_navigation_context(self)

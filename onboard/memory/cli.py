@@ -55,7 +55,7 @@ def _resolve(args: argparse.Namespace):
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from onboard.config import ConfigError
+    from common.typed_config import ConfigError
     from contract.bundle import BundleError
     from onboard.memory.bundle import export_bundle, import_bundle
     from onboard.memory.embedder import EmbedderError, MiniLMEmbedder

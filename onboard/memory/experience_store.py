@@ -1,3 +1,4 @@
+# Over 400 lines: one store: the writer lock, the vec0 table, the vector cache and every query go through one SQLite connection's transactions, which only read together show what is atomic.
 """The vehicle's experience memory: one SQLite file with sqlite-vec, one writer at a time.
 
 Every collection lives in one vec0 table partitioned by collection name, so a

@@ -5,48 +5,18 @@ a margin; a look-low (down at the shop fronts) down to a floor, and only where
 names come from the vehicle's own camera. The supervisor offers and refuses by
 these rules (`aerie fly`), and the benchmark's episodes refuse by the same ones,
 so an agent meets one rule whichever way it flies. The envelope stays the last
-line below both: it judges every setpoint as ever.
+line below both: it judges every setpoint as ever. How high and how low a look
+is offered is read from the whole configuration, so the supervisor works that
+out (`onboard/supervisor/look_limits.py`); the rules here judge each look asked
+for against those limits.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from onboard.config import AerieConfig
-
-# A look-up is offered up to the envelope's altitude ceiling less this (metres): the envelope clamps
-# setpoints at the ceiling, and this keeps the vehicle itself (overshoot, the climb's 1 m tolerance,
-# baro noise) under it too.
-LOOK_UP_CEILING_MARGIN_M = 2.0
 
 
 def _number(value: object) -> bool:
     """An int or a float, not a bool (NaN passes here and fails every range check after it)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def look_up_ceiling(cfg: AerieConfig) -> float | None:
-    """The highest look-up offered to the agent (m above home), or None: no look-up on offer.
-
-    The envelope's altitude ceiling less `LOOK_UP_CEILING_MARGIN_M`, when the agent looks up at all
-    (`agent.use_look_up`) and that leaves room above the cruise altitude.
-    """
-    ceiling = cfg.safety.altitude_ceiling_m - LOOK_UP_CEILING_MARGIN_M
-    return ceiling if cfg.agent.use_look_up and ceiling > cfg.supervisor.cruise_alt_m else None
-
-
-def look_low_floor(cfg: AerieConfig) -> float | None:
-    """The lowest look-low offered to the agent (m above home), or None: no look-low on offer.
-
-    Only with camera perception (the world feed's names do not depend on altitude), when the agent
-    looks low at all (`agent.look_low_alt_m`) and the floor (`camera_reading.low_floor_m`, never below
-    the envelope's) leaves room under the cruise altitude.
-    """
-    sup = cfg.supervisor
-    floor = max(sup.camera_reading.low_floor_m, cfg.safety.altitude_floor_m)
-    on = sup.perception == "camera" and cfg.agent.look_low_alt_m > 0
-    return floor if on and floor < sup.cruise_alt_m else None
 
 
 def look_up_refusal(altitude_m: float | None, cruise_alt_m: float, ceiling_m: float | None) -> str | None:

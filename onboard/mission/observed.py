@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from onboard.agent.observation import AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting, SharedFindings
+from onboard.vocab.observation import AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting, SharedFindings
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable, Protocol
 
-from onboard.agent.observation import AgentAction, AgentObservation, SharedFindings
+from onboard.vocab.observation import AgentAction, AgentObservation, SharedFindings
 from onboard.mission.legs import Leg
 from onboard.mission.observed import MoveOption, WorldObservation
 

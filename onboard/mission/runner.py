@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable
 
-from onboard.agent.observation import ActionKind, AgentAction
+from onboard.vocab.observation import ActionKind, AgentAction
 from onboard.agent.understood import understand
 from onboard.mission.legs import Leg, LegStatus
 from onboard.mission.look_offers import come_down_refusal, further_climb_refusal, look_low_refusal, look_up_refusal

@@ -8,5 +8,7 @@
   names read on facades with PP-OCRv5, as ``TextSighting`` (name, bearing, range)
 * ``captioning``, ``geoinstruct``: text for the planner
 * ``pipeline``: one perception step (``PerceptionPipeline.perceive_async``)
-* ``standin_models``: STAND-IN DINO/SAM graphs for tests and the benchmark only
+* ``int8_agreement``: whether a quantized detector still finds what its original finds
+
+The STAND-IN DINO/SAM graphs for tests and the benchmark are `sim/standin_models.py`.
 """

@@ -28,12 +28,13 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from onboard.agent.observation import LandmarkSighting, PoiSighting
 from onboard.map.compass import bearing_deg
 from onboard.perception.camera_model import CameraIntrinsics, CameraPose
 from onboard.perception.name_matching import clean
 from onboard.perception.text_range import FootprintRanger
 from onboard.perception.types import TextSighting
+from onboard.vocab.landmark_names import STARTERS
+from onboard.vocab.observation import LandmarkSighting, PoiSighting
 
 
 class PerceptionUnavailable(RuntimeError):
@@ -82,23 +83,18 @@ class ViewRead:
 LINE_PER_CAP = 1.8
 
 
-def goal_names(instruction: str, gazetteer: list[str], names_goal: Callable[[str], bool] | None = None) -> list[str]:
+def goal_names(instruction: str, names_goal: Callable[[str], bool]) -> list[str]:
     """The names the instruction gives the goal: the shortest runs of words it names the goal by.
 
     The drone knows the goal only from words; a sign matches the goal when it spells one of these
-    (the rule the agent applies to a POI name: `GoalDescription.names_goal`, which refuses a part
-    of a longer name). A run starting with a sentence word ("Find", "It") or of fewer than three
-    letters ("N", "S.W") is not a name. A guess from words alone: where the operator gives the
+    (`names_goal`: the rule the agent applies to a POI name, `GoalDescription.names_goal`, which
+    refuses a part of a longer name; the caller passes it, since reading the description is the
+    agent's and perception sits below the agent). A run starting with a sentence word ("Find",
+    "It") or of fewer than three letters ("N", "S.W") is not a name. A guess from words alone: where the operator gives the
     goal's name (`Mission.goal_name`, a task's `goal_name`) that is used instead; on the ordinary
     dev tasks this finds the name in 72 of 100 descriptions (lower-case ones and names with
     "&" or "the" inside are missed).
     """
-    from onboard.agent.landmark_names import STARTERS
-
-    if names_goal is None:
-        from onboard.agent.goal_description import parse_goal_description
-
-        names_goal = parse_goal_description(instruction, gazetteer).names_goal
     words = instruction.split()
     found: list[str] = []
     for n in range(1, 7):

@@ -1,7 +1,7 @@
 """Which known name a sign says, with the instruction reader's tolerance.
 
 Names are compared as the agent's instruction reader compares them
-(`onboard.agent.landmark_names`): folded (case and diacritics aside, since a
+(`onboard.vocab.landmark_names`): folded (case and diacritics aside, since a
 recogniser often drops the dots of "Ä"), and a typo of `tolerance(name)` slips
 in names long enough to bear one, only where the read is closer to one name
 than to any other. The two readers must agree: a name the operator typed and a
@@ -31,8 +31,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Protocol
 
-from onboard.agent.landmark_names import tolerance
-from onboard.agent.text_fold import edit_distance, fold
+from onboard.vocab.landmark_names import tolerance
+from onboard.vocab.text_fold import edit_distance, fold
 from onboard.perception.types import TextSighting
 
 # Confidence kept per slip of a near read.

@@ -16,11 +16,13 @@ Colour order is BGR with ImageNet mean/std, as PaddleOCR trained it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import cv2
 import numpy as np
 
 from onboard.inference.ort_session import OrtSession
+from onboard.inference.quantize import CALIBRATION_DIR, QuantizeError
 from onboard.perception.image_ops import normalise_nchw
 from onboard.perception.types import check_image
 
@@ -61,6 +63,15 @@ def db_input(image: np.ndarray, max_side: int) -> np.ndarray:
     w, h = input_size(image.shape[1], image.shape[0], max_side)
     resized = cv2.resize(image, (w, h), interpolation=cv2.INTER_LINEAR)
     return normalise_nchw(resized[:, :, ::-1], MEAN, STD, scale=1.0 / 255.0)
+
+
+def calibration_feeds(max_side: int, directory: Path = CALIBRATION_DIR / "text") -> list[np.ndarray]:
+    """The detector's inputs for the city views in `directory` (RGB, as the reader's frames): its INT8 calibration."""
+    feeds = [db_input(cv2.cvtColor(cv2.imread(str(p), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB), max_side)
+             for p in sorted(directory.glob("*.jpg"))]
+    if not feeds:
+        raise QuantizeError(f"no calibration views in {directory}")
+    return feeds
 
 
 def order_corners(pts: np.ndarray) -> np.ndarray:

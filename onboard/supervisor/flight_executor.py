@@ -1,3 +1,4 @@
+# Over 400 lines: every leg the vehicle port flies (fly to, climb, turn, come down, land) and the link-loss pause share one wait on the bridge; apart, each would repeat it.
 """Agent moves as bridge commands: take off, fly to a waypoint and wait, pause while the link is down, land.
 
 A look-up is three more legs of the same kind (`climb_to`, `turn_around`,

@@ -16,7 +16,7 @@ from typing import Any
 
 from contract.messages import Detection, Detections, FlightStart, MapImage
 from contract.results import rgb_image_path
-from onboard.agent.observation import ActionKind, AgentAction, SharedFindings
+from onboard.vocab.observation import ActionKind, AgentAction, SharedFindings
 from onboard.mission.observed import WorldObservation
 from onboard.mission.ports import MissionHooks
 

@@ -31,7 +31,7 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
-from onboard.agent.observation import LandmarkSighting, PoiSighting
+from onboard.vocab.observation import LandmarkSighting, PoiSighting
 from onboard.map.compass import angle_diff
 from onboard.perception.camera_model import CameraIntrinsics
 from onboard.perception.camera_sightings import (CameraReader, CameraView, SightingFusion, ViewRead,
@@ -147,7 +147,7 @@ def look_around_for(supervisor: Any, executor: Any, gazetteer: list[str], folder
     
     goal = parse_goal_description(supervisor.mission.instruction, gazetteer, supervisor._aliases)
     names = ([supervisor.mission.goal_name] if supervisor.mission.goal_name.strip()
-             else goal_names(supervisor.mission.instruction, gazetteer, goal.names_goal))
+             else goal_names(supervisor.mission.instruction, goal.names_goal))
     settings = supervisor.sup.camera_reading.fusion()
     intr = CameraIntrinsics.from_hfov(supervisor.sup.camera_width, supervisor.sup.camera_height, supervisor.sup.camera_hfov_deg)
     ranger = None

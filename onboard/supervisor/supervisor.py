@@ -34,7 +34,6 @@ from contract.messages import Event, FlightEnd, State
 from contract.results import write_episode
 from onboard.config import AerieConfig
 from onboard.map.city import landmark_aliases
-from onboard.mission.look_offers import look_low_floor, look_up_ceiling
 from onboard.mission.record import MissionEnd
 from onboard.mission.runner import MissionLimits, MissionRunner
 from onboard.supervisor import startup
@@ -43,6 +42,7 @@ from onboard.supervisor.flight_hooks import FlightHooks
 from onboard.supervisor.flight_ports import FlightSensor, FlightVehicle
 from onboard.supervisor.health import health_checks, perception_note
 from onboard.supervisor.look_around import look_around_for
+from onboard.supervisor.look_limits import look_low_floor, look_up_ceiling
 from onboard.supervisor.mission import Mission, check_name
 from onboard.supervisor.outcome import FlightOutcome, peak_rss_mb, results_folder
 from onboard.supervisor.restarting_worker import RestartingWorker

@@ -22,7 +22,7 @@ from contract.bounded_socket import bounded_socket
 from contract.payloads.base import Payload, PayloadError
 from contract.world_feed import (MAX_REPLY_BYTES, REPLIES, REQUESTS, FeedError, GazetteerReply, GazetteerRequest,
                                  Observation, ObserveRequest)
-from onboard.agent.observation import LandmarkSighting, PoiSighting
+from onboard.vocab.observation import LandmarkSighting, PoiSighting
 from onboard.mission.observed import MoveOption, WorldObservation
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from onboard.agent.agent import VARIANTS, GraphAgent, variant_config
 from onboard.agent.settings import AgentConfig
-from onboard.agent.observation import AgentAction, AgentObservation
+from onboard.vocab.observation import AgentAction, AgentObservation
 
 AERIE_AGENTS: tuple[str, ...] = (*VARIANTS, "llm")
 LLM_DEADLINE_S = 30.0  # a plan is asked once per episode; a busy 2-core CPU needs more than the 5 s default

@@ -2,7 +2,7 @@
 
 The same contract serves the in-process kinematic episodes and, later, real
 flights: the runner turns `Action.move(node)` into a flight to that node's
-position (see `sim.benchmark.episode.Mover`), so an agent never knows which.
+position (see `sim.benchmark.kinematic.Mover`), so an agent never knows which.
 Node ids are opaque handles for the moves on offer (a real drone would get
 them from its own map of the street corridors), not coordinates.
 

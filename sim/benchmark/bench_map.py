@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from onboard.agent.map_knowledge import CorridorGraph, MapKnowledge
-from onboard.agent.text_fold import fold
+from onboard.vocab.text_fold import fold
 
 # A stale landmark is displaced by a distance drawn uniformly from this range (metres).
 STALE_SHIFT_M = (100.0, 300.0)

@@ -93,7 +93,7 @@ class CameraBench:
         from onboard.agent.goal_description import parse_goal_description
 
         goal = parse_goal_description(description, self.gazetteer)
-        names = [goal_name] if goal_name else goal_names(description, self.gazetteer, goal.names_goal)
+        names = [goal_name] if goal_name else goal_names(description, goal.names_goal)
         reader = CameraReader(self.reader, self.intr, self.gazetteer, names, self.ranger, self.settings)
         return CameraEpisode(self, reader, SightingFusion(self.gazetteer, names, self.settings, goal.names_goal), names)
 

@@ -14,15 +14,15 @@ from typing import Any, Awaitable, Callable
 
 import numpy as np
 
-from onboard.agent.observation import ActionKind, AgentAction, AgentObservation
-from onboard.agent.observation import LandmarkSighting as AgentLandmark
-from onboard.agent.observation import PoiSighting as AgentPoi
+from onboard.vocab.observation import ActionKind, AgentAction, AgentObservation
+from onboard.vocab.observation import LandmarkSighting as AgentLandmark
+from onboard.vocab.observation import PoiSighting as AgentPoi
 from onboard.map.compass import compass8
 from onboard.map.corridors import Neighbour
 from onboard.mission.legs import Leg, LegStatus
 from onboard.mission.observed import MoveOption, WorldObservation
 from sim.benchmark.agent_api import Action, Observation
-from sim.benchmark.episode import look_seconds, vertical_seconds
+from sim.benchmark.kinematic import look_seconds, vertical_seconds
 from sim.world.perception import LandmarkSighting, OraclePerception, PoiSighting
 from sim.world.world import World
 

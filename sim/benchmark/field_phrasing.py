@@ -15,7 +15,8 @@ Unlike `phrasing.FAMILIES`, a field family gets the exact truth (distance and
 `bearing_deg`, from `ordinary.true_offset`) and rounds it itself, because the
 rounding depends on what it writes (feet to 50 or 100 ft, a bearing to 5 or
 10 degrees, each leg of a walk to 10 or 50 m). It returns the text and the
-label, which is exactly what the text says:
+label, which is exactly what the text says (the words they write with are
+`field_words.py`):
 
 - a written bearing in degrees: `bearing_deg` = that number, `direction` its 8-point sector;
 - legs: ONE offset, the vector sum of the written legs (distance and exact bearing), direction its sector;
@@ -27,176 +28,16 @@ label, which is exactly what the text says:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from dataclasses import replace
-from fractions import Fraction
 
 import numpy as np
 
-from sim.benchmark.compass import ABBREV, index_of_bearing
-from sim.benchmark.phrasing import (Truth, TruthRelation, _approx, _dir, _end, _goal, _offset, _pick, _round_to,
-                                    people_round)
+from sim.benchmark.compass import ABBREV
+from sim.benchmark.field_words import (bearing_three, bearing_words, compass_relation, imperial, legs_of, legs_sum,
+                                       legs_text, metres_short, metric, nautical, round_bearing, with_bearing)
+from sim.benchmark.phrasing import Truth, _approx, _dir, _end, _goal, _offset, _pick, people_round
 
-FT, YD, MI, NM = 0.3048, 0.9144, 1609.344, 1852.0  # metres
 FieldFamily = Callable[[Truth, str, str, np.random.Generator], tuple[str, Truth]]
-
-
-# --- what people write ----------------------------------------------------------------------
-
-def round_bearing(b: float, rng: np.random.Generator) -> int:
-    """A bearing as people say one: to 10 degrees, or to 5; 0..355."""
-    step = int(_pick(rng, [5, 10, 10]))
-    return int(math.floor((b % 360.0) / step + 0.5)) * step % 360
-
-
-def bearing_three(b: int, rng: np.random.Generator) -> str:
-    """Three digits as pilots say it; north is "360" as often as "000"."""
-    return "360" if b == 0 and rng.random() < 0.5 else f"{b:03d}"
-
-
-def _bearing_words(b: int, rng: np.random.Generator) -> str:
-    """"045", "045°", "45°", "45 degrees"."""
-    return _pick(rng, [bearing_three(b, rng), f"{bearing_three(b, rng)}°", f"{b}°", f"{b} degrees"])
-
-
-def _with_bearing(r: TruthRelation, b: float, distance_m: float) -> TruthRelation:
-    return replace(r, direction=index_of_bearing(b), bearing_deg=float(b), distance_m=float(distance_m))
-
-
-def _compass(r: TruthRelation, distance_m: float) -> TruthRelation:
-    """The label of a compass-word relation: its sector, the written distance, no bearing."""
-    return replace(r, distance_m=float(distance_m), bearing_deg=None)
-
-
-def _thousands(n: int, rng: np.random.Generator) -> str:
-    return f"{n:,}" if n >= 1000 and rng.random() < 0.6 else str(n)
-
-
-def _km_comma(m: int, rng: np.random.Generator) -> str | None:
-    """Kilometres with a decimal comma, as written in Finland: "0,45 km"; None when it would not be exact."""
-    if m % 10:
-        return None
-    km = f"{m / 1000:g}".replace(".", ",")
-    return km + _pick(rng, [" km", "km", " kilometres"])
-
-
-def _metric(d: float, rng: np.random.Generator, comma_km: bool = False) -> tuple[str, int]:
-    """A distance in metres (sometimes kilometres with a decimal comma) and the metres it states."""
-    m = people_round(d)
-    if comma_km and rng.random() < 0.4 and (km := _km_comma(m, rng)):
-        return km, m
-    return _pick(rng, [f"{m} m", f"{m} metres", f"{m}m", f"{m} meters"]), m
-
-
-def _nautical(d: float, rng: np.random.Generator) -> tuple[str, float] | None:
-    """Tenths of a nautical mile when they say the distance within 8 %, else None."""
-    tenths = round(d / NM * 10)
-    if tenths < 1 or abs(tenths * NM / 10 - d) > 0.08 * d:
-        return None
-    return f"{tenths / 10:g}" + _pick(rng, [" NM", " nm", "NM", " nautical miles"]), tenths * NM / 10
-
-
-_MILE_FRACTIONS = {
-    Fraction(1, 8): ["an eighth of a mile", "1/8 mile", "1/8 mi"],
-    Fraction(1, 4): ["a quarter mile", "a quarter of a mile", "1/4 mile", "¼ mile", "0.25 mi"],
-    Fraction(1, 3): ["a third of a mile", "1/3 mile"],
-    Fraction(1, 2): ["half a mile", "a half mile", "1/2 mile", "½ mi", "0.5 miles"],
-    Fraction(3, 4): ["three quarters of a mile", "3/4 mile", "¾ mile", "0.75 mi"],
-}
-
-
-def imperial(d: float, rng: np.random.Generator) -> tuple[str, float]:
-    """The distance in feet, yards or miles as people round them, and the metres the figure means.
-
-    Feet to 50 below 1,000 ft, else to 100; yards to 10 below 200, else to 50; miles as a
-    fraction or in tenths, only where that is within 8 % of the truth.
-    """
-    miles = [(f, forms) for f, forms in _MILE_FRACTIONS.items() if abs(float(f) * MI - d) <= 0.08 * d]
-    tenths = round(d / MI * 10)
-    if tenths >= 1 and abs(tenths * MI / 10 - d) <= 0.08 * d:
-        miles.append((Fraction(tenths, 10), [f"{tenths / 10:g} mi", f"{tenths / 10:g} miles", f"{tenths / 10:g} mile"]))
-    unit = _pick(rng, ["ft", "ft", "yd"] + (["mi", "mi"] if miles else []))
-    if unit == "mi":
-        f, forms = _pick(rng, miles)
-        return _pick(rng, forms), float(f) * MI
-    if unit == "ft":
-        ft = d / FT
-        n = _round_to(ft, 50 if ft < 1000 else 100)
-        return _thousands(n, rng) + _pick(rng, [" ft", " feet", "ft"]), n * FT
-    yd = d / YD
-    n = _round_to(yd, 10 if yd < 200 else 50)
-    return f"{n}" + _pick(rng, [" yards", " yd", " yds", "yd"]), n * YD
-
-
-# --- legs ---------------------------------------------------------------------------------------
-
-_UNIT = {k: np.array([math.sin(math.radians(45.0 * k)), math.cos(math.radians(45.0 * k))]) for k in range(8)}
-MIN_LEG_M = 40  # a leg shorter than this is not worth saying
-
-
-def _leg_round(m: float) -> int:
-    return people_round(m) if m >= 5 else 0
-
-
-def legs_of(d: float, b: float, rng: np.random.Generator) -> list[tuple[int, int]]:
-    """Two or three legs (metres as written, compass index) along compass words that add up to about (d, b).
-
-    Along the north-south and east-west axes, or along the two compass words either side of the
-    bearing; where one leg would be shorter than `MIN_LEG_M` the walk goes straight and is told
-    in two pieces ("200 m north, then another 150 m"). Sometimes a cardinal walk is told in three.
-    """
-    v = d * np.array([math.sin(math.radians(b)), math.cos(math.radians(b))])
-    options = []
-    ns, ew = (0 if v[1] >= 0 else 4), (2 if v[0] >= 0 else 6)
-    axes = [(_leg_round(abs(v[1])), ns), (_leg_round(abs(v[0])), ew)]
-    if min(m for m, _ in axes) >= MIN_LEG_M:
-        options.append(axes)
-    k = int((b % 360.0) // 45.0) % 8
-    a, c = np.linalg.solve(np.column_stack([_UNIT[k], _UNIT[(k + 1) % 8]]), v)
-    bracket = [(_leg_round(a), k), (_leg_round(c), (k + 1) % 8)]
-    if min(m for m, _ in bracket) >= MIN_LEG_M:
-        options.append(bracket)
-    if not options:
-        k = index_of_bearing(b)
-        first = _leg_round(0.55 * d)
-        return [(first, k), (_leg_round(d - first), k)]
-    legs = _pick(rng, options)
-    if rng.random() < 0.5:
-        legs = legs[::-1]
-    first_m, first_k = legs[0]
-    if first_k % 2 == 0 and first_m >= 120 and rng.random() < 0.3:  # out, across, and out again
-        part = _leg_round(first_m * 0.5)
-        legs = [(part, first_k), legs[1], (_leg_round(first_m - part), first_k)]
-    return legs
-
-
-def legs_sum(legs: list[tuple[int, int]]) -> tuple[float, float]:
-    """(distance m, bearing deg) of the written legs added up."""
-    v = sum((m * _UNIT[k] for m, k in legs), np.zeros(2))
-    return float(np.hypot(*v)), math.degrees(math.atan2(v[0], v[1])) % 360.0
-
-
-def _metres_short(m: int, rng: np.random.Generator) -> str:
-    return _pick(rng, [f"{m} m", f"{m} metres", f"{m}m", f"{m} meters"])
-
-
-def _turn(prev: int, nxt: int) -> str | None:
-    return {2: "right", 6: "left"}.get((nxt - prev) % 8)
-
-
-def _legs_text(legs: list[tuple[int, int]], rng: np.random.Generator, verb: str) -> str:
-    parts = [f"{verb} {_metres_short(legs[0][0], rng)} {_dir(legs[0][1], rng)}"]
-    for (m, k), (_, pk) in zip(legs[1:], legs[:-1]):
-        joiner = _pick(rng, ["then", "then", "and then", "after that"])
-        turn = _turn(pk, k)
-        if k == pk:
-            parts.append(f"{joiner} keep going {_dir(k, rng)} for another {_metres_short(m, rng)}")
-        elif turn and rng.random() < 0.4:
-            parts.append(f"{joiner} turn {turn} and go {_metres_short(m, rng)}")
-        else:
-            parts.append(f"{joiner} {_metres_short(m, rng)} {_dir(k, rng)}")
-    return ", ".join(parts)
 
 
 # --- the families -------------------------------------------------------------------------------
@@ -205,10 +46,10 @@ def atc_bearing(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Gen
     """Pilot and ATC phrasing: "Café X: bearing 045 from Kiasma, range 400 m", "the 270 radial, 0.2 NM out"."""
     (r,) = _offset(truth, 1)
     b = round_bearing(r.bearing_deg, rng)
-    nm = _nautical(r.distance_m, rng) if rng.random() < 0.3 else None
-    dist, m = nm if nm else _metric(r.distance_m, rng)
+    nm = nautical(r.distance_m, rng) if rng.random() < 0.3 else None
+    dist, m = nm if nm else metric(r.distance_m, rng)
     lm, g, gs = r.landmarks[0], _goal(goal_name, goal_kind, rng), _goal(goal_name, goal_kind, rng, start=True)
-    b3, bw = bearing_three(b, rng), _bearing_words(b, rng)
+    b3, bw = bearing_three(b, rng), bearing_words(b, rng)
     compact = dist.replace(" ", "").replace("nauticalmiles", "NM") if nm else f"{m}m"  # "045/0.3NM", "045/400m"
     text = _end(_pick(rng, [
         f"{gs}: bearing {b3} from {lm}, range {dist}",
@@ -219,24 +60,24 @@ def atc_bearing(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Gen
         f"Target {g}. Position {lm} {b3}/{compact}",
         f"Route {lm} direct, then heading {b3}, {dist} to {g}",
     ]))
-    return text, (_with_bearing(r, b, m),)
+    return text, (with_bearing(r, b, m),)
 
 
 def sar_briefing(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Generator) -> tuple[str, Truth]:
     """Search-and-rescue briefings: a datum, an objective, compass points or a bearing, km with a comma."""
     (r,) = _offset(truth, 1)
-    dist, m = _metric(r.distance_m, rng, comma_km=True)
+    dist, m = metric(r.distance_m, rng, comma_km=True)
     lm, g = r.landmarks[0], _goal(goal_name, goal_kind, rng)
     if rng.random() < 0.4:
         b = round_bearing(r.bearing_deg, rng)
-        bw = _bearing_words(b, rng)
+        bw = bearing_words(b, rng)
         text = _pick(rng, [
             f"Datum: {lm}. Objective: {g}, {dist} from datum on bearing {bw}.",
             f"Team 2, your task is {g}. It lies {dist} from {lm}, bearing {bw}.",
             f"Search briefing. Reference point {lm}. Subject reported at {g}, bearing {bw} from the reference, {dist}.",
             f"LKP {g}: {dist}, bearing {bw} from {lm}. Proceed and confirm.",
         ])
-        return text, (_with_bearing(r, b, m),)
+        return text, (with_bearing(r, b, m),)
     w, ab = _dir(r.direction, rng), ABBREV[r.direction]
     text = _pick(rng, [
         f"Datum: {lm}. Objective: {g}, approx. {dist} {ab} of datum.",
@@ -245,7 +86,7 @@ def sar_briefing(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Ge
         f"Sector task for the drone team: locate {g}, {dist} to the {w} of {lm}.",
         f"All units: casualty at {g}, approximately {dist} {ab} of {lm}.",
     ])
-    return text, (_compass(r, m),)
+    return text, (compass_relation(r, m),)
 
 
 def work_order(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Generator) -> tuple[str, Truth]:
@@ -260,7 +101,7 @@ def work_order(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Gene
             f"Job #{num}\nSite: {goal_name}\nRef: {lm}\nDistance: {m} m\nBearing: {bearing_three(b, rng)}°",
             f"WO-{num} | Inspect: {goal_name} | From {lm}: {m} m @ {bearing_three(b, rng)}",
         ])
-        return text, (_with_bearing(r, b, m),)
+        return text, (with_bearing(r, b, m),)
     text = _pick(rng, [
         f"WO {num}: deliver to {goal_name}. Nearest landmark: {lm}. Location: {m} m {ab} of landmark.",
         f"Job #{num}\nSite: {goal_name}\nRef: {lm}\nDistance: {m} m\nDirection: {_pick(rng, [ab, w])}",
@@ -269,7 +110,7 @@ def work_order(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Gene
         f"Pickup at {goal_name}, {m} m {w} from {lm}; customer waiting.",
         f"Ticket {num} - site {goal_name} / ref {lm} / {m} m {ab}",
     ])
-    return text, (_compass(r, m),)
+    return text, (compass_relation(r, m),)
 
 
 def walking_legs(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Generator) -> tuple[str, Truth]:
@@ -279,7 +120,7 @@ def walking_legs(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Ge
     d, b = legs_sum(legs)
     lm, g, gs = r.landmarks[0], _goal(goal_name, goal_kind, rng), _goal(goal_name, goal_kind, rng, start=True)
     verb = _pick(rng, ["walk", "go", "fly", "head"])
-    route = _legs_text(legs, rng, verb)
+    route = legs_text(legs, rng, verb)
     route_cap = route[0].upper() + route[1:]
     text = _pick(rng, [
         f"From {lm} {route} to reach {g}.",
@@ -288,14 +129,14 @@ def walking_legs(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Ge
         f"{gs}? From {lm}, {route}.",
         f"Begin at {lm}. {route_cap} and you're at {g}.",
     ])
-    return text, (_with_bearing(r, b, d),)
+    return text, (with_bearing(r, b, d),)
 
 
 def question(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Generator) -> tuple[str, Truth]:
     """A request as a question: "Can you check Café X? It should be ~300 m NE of Kiasma"."""
     (r,) = _offset(truth, 1)
     m = people_round(r.distance_m)
-    d = _pick(rng, ["~", "about ", "roughly ", "", "maybe "]) + _metres_short(m, rng)
+    d = _pick(rng, ["~", "about ", "roughly ", "", "maybe "]) + metres_short(m, rng)
     lm, w = r.landmarks[0], _pick(rng, [_dir(r.direction, rng), ABBREV[r.direction]])
     g = _goal(goal_name, goal_kind, rng)
     text = _pick(rng, [
@@ -307,7 +148,7 @@ def question(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Genera
         f"Any chance you could find {g} for me? Should be {d} {w} from {lm}.",
         f"Can you see {g} from up there? About {d} {w} of {lm}?",
     ])
-    return text, (_compass(r, m),)
+    return text, (compass_relation(r, m),)
 
 
 def correction(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Generator) -> tuple[str, Truth]:
@@ -326,7 +167,7 @@ def correction(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Gene
             f"{gs}, bearing {bearing_three(bad, rng)} from {lm}, correction, bearing {bearing_three(b, rng)}, {m} m.",
             f"From {lm} fly heading {bearing_three(bad, rng)}, no, {bearing_three(b, rng)}, for {m} m to {g}.",
         ])
-        return text, (_with_bearing(r, b, m),)
+        return text, (with_bearing(r, b, m),)
     if what == "direction":
         text = _pick(rng, [
             f"{gs} is {m} m {wrong} of {lm}, sorry, {right}.",
@@ -346,7 +187,7 @@ def correction(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Gene
             f"{gs} is {wrong_m} m {wrong} of {lm}. Scratch that, it's {m} m {right} of {lm}.",
             f"{gs}: {wrong_m} m {wrong} of {lm}. Sorry, my mistake, {m} m {right} of {lm}.",
         ])
-    return text, (_compass(r, m),)
+    return text, (compass_relation(r, m),)
 
 
 def imperial_units(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Generator) -> tuple[str, Truth]:
@@ -363,18 +204,18 @@ def imperial_units(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.
         f"Head {w} from {lm}, {d}, and you'll find {g}",
         f"{gs} sits {d} to the {w} of {lm}",
     ]))
-    return text, (_compass(r, m),)
+    return text, (compass_relation(r, m),)
 
 
 def refer_back(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Generator) -> tuple[str, Truth]:
     """The landmark named first and referred back to: "…, some 550 m west of it", "from that building", "from there"."""
     (r,) = _offset(truth, 1)
     m = people_round(r.distance_m)
-    d = _approx(rng) + _metres_short(m, rng)
+    d = _approx(rng) + metres_short(m, rng)
     lm, w = r.landmarks[0], _dir(r.direction, rng)
     g, gs = _goal(goal_name, goal_kind, rng), _goal(goal_name, goal_kind, rng, start=True)
     text = _pick(rng, [
-        f"Start at {lm}. The place I want is {g}, some {_metres_short(m, rng)} {w} of it.",
+        f"Start at {lm}. The place I want is {g}, some {metres_short(m, rng)} {w} of it.",
         f"You know {lm}? {gs} is {d} {w} of it.",
         f"Take {lm} as your reference. From that building, {g} is {d} to the {w}.",
         f"Find {lm} first. From there, fly {d} {w} and you'll reach {g}.",
@@ -382,7 +223,7 @@ def refer_back(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Gene
         f"Look for {lm}; {g} is {d} {w} of that landmark.",
         f"See {lm}? Go {d} {w} of it and you're at {g}.",
     ])
-    return text, (_compass(r, m),)
+    return text, (compass_relation(r, m),)
 
 
 _VERB_TAILS = [
@@ -396,7 +237,7 @@ def name_then_verb(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.
     """The goal's name followed by any verb: "Go 400 m north of Kiasma, and Mumin Kaffe should be right there"."""
     (r,) = _offset(truth, 1)
     m = people_round(r.distance_m)
-    d = _approx(rng) + _metres_short(m, rng)
+    d = _approx(rng) + metres_short(m, rng)
     lm, w = r.landmarks[0], _dir(r.direction, rng)
     g, gs = _goal(goal_name, goal_kind, rng), _goal(goal_name, goal_kind, rng, start=True)
     tail = _pick(rng, _VERB_TAILS)
@@ -408,14 +249,14 @@ def name_then_verb(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.
         f"Head {d} {w} from {lm} and {g} {tail}.",
         f"{gs} needs a delivery; it is {d} {w} of {lm}.",
     ])
-    return text, (_compass(r, m),)
+    return text, (compass_relation(r, m),)
 
 
 def reference_last(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Generator) -> tuple[str, Truth]:
     """The reference named last: "400 m north-east, that's where Café X is, measured from Kiasma"."""
     (r,) = _offset(truth, 1)
     m = people_round(r.distance_m)
-    d = _approx(rng) + _metres_short(m, rng)
+    d = _approx(rng) + metres_short(m, rng)
     lm, w, ab = r.landmarks[0], _dir(r.direction, rng), ABBREV[r.direction]
     g, gs = _goal(goal_name, goal_kind, rng), _goal(goal_name, goal_kind, rng, start=True)
     d_cap = d[0].upper() + d[1:]
@@ -423,11 +264,11 @@ def reference_last(truth: Truth, goal_name: str, goal_kind: str, rng: np.random.
         f"{d_cap} {w}, that's where {g} is, measured from {lm}.",
         f"{gs}: {d} {w}, counting from {lm}.",
         f"Go {d} {w} to get to {g}, starting from {lm}.",
-        f"{_metres_short(m, rng)} {ab}, reference {lm}: {g}.",
+        f"{metres_short(m, rng)} {ab}, reference {lm}: {g}.",
         f"To reach {g}, fly {w} for {d}. Your starting point for that is {lm}.",
         f"{gs} is {d} to the {w}, if you take {lm} as the reference.",
     ])
-    return text, (_compass(r, m),)
+    return text, (compass_relation(r, m),)
 
 
 FIELD_FAMILIES: dict[str, FieldFamily] = {

@@ -32,8 +32,8 @@ from onboard.map.compass import bearing_deg
 from sim.benchmark.compass import index_of_bearing
 from sim.benchmark.describe import MAX_ESTIMATE_ERROR
 from sim.benchmark.generate import usable_goals
-from sim.benchmark.field_phrasing import FIELD_FAMILY_NAMES, FIELD_SHAPE
-from sim.benchmark.phrasing import FAMILY_NAMES, FAMILY_SHAPE, Phrased, TruthRelation, phrase
+from sim.benchmark.field_phrasing import FIELD_FAMILIES, FIELD_FAMILY_NAMES, FIELD_SHAPE
+from sim.benchmark.phrasing import FAMILIES, FAMILY_NAMES, FAMILY_SHAPE, Phrased, Truth, TruthRelation, written_truth
 from sim.benchmark.tasks import STEP_LIMIT_FACTOR, Task
 from sim.benchmark.understand import Relation, estimate_goal
 from sim.world.world import World
@@ -61,6 +61,21 @@ def family_schedule(n: int, rng: np.random.Generator, families: Sequence[str] | 
     while len(out) < n:
         out += [names[int(i)] for i in rng.permutation(len(names))]
     return out[:n]
+
+
+def phrase(family: str, truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Generator) -> Phrased:
+    """One description of the goal in `family`, with its label (distances as written).
+
+    `family` is one of `phrasing.FAMILY_NAMES` or of the dev-side `field_phrasing.FIELD_FAMILY_NAMES`;
+    a field family rounds the truth itself (feet, legs, bearings) and returns what it wrote.
+    """
+    if family in FAMILIES:
+        written = written_truth(family, truth, rng)
+        return Phrased(family, FAMILIES[family](written, goal_name, goal_kind, rng), written)
+    if family not in FIELD_FAMILIES:
+        raise ValueError(f"unknown phrasing family {family!r}; choose one of {FAMILY_NAMES + FIELD_FAMILY_NAMES}")
+    text, written = FIELD_FAMILIES[family](truth, goal_name, goal_kind, rng)
+    return Phrased(family, text, written)
 
 
 def landmark_positions(world: World) -> dict[str, np.ndarray]:

@@ -327,20 +327,3 @@ def written_truth(family: str, truth: Truth, rng: np.random.Generator) -> Truth:
     rounding = (lambda d: words_round(d, rng)) if family == "number_words" else people_round
     return tuple(replace(r, distance_m=float(rounding(r.distance_m)), bearing_deg=None)
                  if r.distance_m is not None else replace(r, bearing_deg=None) for r in truth)
-
-
-def phrase(family: str, truth: Truth, goal_name: str, goal_kind: str, rng: np.random.Generator) -> Phrased:
-    """One description of the goal in `family`, with its label (distances as written).
-
-    `family` is one of `FAMILY_NAMES` or of the dev-side `field_phrasing.FIELD_FAMILY_NAMES`;
-    a field family rounds the truth itself (feet, legs, bearings) and returns what it wrote.
-    """
-    if family in FAMILIES:
-        written = written_truth(family, truth, rng)
-        return Phrased(family, FAMILIES[family](written, goal_name, goal_kind, rng), written)
-    from sim.benchmark.field_phrasing import FIELD_FAMILIES, FIELD_FAMILY_NAMES
-
-    if family not in FIELD_FAMILIES:
-        raise ValueError(f"unknown phrasing family {family!r}; choose one of {FAMILY_NAMES + FIELD_FAMILY_NAMES}")
-    text, written = FIELD_FAMILIES[family](truth, goal_name, goal_kind, rng)
-    return Phrased(family, text, written)

@@ -12,13 +12,13 @@ and one-off messages are queued for the loop.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 from common.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 
 from . import failsafe, flight_tasks, land_detector
 from . import navigation as nav
 from . import px4_modes as pm
+from .commander_state import CommanderState, Home, _nan
 from .mission import MissionStore
 from .mission_runner import MissionRunner
 from .params import ParamTable
@@ -37,114 +37,15 @@ _MODE_NAMES = {
 }
 
 
-def _nan(x: float | None) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
+class Commander(CommanderState):
+    """The commands, mode entry, arming and each step's checks, over the state it keeps (`CommanderState`)."""
 
-
-@dataclass
-class Home:
-    lat: float
-    lon: float
-    alt: float
-    local: tuple[float, float, float]
-    time_usec: int = 0
-
-
-@dataclass
-class Outbox:
-    """What the flight logic wants sent, drained by the vehicle loop."""
-
-    texts: list[tuple[int, str]] = field(default_factory=list)
-    home_changed: bool = False
-    item_reached: list[int] = field(default_factory=list)
-    mission_current_changed: bool = False
-
-
-# The intended modes PX4 lets a vehicle arm in (Mission left out: the trace shows Hold after a mission and RTL).
-ARMABLE_MODES = (pm.HOLD, pm.OFFBOARD)
-
-
-class Commander:
     def __init__(self, params: ParamTable, physics: Physics, origin: GeoPoint, store: MissionStore, now: float,
                  prearm_delay_s: float = 4.0):
-        self.params = params
-        self.physics = physics
-        self.commands: list[tuple[float, int]] = []  # (time, MAV_CMD) of every command received
-        self.origin = origin
-        self.store = store
-        self.boot_t = now
-        self.prearm_delay_s = prearm_delay_s
-        self.out = Outbox()
-
-        self.armed = False
-        self.mode_after_disarm: pm.Px4Mode = pm.HOLD  # PX4's _nav_state_after_disarming (see `mode`)
-        self.mode: pm.Px4Mode = pm.HOLD  # the user's (intended) mode
-        self.failsafe_mode: pm.Px4Mode | None = None  # shown instead while a failsafe acts
-        self.failsafe_reason: str | None = None
-        self.landed_state = ON_GROUND
-        self.home = Home(origin.lat, origin.lon, origin.alt_amsl, (0.0, 0.0, 0.0))
-
-        self.armed_t = 0.0
-        self.flown_since_arm = False
-        self.ground_contact_t: float | None = None
-        self.landed_t: float | None = None
-
-        self.setpoint: Setpoint | None = None
-        self.offboard_control_known = False
-
-        self.cruise_speed: float | None = None  # DO_CHANGE_SPEED; None -> MPC_XY_CRUISE
-        self.hold_target: tuple[float, float, float] = (0.0, 0.0, 0.0)
-        self.hold_yaw: float | None = None
-        self.takeoff_target_d = 0.0
-        self.takeoff_start_t = 0.0
-        self.takeoff_xy = (0.0, 0.0)
-        self.land_xy = (0.0, 0.0)
-        self.rtl_phase = "climb"
-        self.rtl_alt_d = 0.0
+        super().__init__(params, physics, origin, store, now, prearm_delay_s)
         self.missions = MissionRunner(self)
-        self.battery_warned = 0  # 0 none, 1 low, 2 critical, 3 emergency
-        self.landed_state_hint = IN_AIR  # what the current guidance says the air phase is
-        self.last_gcs_heartbeat: float | None = None
-        self.gcs_lost = False
-        self.gps_ok = True  # fault injection: False = no fix
-        self.gps_lost_t: float | None = None
-        self._takeoff_alt_amsl: float | None = None
 
     # ------------------------------------------------------------------ state
-    @property
-    def mode(self) -> pm.Px4Mode:
-        """The user's (intended) mode."""
-        return self._mode
-
-    @mode.setter
-    def mode(self, mode: pm.Px4Mode) -> None:
-        # PX4 (UserModeIntention) remembers the last intended mode one can arm in, take-off excepted,
-        # and goes back to it when the vehicle disarms. Land, RTL and Mission are not such modes,
-        # Hold and Offboard are: a vehicle that flew in offboard and then landed on a Land or RTL
-        # command (or a failsafe) is in OFFBOARD again once disarmed, as PX4 SITL was.
-        if mode in ARMABLE_MODES:
-            self.mode_after_disarm = mode
-        self._mode = mode
-
-    @property
-    def displayed_mode(self) -> pm.Px4Mode:
-        return self.failsafe_mode or self.mode
-
-    @property
-    def in_air(self) -> bool:
-        return self.landed_state != ON_GROUND
-
-    def pos(self) -> tuple[float, float, float]:
-        p = self.physics.state.pos
-        return p[0], p[1], p[2]
-
-    def height(self) -> float:
-        """Height above home (m, up positive)."""
-        return self.home.local[2] - self.physics.state.pos[2]
-
-    def setpoint_fresh(self, now: float) -> bool:
-        return self.setpoint is not None and now - self.setpoint.t < self.params.f("COM_OF_LOSS_T")
-
     def armable(self, now: float) -> bool:
         """PX4's pre-arm verdict; also drives SYS_STATUS PREARM_CHECK and MAV_STATE."""
         if now - self.boot_t < self.prearm_delay_s:
@@ -166,13 +67,6 @@ class Commander:
 
     def base_mode(self) -> int:
         return pm.base_mode(self.displayed_mode, self.armed, self.offboard_control_known)
-
-    def cruise(self) -> float:
-        v = self.cruise_speed if self.cruise_speed is not None else self.params.f("MPC_XY_CRUISE")
-        return max(0.1, min(v, self.params.f("MPC_XY_VEL_MAX")))
-
-    def text(self, severity: int, msg: str) -> None:
-        self.out.texts.append((severity, msg))
 
     # --------------------------------------------------------------- commands
     def handle_command(self, command: int, p: list[float], now: float, frame: int | None = None,
@@ -279,19 +173,6 @@ class Commander:
         elif mode == pm.MISSION:
             self.missions.start(now)
 
-    def _hold_here(self) -> None:
-        p = self.pos()
-        if self.in_air:
-            v = self.physics.state.vel
-            # stop where braking at MPC_ACC_HOR gets us, not where we were
-            a = self.params.f("MPC_ACC_HOR")
-            sp = math.hypot(v[0], v[1])
-            k = sp / (2.0 * a) if sp > 0.01 else 0.0
-            self.hold_target = (p[0] + v[0] * k, p[1] + v[1] * k, p[2])
-        else:
-            self.hold_target = p
-        self.hold_yaw = self.physics.state.yaw
-
     def _cmd_takeoff(self, p: list[float], now: float) -> int:
         alt = p[6] if len(p) > 6 else float("nan")
         self._takeoff_alt_amsl = None if _nan(alt) else float(alt)
@@ -361,18 +242,6 @@ class Commander:
             self._hold_here()
         return ACCEPTED
 
-    def _alt_to_d(self, alt: float, frame: int) -> float:
-        if frame in (3, 6, 10, 11):  # relative to home (terrain treated as home)
-            return self.home.local[2] - alt
-        return self.origin.alt_amsl - alt
-
-    def _cmd_change_speed(self, p: list[float]) -> int:
-        speed_type = int(p[0]) if not _nan(p[0]) else 1
-        speed = p[1]
-        if speed_type in (0, 1):
-            self.cruise_speed = None if _nan(speed) or speed <= 0 else float(speed)
-        return ACCEPTED
-
     def _cmd_set_home(self, p: list[float], frame, xyz) -> int:
         if int(p[0] or 0) == 1:
             self._set_home_here()
@@ -408,18 +277,6 @@ class Commander:
         elif self.mode == pm.MISSION:
             self.missions.start(now)
 
-    def _disarm(self, now: float, why: str) -> None:
-        self.armed = False
-        self.text(SEV_INFO, why)
-        if self.failsafe_mode is not None:
-            # the failsafe ends with the flight; the user's mode shows again
-            self.failsafe_mode = None
-            self.failsafe_reason = None
-        if self.mode not in ARMABLE_MODES:  # PX4's UserModeIntention::onDisarm
-            self.mode = self.mode_after_disarm
-            if self.mode == pm.HOLD:
-                self._hold_here()
-
     # ------------------------------------------------------------- offboard
     def on_setpoint(self, sp: Setpoint) -> None:
         self.setpoint = sp
@@ -429,9 +286,6 @@ class Commander:
     def mission(self):
         """The mission's progress (current, reached, finished)."""
         return self.missions.run
-
-    def _reached_alt(self, target_d: float) -> bool:
-        return abs(self.physics.state.pos[2] - target_d) <= self.params.f("NAV_MC_ALT_RAD")
 
     # ------------------------------------------------- each step (flight_tasks.py, failsafe.py)
     def demand(self, now: float) -> Demand:

@@ -15,10 +15,10 @@ from . import px4_modes as pm
 from .mav_constants import SEV_CRITICAL, SEV_WARNING
 
 if TYPE_CHECKING:
-    from .commander import Commander
+    from .commander_state import CommanderState
 
 
-def check_offboard_loss(c: "Commander", now: float) -> None:
+def check_offboard_loss(c: "CommanderState", now: float) -> None:
     if c.mode != pm.OFFBOARD or c.failsafe_mode is not None:
         return
     if c.setpoint_fresh(now):
@@ -34,7 +34,7 @@ def check_offboard_loss(c: "Commander", now: float) -> None:
     enter_failsafe(c, fs)
 
 
-def check_datalink(c: "Commander", now: float) -> None:
+def check_datalink(c: "CommanderState", now: float) -> None:
     """NAV_DLL_ACT after COM_DL_LOSS_T without a GCS HEARTBEAT (PX4 default 0: only a warning)."""
     if c.last_gcs_heartbeat is None or c.gcs_lost:
         return
@@ -53,7 +53,7 @@ def check_datalink(c: "Commander", now: float) -> None:
         enter_failsafe(c, fs)
 
 
-def enter_failsafe(c: "Commander", fs: pm.Px4Mode) -> None:
+def enter_failsafe(c: "CommanderState", fs: pm.Px4Mode) -> None:
     c.failsafe_mode = fs
     if fs == pm.HOLD:
         c._hold_here()
@@ -63,7 +63,7 @@ def enter_failsafe(c: "Commander", fs: pm.Px4Mode) -> None:
         flight_tasks.start_rtl(c)
 
 
-def check_position(c: "Commander", now: float) -> None:
+def check_position(c: "CommanderState", now: float) -> None:
     """GPS loss: after 1 s PX4 has no position and 'descends' (shown as AUTO_LAND) in position modes."""
     if c.gps_ok or c.gps_lost_t is None or now - c.gps_lost_t < 1.0:
         return
@@ -75,7 +75,7 @@ def check_position(c: "Commander", now: float) -> None:
         c.failsafe_mode = pm.LAND
 
 
-def check_battery(c: "Commander", now: float) -> None:
+def check_battery(c: "CommanderState", now: float) -> None:
     pct = c.physics.state.battery_pct / 100.0
     pr = c.params
     level = 3 if pct <= pr.f("BAT_EMERGEN_THR") else 2 if pct <= pr.f("BAT_CRIT_THR") else 1 if pct <= pr.f("BAT_LOW_THR") else 0

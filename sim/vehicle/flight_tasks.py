@@ -14,10 +14,10 @@ from .mav_constants import LANDING, SEV_INFO, TAKEOFF_STATE
 from .physics import Demand
 
 if TYPE_CHECKING:
-    from .commander import Commander
+    from .commander_state import CommanderState
 
 
-def start_rtl(c: "Commander") -> None:
+def start_rtl(c: "CommanderState") -> None:
     ret_d = c.home.local[2] - c.params.f("RTL_RETURN_ALT")
     cur_d = c.pos()[2]
     c.rtl_alt_d = min(ret_d, cur_d)
@@ -28,7 +28,7 @@ def start_rtl(c: "Commander") -> None:
         c.text(SEV_INFO, f"RTL: start return at {int(round(alt_amsl))} m ({int(round(above))} m above destination)")
 
 
-def rtl_demand(c: "Commander", now: float) -> Demand:
+def rtl_demand(c: "CommanderState", now: float) -> Demand:
     p = c.pos()
     home = c.home.local
     if c.rtl_phase == "climb":
@@ -50,7 +50,7 @@ def rtl_demand(c: "Commander", now: float) -> Demand:
     return land_demand(c, (home[0], home[1]))
 
 
-def demand_to(c: "Commander", target, v_hor: float, yaw: float | None = None, v_up: float | None = None) -> Demand:
+def demand_to(c: "CommanderState", target, v_hor: float, yaw: float | None = None, v_up: float | None = None) -> Demand:
     pr = c.params
     vel = nav.velocity_toward(
         c.pos(), target, v_hor,
@@ -62,13 +62,13 @@ def demand_to(c: "Commander", target, v_hor: float, yaw: float | None = None, v_
                   acc_up=pr.f("MPC_ACC_UP_MAX"), acc_down=pr.f("MPC_ACC_DOWN_MAX"))
 
 
-def hold_demand(c: "Commander") -> Demand:
+def hold_demand(c: "CommanderState") -> Demand:
     if not c.in_air:
         return Demand(vel=(0.0, 0.0, 0.0), yaw=None)
     return demand_to(c, c.hold_target, c.cruise(), yaw=c.hold_yaw)
 
 
-def land_demand(c: "Commander", xy: tuple[float, float]) -> Demand:
+def land_demand(c: "CommanderState", xy: tuple[float, float]) -> Demand:
     pr = c.params
     p = c.pos()
     h = max(0.0, p[2] * -1.0 + c.home.local[2])  # height above home ground
@@ -79,7 +79,7 @@ def land_demand(c: "Commander", xy: tuple[float, float]) -> Demand:
                   acc_up=pr.f("MPC_ACC_UP_MAX"), acc_down=pr.f("MPC_ACC_DOWN_MAX"))
 
 
-def offboard_demand(c: "Commander") -> Demand:
+def offboard_demand(c: "CommanderState") -> Demand:
     pr = c.params
     sp = c.setpoint
     if sp is None:
@@ -111,7 +111,7 @@ def offboard_demand(c: "Commander") -> Demand:
                   acc_up=pr.f("MPC_ACC_UP_MAX"), acc_down=pr.f("MPC_ACC_DOWN_MAX"))
 
 
-def takeoff_demand(c: "Commander", now: float) -> Demand:
+def takeoff_demand(c: "CommanderState", now: float) -> Demand:
     pr = c.params
     # PX4 (trace): ~1 s spool-up, the climb starts ~3 s after the command, full speed ~2 s later
     ramp = pr.f("MPC_TKO_RAMP_T")

@@ -11,10 +11,10 @@ from . import px4_modes as pm
 from .mav_constants import IN_AIR, LAND_DETECT_STAGES, LANDING, ON_GROUND, SEV_INFO, TAKEOFF_DETECT_M, TAKEOFF_STATE
 
 if TYPE_CHECKING:
-    from .commander import Commander
+    from .commander_state import CommanderState
 
 
-def update(c: "Commander", now: float) -> None:
+def update(c: "CommanderState", now: float) -> None:
     """Detectors after the physics moved: takeoff, landing, completions, auto-disarm."""
     s = c.physics.state
     if not c.armed:

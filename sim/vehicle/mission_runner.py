@@ -21,7 +21,7 @@ from .mission import MissionItem
 from .physics import Demand
 
 if TYPE_CHECKING:
-    from .commander import Commander
+    from .commander_state import CommanderState
 
 SEV_CRITICAL = 2
 SEV_INFO = 6
@@ -50,9 +50,9 @@ class MissionRun:
 
 
 class MissionRunner:
-    """Runs the stored mission for the commander (composition: ``c`` is the commander)."""
+    """Runs the stored mission over the commander's state (``c``), which it is given."""
 
-    def __init__(self, commander: "Commander"):
+    def __init__(self, commander: "CommanderState"):
         self.c = commander
         self.run = MissionRun()
 
@@ -160,7 +160,8 @@ class MissionRunner:
         run.takeoff_first = False
         if it.command == NAV_RTL:
             self._mark_reached(run.current, now)
-            c._enter_mode(pm.RTL, now)
+            c.mode = pm.RTL  # as the commander enters RTL
+            flight_tasks.start_rtl(c)
             return flight_tasks.hold_demand(c)
         if it.command == NAV_LAND:
             p = c.pos()

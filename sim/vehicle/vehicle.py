@@ -1,3 +1,4 @@
+# Over 400 lines: the vehicle loop ties every part of the simulated PX4 to the one UDP link and the fixed step, as PX4's modules meet on uORB; each handler is short.
 """The vehicle loop: one thread, one UDP link, fixed-step physics.
 
 It ties the parts together the way PX4's modules talk: MAVLink in ->

@@ -1,3 +1,4 @@
+# Over 400 lines: one renderer: the camera, the projection and clipping, and the drawing of buildings, streets and signs share the frame they draw in.
 """Camera views of the world drawn with OpenCV: oblique (perspective) and top-down.
 
 The oblique view is what the drone's camera (`Camera`, the vehicle config's
@@ -22,6 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from onboard.map.compass import compass8
+from onboard.vocab.text_fold import ascii_text
 from sim.world.camera_effects import apply_camera
 from sim.world.sign_texture import name_hash, texture
 from sim.world.sign_view import SignTruth, sign_points, sign_truth, warp_sign
@@ -43,13 +45,6 @@ FACADES = ((200, 220, 230), (120, 180, 215), (200, 200, 195), (185, 190, 220), (
 # AMBIENT + (1 - AMBIENT) * the cosine between their normal and the sun.
 SUN_AZIMUTH_DEG, SUN_ELEVATION_DEG, AMBIENT = 200.0, 35.0, 0.62
 STREET_HALF_WIDTH_M = 2.5
-
-
-def ascii_label(text: str) -> str:
-    """OpenCV's Hershey fonts are ASCII only: Töölö -> Toolo (debug overlays and the top-down map)."""
-    import unicodedata
-
-    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
 
 
 @dataclass(frozen=True)
@@ -343,7 +338,7 @@ class ViewRenderer:
         import cv2
 
         font, scale = cv2.FONT_HERSHEY_SIMPLEX, 0.45
-        text = ascii_label(text)
+        text = ascii_text(text)
         (tw, th), _ = cv2.getTextSize(text, font, scale, 1)
         x0 = int(np.clip(x - tw // 2, 2, img.shape[1] - tw - 4))
         y0 = int(np.clip(y - 6, th + 6, img.shape[0] - 4))

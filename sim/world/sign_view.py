@@ -45,6 +45,12 @@ class SignTruth:
     slant_m: float  # straight-line distance camera -> sign, metres
     building_id: int
 
+    @property
+    def squash(self) -> float:
+        """The letters' width across the frame for their height (the lettering's top edge's horizontal extent
+        over its characters): about 0.7 for a sign seen square-on, less for one seen along its facade."""
+        return abs(self.quad[1][0] - self.quad[0][0]) / max(1, len(self.name)) / max(self.letter_px, 1e-6)
+
 
 def _area(q: np.ndarray) -> float:
     x, y = q[:, 0], q[:, 1]

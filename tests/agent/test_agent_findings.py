@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from onboard.agent.agent import GraphAgent
-from onboard.agent.observation import (AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting, SharedFindings,
+from onboard.vocab.observation import (AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting, SharedFindings,
                                        SharedLandmark)
 
 

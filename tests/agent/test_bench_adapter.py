@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from onboard.agent.observation import AgentObservation
+from onboard.vocab.observation import AgentObservation
 
 
 def test_onboard_agent_imports_no_sim_or_ground_station():
@@ -19,7 +19,7 @@ def test_onboard_agent_imports_no_sim_or_ground_station():
 
 def test_an_agent_on_the_benchmarks_contract_is_driven_by_the_runner():
     """The baselines speak `agent_api`; the runner's observation reaches them whole and their action comes back."""
-    from onboard.agent.observation import AgentAction, LandmarkSighting, NeighbourMove, PoiSighting
+    from onboard.vocab.observation import AgentAction, LandmarkSighting, NeighbourMove, PoiSighting
     from sim.benchmark.agent_api import Action
     from sim.benchmark.episode_ports import ContractAgent
 

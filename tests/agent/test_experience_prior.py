@@ -10,7 +10,7 @@ import numpy as np
 from onboard.agent.agent import GraphAgent
 from onboard.agent.experience_prior import PlanLesson, RememberedFrame, frame_shift, frames_from, lesson_from
 from onboard.agent.goal_description import parse_goal_description
-from onboard.agent.observation import LandmarkSighting
+from onboard.vocab.observation import LandmarkSighting
 from onboard.agent.settings import AgentConfig
 from onboard.agent.working_memory import WorkingMemory
 from tests.agent.toy_city import ToyCity

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from onboard.agent.geometric_planner import choose_move, lookouts
-from onboard.agent.observation import NeighbourMove
+from onboard.vocab.observation import NeighbourMove
 from onboard.agent.settings import AgentConfig
 from onboard.agent.street_map import StreetMap
 

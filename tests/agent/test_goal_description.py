@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from onboard.agent.goal_description import parse_goal_description, read_distance
-from onboard.agent.text_fold import fold
+from onboard.vocab.text_fold import fold
 
 GAZ = ["Kiasma", "Stockmann", "Hotelli Torni", "World Trade Center Helsinki", "Kauppakeskus Kluuvi"]
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 
 from onboard.agent.agent import GraphAgent, variant_config
-from onboard.agent.observation import AgentObservation
+from onboard.vocab.observation import AgentObservation
 from tests.agent.toy_city import ToyCity
 
 DESCRIPTION = "Cafe Aalto is about 140 m north-east of Tower."

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from onboard.agent.agent import VARIANTS, GraphAgent, variant_config
-from onboard.agent.observation import AgentAction, AgentObservation
+from onboard.vocab.observation import AgentAction, AgentObservation
 from tests.agent.toy_city import ToyCity
 
 DESCRIPTION = "Cafe Aalto is about 140 m north-east of Tower."
@@ -242,7 +242,7 @@ def test_a_climb_or_come_down_on_the_way_flies_one_sloped_leg_and_a_refused_one_
 
 
 def _placed(description, names, gazetteer=("Tower", "Mast")):
-    from onboard.agent.observation import LandmarkSighting
+    from onboard.vocab.observation import LandmarkSighting
 
     agent = GraphAgent(variant_config("geometric"), list(gazetteer), name="geometric")
     agent.reset(description)
@@ -252,7 +252,7 @@ def _placed(description, names, gazetteer=("Tower", "Mast")):
 
 
 def test_one_end_of_a_between_is_worth_a_look_up_for_the_other():
-    from onboard.agent.experts import between_end_missing
+    from onboard.agent.exploring import between_end_missing
 
     between = "Cafe Aalto is between Tower and Mast."
     assert between_end_missing(_placed(between, ["Tower"]))
@@ -265,7 +265,7 @@ def test_one_end_of_a_between_is_worth_a_look_up_for_the_other():
 
 
 def test_after_look_ups_in_vain_exploring_heads_past_what_they_covered():
-    from onboard.agent.experts import explore_target, frontier_target
+    from onboard.agent.exploring import explore_target, frontier_target
 
     state = _placed(DESCRIPTION, [])
     d = state.dynamic
@@ -275,7 +275,7 @@ def test_after_look_ups_in_vain_exploring_heads_past_what_they_covered():
     assert frontier_target(state, seen) is None  # one look-up in vain is not enough (the public tasks' lesson)
     d.looked_up_from = [np.array([300.0, 0.0]), np.array([0.0, 200.0])]
     assert np.allclose(frontier_target(state, seen), [0.0, 900.0])  # 700 m from the nearest place looked from
-    from onboard.agent.observation import LandmarkSighting
+    from onboard.vocab.observation import LandmarkSighting
 
     state.static.memory.observe(1, np.zeros(2), (LandmarkSighting("Near", 90.0, 100.0),  # the expert's reading
                                                  LandmarkSighting("Far", 0.0, 900.0),

@@ -11,6 +11,7 @@ from onboard.agent import map_render as mr
 from onboard.agent.agent import GraphAgent
 from onboard.agent.settings import AgentConfig
 from onboard.agent.step_report import anchor_graph_payload
+from onboard.vocab.text_fold import ascii_text
 from tests.agent.toy_city import ToyCity
 
 TASK = "Cafe Aalto is about 140 m north-east of Tower."
@@ -118,5 +119,5 @@ def test_drawing_the_maps_every_step_changes_no_decision(tmp_path):
 
 
 def test_names_outside_ascii_are_transliterated():
-    assert mr.ascii_text("Metsätalo Ö") == "Metsatalo O"
+    assert ascii_text("Metsätalo Ö") == "Metsatalo O"
     assert mr.scene_class("waypoint 412") == "waypoint"

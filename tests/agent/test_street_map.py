@@ -1,6 +1,6 @@
 import numpy as np
 
-from onboard.agent.observation import NeighbourMove
+from onboard.vocab.observation import NeighbourMove
 from onboard.agent.street_map import StreetMap
 
 

@@ -141,7 +141,7 @@ def test_where_the_parser_reads_no_relation_the_model_is_asked():
 
 def test_the_kind_a_city_has_one_landmark_of_names_it():
     """"the Cathedral", "the railway station": the last words of one landmark's other name (OSM name:en)."""
-    from onboard.agent.landmark_names import find_mentions
+    from onboard.vocab.landmark_names import find_mentions
 
     gaz = ["Helsingin tuomiokirkko", "Helsingin päärautatieasema", "Kiasma", "Kasvimuseo"]
     aliases = {"Helsinki Cathedral": "Helsingin tuomiokirkko", "Helsinki Central railway station":

@@ -2,7 +2,7 @@ import numpy as np
 
 from onboard.agent.goal_description import parse_goal_description
 from onboard.agent.geometry import offset
-from onboard.agent.observation import LandmarkSighting
+from onboard.vocab.observation import LandmarkSighting
 from onboard.agent.working_memory import WorkingMemory, robust_position
 
 
@@ -105,7 +105,7 @@ def test_two_distances_meet_where_their_arcs_cross_not_at_the_mean_of_their_poin
 # -- the fleet's findings ----------------------------------------------------------------------------
 
 def _shared(marks=(), signs=(), looked=()):
-    from onboard.agent.observation import SharedFindings, SharedLandmark
+    from onboard.vocab.observation import SharedFindings, SharedLandmark
 
     return SharedFindings(tuple(SharedLandmark(n, xy, spread, fixes) for n, xy, spread, fixes in marks),
                           tuple(signs), tuple(looked))

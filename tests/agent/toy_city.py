@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from onboard.agent.observation import AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting
+from onboard.vocab.observation import AgentObservation, LandmarkSighting, NeighbourMove, PoiSighting
 
 
 def _bearing(dx: float, dy: float) -> float:

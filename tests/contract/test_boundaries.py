@@ -50,7 +50,7 @@ BOUNDARIES = {
     "simulator control": (("sim/vehicle/vehicle.py", "sim/vehicle/process.py"), "contract.sim_control"),
     "status socket": (("onboard/supervisor/status_server.py", "onboard/status.py"), "contract.status_report"),
     "fleet channel": (("onboard/fleet/channel.py", "sim/team_search.py"), "contract.fleet_frame"),
-    "exploration share": (("onboard/agent/discovery_wire.py",), "contract.exploration_discovery"),
+    "exploration share": (("sim/exploration/discovery_wire.py",), "contract.exploration_discovery"),
 }
 SOURCE_PACKAGES = ("onboard", "firmware_bridge", "sim", "ground_station", "aerie", "deploy")
 

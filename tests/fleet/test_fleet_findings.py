@@ -16,7 +16,7 @@ from contract.fleet_frame import pack, unpack
 from common.geodesy import GeoPoint, ned_from_geo
 from contract.payloads.base import PayloadError
 from firmware_bridge.fleet_picture import TrafficReport
-from onboard.agent.observation import SharedFindings, SharedLandmark
+from onboard.vocab.observation import SharedFindings, SharedLandmark
 from onboard.fleet.channel import FleetChannel
 from onboard.fleet.findings import MAX_KEPT, FleetFindings
 from onboard.fleet.settings import FleetChannelConfig, FleetPeer

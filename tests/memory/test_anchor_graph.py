@@ -8,6 +8,7 @@ import pytest
 
 from onboard.memory.anchor_graph import AnchorGraph, AnchorGraphError, normalise_scene_type
 from onboard.memory.discovered_context import DiscoveredContextQueue
+from onboard.memory.navigation_context import render_navigation_context
 from onboard.memory.settings import AnchorGraphConfig
 
 
@@ -140,7 +141,7 @@ def test_discovered_context_carries_avoid_hint_and_context_renders() -> None:
     recs = g.record_discovered_context(False, "kitchen", "cups are usually in kitchens")
     assert recs[-1].avoid_hint == "pattern:STUCK"
     _visit(g, "Hallway")
-    text = g.navigation_context()
+    text = render_navigation_context(g)
     assert "## Navigation Context" in text
     assert "P0 corridor" in text and "1. goal_flag=false goal_scene_type=kitchen" in text
     assert "avoid=pattern:STUCK" in text and "Same-space candidates" in text
@@ -151,4 +152,4 @@ def test_drone_scale_in_metres() -> None:
     for _ in range(4):
         g.step("forward")
     assert math.isclose(g.pose.x, 1.0) and g.metres_per_unit == 20.0
-    assert "pose x=20.0 m" in g.navigation_context()
+    assert "pose x=20.0 m" in render_navigation_context(g)

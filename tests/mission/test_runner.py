@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from onboard.agent.observation import AgentAction
+from onboard.vocab.observation import AgentAction
 from onboard.mission.legs import Leg, LegStatus
 from onboard.mission.record import MissionEnd
 from onboard.mission.runner import NO_WAYPOINT_LEFT, MissionLimits, MissionRunner
@@ -69,7 +69,7 @@ class Fenced:
 
 
 def _ports(public_task, **fence):
-    from sim.benchmark.episode import KinematicMover
+    from sim.benchmark.kinematic import KinematicMover
     from sim.benchmark.episode_ports import MoverPort, OracleSensor
     from sim.world.perception import OraclePerception
 

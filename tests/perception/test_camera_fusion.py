@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from onboard.agent.goal_description import parse_goal_description
 from onboard.perception.camera_sightings import (CameraView, FusionSettings, SightingFusion, ViewRead, goal_names,
                                                  look_around_headings)
 from onboard.perception.types import TextSighting
@@ -36,8 +37,9 @@ def _fusion():
 
 
 def test_goal_names_are_what_the_instruction_calls_the_goal():
-    assert goal_names(INSTRUCTION, GAZETTEER) == [GOAL]
-    assert goal_names("Kiasma is 300 m south of the goal, Café Engel.", GAZETTEER) == ["Café Engel"]
+    assert goal_names(INSTRUCTION, parse_goal_description(INSTRUCTION, GAZETTEER).names_goal) == [GOAL]
+    other = "Kiasma is 300 m south of the goal, Café Engel."
+    assert goal_names(other, parse_goal_description(other, GAZETTEER).names_goal) == ["Café Engel"]
 
 
 def test_a_confident_exact_read_is_a_goal_sighting_placed_from_where_the_drone_is_now():

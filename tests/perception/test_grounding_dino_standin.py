@@ -15,7 +15,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from onboard.inference.ort_session import OrtSession
-from onboard.perception.standin_models import build_grounding_dino_standin
+from sim.standin_models import build_grounding_dino_standin
 from onboard.perception.grounding_dino import (
     BertTokenizer,
     GroundingDinoDetector,

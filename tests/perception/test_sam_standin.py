@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from onboard.inference.ort_session import OrtSession
-from onboard.perception.standin_models import build_sam_decoder_standin, build_sam_encoder_standin
+from sim.standin_models import build_sam_decoder_standin, build_sam_encoder_standin
 from onboard.perception.sam_segmenter import SamError, SamSegmenter, longest_side_shape, upscale_low_res
 
 

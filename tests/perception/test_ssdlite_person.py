@@ -51,7 +51,7 @@ def test_rejects_non_rgb_input(detector):
 
 def test_int8_copy_agrees_with_fp32(ssdlite_path):
     """The prepared INT8 model (static QDQ, calibrated on other images) finds what FP32 finds."""
-    from onboard.inference.benchmark import ssdlite_agreement
+    from onboard.perception.int8_agreement import ssdlite_agreement
 
     int8 = ssdlite_path.with_name("ssdlite_person.int8.onnx")
     if not int8.exists():

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from onboard.inference.reading_bench import goal_for
+from sim.reading_scores import goal_for
 from onboard.perception.camera_model import CameraIntrinsics, CameraPose
 from onboard.perception.name_matching import goal_sightings, match_name
 from onboard.perception.text_detection import DbTextDetector, input_size

@@ -1,6 +1,6 @@
 """Reading shop names on facades with PP-OCRv5 (real ONNX Runtime on the real model files).
 
-The frames are drawn here (`onboard.inference.sign_frames`: DejaVu lettering
+The frames are drawn here (`sim.sign_frames`: DejaVu lettering
 warped onto walls in perspective, blurred, noised, JPEG-compressed) with a
 fixed seed, so each test knows where every name truly is.
 """
@@ -8,8 +8,8 @@ fixed seed, so each test knows where every name truly is.
 import numpy as np
 import pytest
 
-from onboard.inference.reading_bench import goal_for
-from onboard.inference.sign_frames import SignSpec, render_frame
+from sim.reading_scores import goal_for
+from sim.sign_frames import SignSpec, render_frame
 from onboard.perception.name_matching import goal_sightings
 
 GOAL = "Alepa Kallio"

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from onboard.inference.manifest import model_dir
-from onboard.inference.reading_bench import goal_for
+from sim.reading_scores import goal_for
 from onboard.inference.settings import InferenceConfig
-from onboard.inference.sign_frames import SignSpec, render_frame
+from sim.sign_frames import SignSpec, render_frame
 from onboard.perception.name_matching import goal_sightings
 
 GOAL = "Alepa Kallio"

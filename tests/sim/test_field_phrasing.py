@@ -22,9 +22,10 @@ import numpy as np
 import pytest
 
 from sim.benchmark.compass import DIRECTION_RE, direction_index, index_of_bearing
-from sim.benchmark.field_phrasing import (FIELD_FAMILIES, FIELD_FAMILY_NAMES, FIELD_SHAPE, FT, MI, NM, YD, imperial,
-                                          legs_of, legs_sum, round_bearing)
-from sim.benchmark.phrasing import FAMILY_NAMES, SHAPES, TruthRelation, phrase
+from sim.benchmark.field_phrasing import FIELD_FAMILIES, FIELD_FAMILY_NAMES, FIELD_SHAPE
+from sim.benchmark.field_words import FT, MI, NM, YD, imperial, legs_of, legs_sum, round_bearing
+from sim.benchmark.ordinary import phrase
+from sim.benchmark.phrasing import FAMILY_NAMES, SHAPES, TruthRelation
 from sim.instructions_bench import HAND_FILES, SPLIT_SEEDS, relation_right
 from tests.sim._world_fixture import helsinki
 

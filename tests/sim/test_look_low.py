@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sim.benchmark.agent_api import Action
-from sim.benchmark.episode import LOOK_LOW_FLOOR_M, LOOK_UP_TURN_S, LOOK_UP_VERTICAL_SPEED_M_S, run_episode
+from sim.benchmark.episode import LOOK_LOW_FLOOR_M, run_episode
+from sim.benchmark.kinematic import LOOK_UP_TURN_S, LOOK_UP_VERTICAL_SPEED_M_S
 from tests.sim._world_fixture import helsinki
 from tests.sim.test_look_up import _Script
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from sim.benchmark.agent_api import Action
-from sim.benchmark.episode import ALTITUDE_CEILING_M, LOOK_UP_TURN_S, LOOK_UP_VERTICAL_SPEED_M_S, run_episode
+from sim.benchmark.episode import ALTITUDE_CEILING_M, run_episode
+from sim.benchmark.kinematic import LOOK_UP_TURN_S, LOOK_UP_VERTICAL_SPEED_M_S
 from sim.world.perception import OraclePerception
 from tests.sim._world_fixture import helsinki
 

@@ -14,9 +14,9 @@ import pytest
 
 from common.geodesy import ned_from_geo
 from sim.benchmark.compass import DIRECTION_RE, direction_index
-from sim.benchmark.ordinary import HOP_BAND, generate_ordinary
-from sim.benchmark.phrasing import (FAMILY_NAMES, TruthRelation, distance_in_words, number_words, phrase,
-                                    plain_lower, words_round)
+from sim.benchmark.ordinary import HOP_BAND, generate_ordinary, phrase
+from sim.benchmark.phrasing import (FAMILY_NAMES, TruthRelation, distance_in_words, number_words, plain_lower,
+                                    words_round)
 from sim.benchmark.tasks import dump_tasks, load_tasks, resolve_all
 from tests.sim._world_fixture import helsinki
 

@@ -110,7 +110,7 @@ class LooksLow(Recording):
     low once where it offers that, then to end the mission."""
 
     def act(self, observation):
-        from onboard.agent.observation import AgentAction
+        from onboard.vocab.observation import AgentAction
 
         super().act(observation)
         if len(self.observations) == 1 and observation.look_low_floor_m is not None:

@@ -33,11 +33,11 @@ from dataclasses import replace
 import msgpack
 
 from onboard.agent.agent import GraphAgent
-from onboard.agent.observation import AgentAction
+from onboard.vocab.observation import AgentAction
 from onboard.config import AerieConfig
 from onboard.inference.inference_worker import ThreadWorker
 from onboard.inference.planner_model import PlannerModel
-from onboard.mission.look_offers import LOOK_UP_CEILING_MARGIN_M
+from onboard.supervisor.look_limits import LOOK_UP_CEILING_MARGIN_M
 from onboard.mission.record import LookUp
 from onboard.supervisor.supervisor import Supervisor
 from onboard.telemetry.journal import Journal

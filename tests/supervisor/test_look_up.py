@@ -15,8 +15,8 @@ from firmware_bridge.settings import SafetyConfig
 from firmware_bridge.vehicle_state import VehicleState
 from onboard.config import AerieConfig
 from onboard.supervisor.flight_executor import FlightExecutor
-from onboard.mission.look_offers import (LOOK_UP_CEILING_MARGIN_M, look_low_floor, look_low_refusal,
-                                            look_up_ceiling, look_up_refusal)
+from onboard.mission.look_offers import look_low_refusal, look_up_refusal
+from onboard.supervisor.look_limits import LOOK_UP_CEILING_MARGIN_M, look_low_floor, look_up_ceiling
 
 HOME = GeoPoint(60.17, 24.94, 10.0)
 

@@ -13,7 +13,7 @@ import asyncio
 from dataclasses import replace
 
 from onboard.agent.agent import GraphAgent
-from onboard.agent.observation import AgentAction
+from onboard.vocab.observation import AgentAction
 from onboard.config import AerieConfig
 from onboard.mission.record import LookUp
 from onboard.supervisor.supervisor import Supervisor

@@ -180,7 +180,7 @@ def test_keys_cli_writes_a_usable_key_set(tmp_path: Path, capsys: pytest.Capture
 
 
 def test_bench_smoke(tmp_path: Path) -> None:
-    from onboard.telemetry import benchmark
+    from sim import telemetry_bench as benchmark
 
     out = tmp_path / "bench.json"
     assert benchmark.main(["--json", str(out), "--flat-count", "300", "--rate-seconds", "0.3"]) == 0

@@ -1,3 +1,4 @@
+// Over 400 lines: one page's script, its panels all drawn by one render() from the same item lists (below); no build step to join modules.
 // Aerie ground-station dashboard: live view over Server-Sent Events and replay of logged flights.
 // Plain JS + SVG, no dependencies. The server sends envelopes as items {seq, t_ns, type, payload, pos?, shift?};
 // everything shown is derived from the item lists by render(), so live and replay share one code path.

@@ -35,8 +35,8 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from onboard.agent.goal_name import OPENERS, foreign_word
-from onboard.agent.text_fold import edit_distance, fold
+from onboard.vocab.goal_name import OPENERS, foreign_word
+from onboard.vocab.text_fold import edit_distance, fold
 
 FUZZY_MIN_LETTERS = 6
 FUZZY_TWO_LETTERS = 12

@@ -20,8 +20,8 @@ import time
 from dataclasses import dataclass, field
 
 from contract.bounded_socket import bounded_socket
-from onboard.agent.discovery_wire import MAX_FRAME_BYTES, decode, encode
-from onboard.agent.exploration_view import ExplorationView, Fix
+from sim.exploration.discovery_wire import MAX_FRAME_BYTES, decode, encode
+from sim.exploration.exploration_view import ExplorationView, Fix
 from contract.envelope import EnvelopeError
 
 

@@ -10,7 +10,7 @@ Reports, for every ONNX model whose file is prepared:
 * ``<model>_detect_p50_ms`` / ``_p99_ms``: the whole detector call (resize,
   run, decode) for detectors;
 
-then reading names (PP-OCRv5, ``reading_bench``): time per view (detect,
+then reading names (PP-OCRv5, `sim.reading_scores`): time per view (detect,
 recognise, total) with 1 and 2 threads, name precision/recall by distance band,
 bearing and range error and false goal locks on frames with known truth;
 then INT8 vs FP32 (speed-up and detection agreement on held-out photos and
@@ -33,8 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[2]
-HELD_OUT = REPO / "tests" / "perception" / "fixtures"
+from onboard.perception.int8_agreement import held_out_images, ssdlite_agreement
 
 
 def _percentiles(samples: list[float]) -> tuple[float, float]:
@@ -67,40 +66,6 @@ def wrapper_overhead(session, feeds: dict[str, np.ndarray], n: int) -> dict[str,
     w50, w99 = _percentiles(wrapped)
     r50, r99 = _percentiles(raw)
     return {"run_p50_ms": w50, "run_p99_ms": w99, "raw_p50_ms": r50, "raw_p99_ms": r99, "overhead": (w50 - r50) / r50}
-
-
-def variants(image: np.ndarray) -> list[np.ndarray]:
-    """The image, mirrored, cropped and darker/brighter: more detections to compare."""
-    h, w = image.shape[:2]
-    out = [image, image[:, ::-1].copy(), image[h // 8 :, : w - w // 8].copy(), image[: h - h // 8, w // 8 :].copy()]
-    out += [np.clip(image.astype(np.int16) + d, 0, 255).astype(np.uint8) for d in (-40, 40)]
-    return out
-
-
-def held_out_images() -> list[np.ndarray]:
-    import cv2
-
-    images = []
-    for name in ("astronaut.png", "coffee.png"):
-        p = HELD_OUT / name
-        if p.exists():
-            images += variants(cv2.cvtColor(cv2.imread(str(p)), cv2.COLOR_BGR2RGB))
-    if not images:
-        rng = np.random.default_rng(0)
-        images = [rng.integers(0, 255, (300, 300, 3), dtype=np.uint8)]
-    return images
-
-
-def ssdlite_agreement(fp32_path: Path, int8_path: Path, threshold: float = 0.3):
-    from onboard.inference.ort_session import OrtSession
-    from onboard.inference.quantize import detection_agreement
-    from onboard.perception.ssdlite_detector import SsdliteDetector
-
-    cpu = ["CPUExecutionProvider"]
-    a = SsdliteDetector(OrtSession(fp32_path, providers=cpu), score_threshold=threshold)
-    b = SsdliteDetector(OrtSession(int8_path, providers=cpu), score_threshold=threshold)
-    images = held_out_images()
-    return detection_agreement([a.detect(im) for im in images], [b.detect(im) for im in images])
 
 
 def bench_ssdlite(name: str, path: Path, n: int) -> dict[str, float]:
@@ -145,7 +110,7 @@ def bench_standins(n: int) -> dict[str, float]:
     from onboard.inference.ort_session import OrtSession
     from onboard.perception.grounding_dino import BertTokenizer, GroundingDinoDetector, encode_prompt
     from onboard.perception.sam_segmenter import SamSegmenter
-    from onboard.perception.standin_models import build_grounding_dino_standin, build_sam_decoder_standin, build_sam_encoder_standin
+    from sim.standin_models import build_grounding_dino_standin, build_sam_decoder_standin, build_sam_encoder_standin
 
     out: dict[str, float] = {}
     cpu = ["CPUExecutionProvider"]
@@ -248,7 +213,7 @@ def main(argv: list[str]) -> int:
             except Exception as exc:  # a user model that needs real inputs
                 results["skipped"][name] = f"zero inputs rejected: {exc}"[:200]
     if {cfg.text_det_model, cfg.text_rec_model} <= set(ready):
-        from onboard.inference.reading_bench import bench_reading
+        from sim.reading_scores import bench_reading
 
         print("bench reading (PP-OCRv5) ...", file=sys.stderr)
         threads = tuple(int(t) for t in args.text_threads.split(",") if t.strip())

@@ -16,7 +16,7 @@ import time
 from contract.envelope import EnvelopeError
 from contract.exploration_discovery import MAX_FRAME_BYTES, ExplorationDiscovery, WireFix, WirePoi, WireVisit, frames
 from contract.payloads.base import PayloadError
-from onboard.agent.exploration_view import Discovery, Fix, SeenPoi, VisitedWaypoint
+from sim.exploration.exploration_view import Discovery, Fix, SeenPoi, VisitedWaypoint
 
 __all__ = ["MAX_FRAME_BYTES", "decode", "encode"]
 

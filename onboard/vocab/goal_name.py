@@ -21,8 +21,8 @@ from __future__ import annotations
 import functools
 import re
 
-from onboard.agent.compass_words import ABBREVIATIONS_16, POINTS_16
-from onboard.agent.spoken_numbers import UNIT_WORDS
+from onboard.vocab.compass_words import ABBREVIATIONS_16, POINTS_16
+from onboard.vocab.spoken_numbers import UNIT_WORDS
 
 ENGLISH_ZIPF = 3.0
 # Words that open a sentence or a clause, or label a field, rather than start a name.

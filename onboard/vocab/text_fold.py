@@ -24,6 +24,11 @@ def fold(text: str) -> str:
     return "".join(fold_char(c) for c in text)
 
 
+def ascii_text(text: str) -> str:
+    """`text` in ASCII, for OpenCV's fonts, which draw nothing else: "Metsätalo" -> "Metsatalo"."""
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+
+
 def edit_distance(a: str, b: str, limit: int) -> int:
     """Optimal-string-alignment distance (insert, delete, substitute, swap two neighbours), capped at limit + 1.
 

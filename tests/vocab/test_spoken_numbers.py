@@ -1,6 +1,6 @@
 import pytest
 
-from onboard.agent.spoken_numbers import digits_for_words, words_value
+from onboard.vocab.spoken_numbers import digits_for_words, words_value
 
 
 @pytest.mark.parametrize("text, out", [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from onboard.inference.reading_bench import evaluate_reading
+from sim.reading_scores import evaluate_reading
 from onboard.perception.types import TextSighting
 
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from onboard.agent.exploration_view import ExplorationView, Fix, SeenPoi, VisitedWaypoint, exits_from
-from onboard.agent.observation import AgentAction, AgentObservation, NeighbourMove
+from sim.exploration.exploration_view import ExplorationView, Fix, SeenPoi, VisitedWaypoint, exits_from
+from onboard.vocab.observation import AgentAction, AgentObservation, NeighbourMove
 from onboard.map.compass import angle_diff
 
 

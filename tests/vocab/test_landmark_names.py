@@ -1,5 +1,5 @@
-from onboard.agent.landmark_names import find_mentions, tolerance
-from onboard.agent.text_fold import edit_distance, fold
+from onboard.vocab.landmark_names import find_mentions, tolerance
+from onboard.vocab.text_fold import edit_distance, fold
 
 GAZ = ["Pääesikunta", "Kiasma", "Hotelli Torni", "Vanha kirkko", "Vanha Kauppahalli", "EY", "Keva", "Postitalo"]
 
@@ -100,7 +100,7 @@ def test_an_alias_gives_no_short_names_and_names_nothing_outside_the_gazetteer()
 
 
 def test_initials_of_an_alias_count_and_a_shared_initial_is_nobodys():
-    from onboard.agent.landmark_names import initials
+    from onboard.vocab.landmark_names import initials
 
     spell = (("Defence Command Finland", "Pääesikunta"), ("Pääesikunta", "Pääesikunta"))
     assert initials(spell) == {"DCF": "Pääesikunta"}

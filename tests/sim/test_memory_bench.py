@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from onboard.memory import benchmark
+from sim import memory_bench as benchmark
 
 
 def test_benchmark_small_run_writes_json(tmp_path: Path, capsys) -> None:

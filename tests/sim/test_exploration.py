@@ -8,10 +8,10 @@ import msgpack
 import pytest
 import zmq
 
-from onboard.agent.discovery_share import DiscoveryShare
-from onboard.agent.discovery_wire import decode, encode
-from onboard.agent.exploration_view import Discovery, ExplorationView, Fix, SeenPoi, VisitedWaypoint, exits_from
-from onboard.agent.frontier_explorer import ExplorerSettings, FrontierExplorer
+from sim.exploration.discovery_share import DiscoveryShare
+from sim.exploration.discovery_wire import decode, encode
+from sim.exploration.exploration_view import Discovery, ExplorationView, Fix, SeenPoi, VisitedWaypoint, exits_from
+from sim.exploration.frontier_explorer import ExplorerSettings, FrontierExplorer
 from tests.agent.toy_city import ToyCity
 
 NO_JITTER = ExplorerSettings(jitter_m=0.0)

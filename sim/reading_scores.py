@@ -160,13 +160,13 @@ def bench_reading(cfg, n_per_task: int = 8, threads: tuple[int, ...] = (1, 2)) -
     """The reader from the manifest on `sign_frames.bench_frames`, once per thread count."""
     from dataclasses import replace
 
-    from onboard.inference.sign_frames import all_names, bench_frames
+    from sim.sign_frames import all_names, bench_frames
     from onboard.perception.text_reader import open_text_reader
 
     frames = bench_frames(n_per_task)
     names = all_names()
     out: dict[str, object] = {"text_frame_size": list(frames[0].image.shape[1::-1]), "text_det_max_side": cfg.text_det_max_side,
-                              "text_frames_source": "onboard/inference/sign_frames.py (synthetic, PIL lettering warped onto walls)"}
+                              "text_frames_source": "sim/sign_frames.py (synthetic, PIL lettering warped onto walls)"}
     for k, n in enumerate(threads):
         reader = open_text_reader(replace(cfg, text_threads=n, providers=("CPUExecutionProvider",)))
         reader.read(frames[0].image)  # warm-up

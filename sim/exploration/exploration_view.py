@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from onboard.agent.observation import NeighbourMove
+from onboard.vocab.observation import NeighbourMove
 from onboard.agent.street_map import StreetMap
 
 POI_GRID_M = 10.0  # two readings of one sign land in the same cell unless perception is poor
