@@ -8,8 +8,8 @@ in config because it must match the model family (Llava15, Moondream,
 MiniCPMv26, Qwen25VL, MTMD...).
 
 Every structured call constrains decoding with the contract's JSON schema
-(``response_format={"type": "json_object", "schema": ...}``, which
-llama-cpp-python compiles to a GBNF grammar), so even a tiny model produces
+(compiled to a GBNF grammar by llama-cpp-python's converter, strings held to
+what JSON allows: :func:`schema_grammar`), so even a tiny model produces
 parseable JSON; :func:`~onboard.inference.json_contract.call_contract`
 validates, retries once and falls back. Greedy (temperature 0) structured
 calls ask the grammar about the greedy token first and mask the whole
@@ -118,6 +118,8 @@ class LlamaTextModel:
         self.grammar_first = grammar_first
         # What the last structured call's decoding did (tokens, whole-vocabulary grammar passes).
         self.last_decode = GrammarDecodeStats()
+        # Tokens of the last call's prompt, images' embeddings included (what a frame costs in context).
+        self.last_prompt_tokens = 0
         self.model_path = Path(model_path)
         if not self.model_path.exists():
             raise LlamaBackendError(f"model file {self.model_path} does not exist")
@@ -146,7 +148,7 @@ class LlamaTextModel:
         if json_schema is not None:
             from onboard.inference.json_contract import json_budget
 
-            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+            kwargs["grammar"] = schema_grammar(json_schema)
             # The grammar ends the answer; the ceiling must not cut a valid one short.
             kwargs["max_tokens"] = max(kwargs["max_tokens"], min(json_budget(json_schema), self.llm.n_ctx() // 2))
         if json_schema is not None and self.grammar_first and self.temperature == 0:
@@ -155,6 +157,7 @@ class LlamaTextModel:
                 out = self.llm.create_chat_completion(**kwargs)
         else:
             out = self.llm.create_chat_completion(**kwargs)
+        self.last_prompt_tokens = int((out.get("usage") or {}).get("prompt_tokens", 0))
         return out["choices"][0]["message"]["content"] or ""
 
     def generate_json(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
@@ -173,6 +176,27 @@ class LlamaTextModel:
                     first = time.perf_counter() - t0
         total = time.perf_counter() - t0
         return StreamTiming(first if first is not None else total, n, total)
+
+
+# llama-cpp-python's schema converter lets any character but quote and backslash into a string, so a
+# model could write a raw newline or control byte there, which JSON (and so the contract) refuses; this
+# is llama.cpp's own rule (common/json-schema-to-grammar.cpp), which stops control characters.
+_LOOSE_CHAR = r'''char ::= [^"\\] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'''
+_JSON_CHAR = r'''char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'''
+_GRAMMARS: dict[str, Any] = {}
+
+
+def schema_grammar(schema: dict[str, Any]):
+    """The GBNF grammar of a JSON schema, strings limited to characters JSON allows unescaped (cached)."""
+    import json
+
+    from llama_cpp import llama_grammar
+
+    key = json.dumps(schema, sort_keys=True)
+    if key not in _GRAMMARS:
+        text = llama_grammar.json_schema_to_gbnf(json.dumps(schema))
+        _GRAMMARS[key] = llama_grammar.LlamaGrammar.from_string(text.replace(_LOOSE_CHAR, _JSON_CHAR), verbose=False)
+    return _GRAMMARS[key]
 
 
 def image_data_uri(image: np.ndarray) -> str:
@@ -199,6 +223,7 @@ class LlamaVisionModel(LlamaTextModel):
         if cls is None:
             known = sorted(n for n in dir(llama_chat_format) if n.endswith("ChatHandler"))
             raise LlamaBackendError(f"llama-cpp-python {llama_cpp.__version__} has no chat handler {handler!r} (has: {', '.join(known)})")
+        _quiet_mtmd()
         try:
             chat_handler = cls(clip_model_path=str(mmproj), verbose=False)
         except (ValueError, RuntimeError) as exc:
@@ -215,6 +240,17 @@ class LlamaVisionModel(LlamaTextModel):
         max_tokens: int | None = None,
     ) -> str:
         return self.chat(vision_messages(prompt, images, system=system), json_schema=json_schema, max_tokens=max_tokens)
+
+
+def _quiet_mtmd() -> None:
+    """Send mtmd's log (a few lines per image slice) through llama-cpp-python's logger, which drops it unless verbose."""
+    try:
+        from llama_cpp import _logger, mtmd_cpp
+    except ImportError:
+        return
+    for setter in ("mtmd_log_set", "mtmd_helper_log_set"):
+        if hasattr(mtmd_cpp, setter):
+            getattr(mtmd_cpp, setter)(_logger.llama_log_callback, None)
 
 
 def vision_messages(prompt: str, images: Iterable[np.ndarray], *, system: str | None = None) -> list[dict[str, Any]]:

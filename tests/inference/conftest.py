@@ -37,3 +37,30 @@ def smollm2_model():
 @pytest.fixture
 def ssdlite_path() -> Path:
     return _prepared("ssdlite-person")
+
+
+@pytest.fixture(scope="session")
+def tiny_vlm_dir() -> Path:
+    """The model directory, holding the random-weight VLM the tests build there once (sim/tiny_vlm.py)."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    from sim.tiny_vlm import build_tiny_vlm
+
+    directory = model_dir(os.environ.get("AERIE_MODEL_DIR") or InferenceConfig().model_dir)
+    build_tiny_vlm(directory)
+    return directory
+
+
+def tiny_vlm_config(directory: Path, **overrides) -> InferenceConfig:
+    """The inference settings a user writes to fly with a VLM, pointed at the test model."""
+    return InferenceConfig(model_dir=str(directory), vlm_model="tiny-vlm", vlm_chat_handler="MTMDChatHandler", n_threads=1,
+                           **overrides)
+
+
+@pytest.fixture(scope="module")
+def tiny_vlm(tiny_vlm_dir):
+    """The test VLM opened as a user's weights are: manifest, checksum, projector, chat handler (`open_vlm`)."""
+    from onboard.inference.llama_backend import open_vlm
+
+    model = open_vlm(tiny_vlm_config(tiny_vlm_dir))
+    yield model
+    model.llm.close()  # now, not at interpreter exit, when mtmd's teardown finds stderr closed
