@@ -50,6 +50,7 @@ _SUPERVISOR: dict[str, str] = {
     "landing_moved": "the landing spot moved away from fleet members",
     "adopted_airborne": "already airborne at start: sent home or landed",
     "stop_airborne": "stopped while airborne: brought down",
+    "vlm_answer": "the vision-language model answered (kind, step of its frame, seconds, what it said)",
     "worker_crashed": "an inference worker crashed", "worker_restarted": "an inference worker was restarted",
     "lessons_imported": "a lesson bundle was imported", "lessons_refused": "a lesson bundle was refused",
 }

@@ -115,6 +115,22 @@ class GraphAgent:
         action, self.last_path = run_step(self.state, observation)
         return action
 
+    def note_vlm(self, answer: Any) -> None:
+        """A VLM answer (`onboard.inference.vlm_asker.VlmAnswer`) handed in between steps.
+
+        A caption leads the next steps' scene description; a confirm answer is kept beside the goal's
+        evidence (it never places or arrives at the goal by itself); both go into the next FrameLog.
+        """
+        if self.state is None:
+            return
+        d = self.state.dynamic
+        d.vlm_answers.append(answer.to_json())
+        if answer.kind == "caption" and answer.text and not answer.errors:
+            d.vlm_caption = (answer.step, answer.text)
+        elif answer.kind == "confirm" and answer.goal_seen is not None:
+            d.goal_seen.append({**answer.to_json(), "shows_goal": answer.goal_seen.shows_goal,
+                                "confidence": answer.goal_seen.confidence})
+
     def findings(self, most: int) -> SharedFindings | None:
         """What this vehicle found itself so far (own frame), for the others of its fleet: the `most` newest
         of each kind (receivers keep what they were told before). None before a mission. Never the fleet's
@@ -176,6 +192,7 @@ class GraphAgent:
             "reflections": st.static.reflections.recent(), "episodic_memory": st.static.episodic.sentences,
             "reflections_inherited": st.static.reflections.inherited,
             "mission_analysis": None if d.mission_analysis is None else d.mission_analysis.to_json(),
+            **({"vlm_goal_seen": list(d.goal_seen)} if d.goal_seen else {}),
         }
 
     def _map_summary(self) -> dict[str, Any] | None:

@@ -107,6 +107,11 @@ class DynamicState:
     retrieval: dict[str, Any] = field(default_factory=dict)
     prompt_items: dict[str, Any] = field(default_factory=dict)  # ... what went into a plan prompt made in it
     step_triggers: list[str] = field(default_factory=list)  # ... and the triggers that prompt answered
+    # A vision-language model's answers, handed in between steps (`GraphAgent.note_vlm`; none without a VLM):
+    # the newest caption (step of its frame, text), the answers since the last FrameLog, every confirm answer.
+    vlm_caption: tuple[int, str] | None = None
+    vlm_answers: list[dict[str, Any]] = field(default_factory=list)
+    goal_seen: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

@@ -4,8 +4,9 @@ Format exactly as the design gives it::
 
     Current aerial perspective observation: {'scene_description': ..., 'geoinstruct': ...}. Task: {task}. Current Goal: {goal} (Strategy: {strategy})
 
-Built once per step by `execute_subtask_router`. With no captioning model the
-scene description says what the drone can read and recognise around it.
+Built once per step by `execute_subtask_router`. The scene description says what
+the drone can read and recognise around it; with a vision-language model on the
+flight path its newest caption comes first (`with_caption`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ def scene_description(obs: AgentObservation) -> str:
         parts.append("landmarks in view: " + ", ".join(sorted(s.name for s in obs.landmarks)[:5]))
     parts.append(f"{len(obs.moves)} street corridors lead on")
     return "; ".join(parts)
+
+
+def with_caption(scene: str, caption: tuple[int, str] | None) -> str:
+    """The camera's caption (a VLM's, of the frame of step k) ahead of the description; unchanged without one."""
+    return scene if caption is None else f"camera (step {caption[0]}): {caption[1][:200]}; {scene}"
 
 
 def geoinstruct(obs: AgentObservation, position: np.ndarray, target: np.ndarray | None) -> str:

@@ -30,6 +30,8 @@ class FrameLog:
     # A plan prompt made at this step: section -> short ids of its items, "dropped" sections, "tokens" (estimate).
     prompt: dict[str, Any] = field(default_factory=dict)
     replan_triggers: list[str] = field(default_factory=list)  # why that prompt was made ("start" for the first)
+    # A vision-language model's answers handed in before this step: kind, step of the frame, seconds, text.
+    vlm: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

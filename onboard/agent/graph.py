@@ -38,7 +38,7 @@ import numpy as np
 
 from onboard.agent import branches, place_memory, replan
 from onboard.agent.agent_state import AgentState, apply_update
-from onboard.agent.current_state import build_current_state, compass, geoinstruct, scene_description
+from onboard.agent.current_state import build_current_state, compass, geoinstruct, scene_description, with_caption
 from onboard.agent.experience_prior import frames_from, lesson_from
 from onboard.agent.experts import EXPERTS, move_towards
 from onboard.agent.exploring import explore_target
@@ -164,7 +164,7 @@ def perceive_and_model(state: AgentState) -> dict[str, Any]:
         s.memory.see_goal(d.position, p.bearing, p.distance)
     s.memory.reached_prior_in_vain(d.position, s.config.arrive_within_m)
     return {**update, "perceived_at": d.timestep,
-            "current_observation": {"scene_description": scene_description(obs),
+            "current_observation": {"scene_description": with_caption(scene_description(obs), d.vlm_caption),
                                     "geoinstruct": geoinstruct(obs, d.position, s.memory.target())}}
 
 
@@ -298,8 +298,10 @@ def finalize_step(state: AgentState) -> dict[str, Any]:
                      None if dist is None else round(dist, 1), d.last_effect,
                      {n: [round(float(v), 1) for v in p] for n, p in s.memory.landmark_map().items()},
                      {n: m.why for n, m in s.memory.map_dropped.items() if m.step == d.timestep},
-                     d.plan_version, dict(d.retrieval), dict(d.prompt_items), list(d.step_triggers))
+                     d.plan_version, dict(d.retrieval), dict(d.prompt_items), list(d.step_triggers),
+                     list(d.vlm_answers))
     update["trajectory_history"] = d.trajectory_history + [frame]
+    update["vlm_answers"] = []
     moved_on = replan.subgoal_trigger(state)
     if moved_on:
         update["replan_triggers"] = d.replan_triggers + moved_on

@@ -142,5 +142,23 @@ class AnalysisOutput:
                               list((plan or PlanOutput.fallback()).sub_goals))
 
 
+@dataclass(frozen=True)
+class GoalSeen:
+    """Confirm (the VLM's contract, not a planner's): does the camera frame show the goal (name, kind, entrance)?
+
+    One piece of evidence beside the names read and the geometry, never the only one. ``confidence``
+    is a word, not a number: a grammar holds a model to a word, not to a numeric range.
+    """
+
+    shows_goal: bool
+    confidence: Literal["low", "medium", "high"]
+    seen: str = field(metadata={"max_length": 40})
+
+    @staticmethod
+    def fallback() -> "GoalSeen":
+        """Not seen, low: an answer that never counts for or against the goal."""
+        return GoalSeen(False, "low", "fallback: no valid answer")
+
+
 PLANNER_CONTRACTS: tuple[type, ...] = (PlanOutput, NavigationDecisionOutput, SearchOutput, LocateOutput, PlaceAnchorPlan,
                                        AnalysisOutput)

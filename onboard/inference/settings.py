@@ -91,8 +91,9 @@ class InferenceConfig:
     # Language model (manifest name) used for planning and text reasoning.
     llm_model: str = "smollm2-135m-instruct"
     # Vision-language model (manifest name) and its CLIP/mmproj projector file in
-    # model_dir (empty: the manifest's mmproj companion). An empty vlm_model means
-    # captions are composed from detections instead.
+    # model_dir (empty: the manifest's mmproj companion). Set, `aerie fly` asks it
+    # between steps, never waiting: a caption of the frame for the agent, and
+    # whether the frame shows the goal once it is placed. Empty: off.
     vlm_model: str = ""
     vlm_mmproj: str = ""
     # llama-cpp-python chat handler class for the VLM ("MTMDChatHandler",

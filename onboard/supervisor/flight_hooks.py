@@ -46,6 +46,7 @@ class FlightHooks(MissionHooks):
         self.outcome = outcome
         self.step_limit = step_limit
         self._published_plan: Any = None
+        self._confirmed_at: tuple[int, int] | None = None  # the goal's place the VLM was last asked to confirm
 
     def event(self, kind: str, detail: dict[str, Any]) -> None:
         self.sup.event(kind, detail)
@@ -66,6 +67,7 @@ class FlightHooks(MissionHooks):
 
     async def before_act(self, step: int, observed: WorldObservation, heading: float = 0.0) -> None:
         await self._detect(step, observed, heading)
+        await self._vlm(step, observed)
 
     def shared(self) -> SharedFindings | None:
         """What the other members found, in this flight's frame (None: flying alone or nothing yet)."""
@@ -118,6 +120,39 @@ class FlightHooks(MissionHooks):
             return False
         sup.publish("map", MapImage(semantic, step=step, kind="semantic"))
         return True
+
+    async def _vlm(self, step: int, obs: WorldObservation) -> None:
+        """The VLM between steps (`inference.vlm_model`): hand in what came back, ask the next question.
+
+        Never waits for the model (`onboard.inference.vlm_asker`): confirm once for each place the goal is
+        put at, a caption otherwise, on this step's frame; a question while one is in flight is not asked.
+        """
+        asker = self.sup.vlm
+        if asker is None:
+            return
+        for answer in asker.answers():
+            self.agent.note_vlm(answer)
+            self.sup.event("vlm_answer", {**answer.to_json(), "delivered_step": step})
+        if asker.busy:
+            return
+        from onboard.perception.captioning import CAPTION_PROMPT
+        from onboard.supervisor.camera_source import decode_png
+
+        if self.sup.camera is not None:
+            frame = await self.sup.camera.call(lambda cam: asyncio.to_thread(cam.read))
+        else:
+            frame = decode_png(obs.image_png) if obs.image_png else None
+        if frame is None:
+            return
+        rgb = frame[:, :, ::-1].copy()
+        st = self.agent.state.static
+        fix = st.memory.goal_fix
+        placed = None if fix is None else (round(float(fix[0])), round(float(fix[1])))
+        if placed is not None and placed != self._confirmed_at:
+            if asker.ask_confirm(step, rgb, st.goal.goal_name or st.task_instruction):
+                self._confirmed_at = placed
+        else:
+            asker.ask_caption(step, rgb, CAPTION_PROMPT)
 
     async def _detect(self, step: int, obs: WorldObservation, heading: float) -> None:
         """The detector on this step's frame (`supervisor.detect_every_steps`), its objects to telemetry."""

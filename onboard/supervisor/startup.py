@@ -85,6 +85,10 @@ def load_models(supervisor: Any) -> None:
             inference = replace(inference, call_deadline_s=max(inference.call_deadline_s,
                                                                supervisor.cfg.agent.llm_plan_deadline_s))
         supervisor._plan_model = PlannerModel.from_config(inference)
+    if supervisor.cfg.inference.vlm_model and supervisor.vlm is None:  # off by default; a bad file stops the start
+        from onboard.inference.vlm_asker import VlmAsker
+
+        supervisor.vlm = VlmAsker.from_config(supervisor.cfg.inference)
     if supervisor.sup.camera and supervisor.sup.detect_every_steps > 0:
         from onboard.perception.camera_model import CameraIntrinsics
         from onboard.perception.pipeline import build_pipeline

@@ -85,6 +85,7 @@ class Supervisor:
         self.sync_server: Any = None
         self.detector: RestartingWorker | None = None
         self.camera: RestartingWorker | None = None
+        self.vlm: Any = None  # the VLM on the flight path (onboard.inference.vlm_asker) when inference.vlm_model is set
         self.bridge: Any = None
         self.fleet_channel: Any = None  # the fleet channel (onboard.fleet.channel) when fleet.enabled
         self.fleet_findings: Any = None  # what the fleet found (onboard.fleet.findings), with the channel
@@ -369,7 +370,7 @@ class Supervisor:
         plan_model = self._plan_model if self._owns_plan_model else None
         for name, obj in (("world link", self._world), ("detector", self.detector), ("camera", self.camera),
                           ("lesson sync", self.sync_server), ("memory", self.store), ("telemetry", self.publisher),
-                          ("planner model", plan_model)):
+                          ("planner model", plan_model), ("vision-language model", self.vlm)):
             if obj is not None:
                 try:
                     obj.close()

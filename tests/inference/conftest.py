@@ -1,7 +1,10 @@
 """Where tests find prepared model files (``aerie models prepare`` / ``make models``)."""
 
 import os
+from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 import pytest
 
@@ -64,3 +67,21 @@ def tiny_vlm(tiny_vlm_dir):
     model = open_vlm(tiny_vlm_config(tiny_vlm_dir))
     yield model
     model.llm.close()  # now, not at interpreter exit, when mtmd's teardown finds stderr closed
+
+
+@pytest.fixture(scope="module")
+def flight_images() -> list[np.ndarray]:
+    """A camera frame from the simulator's renderer and the agent's landmark and semantic maps (RGB)."""
+    from onboard.agent import map_render
+    from onboard.agent.agent import GraphAgent
+    from onboard.agent.settings import AgentConfig
+    from sim.world.render import ViewRenderer
+    from tests.agent.toy_city import ToyCity
+    from tests.sim.test_world_signage import CLEAN, street_world
+
+    frame, _ = ViewRenderer(street_world(), replace(CLEAN, width=640, height=480)).render_at(np.array([20.0, -40.0, 8.0]), 0.0)
+    agent = GraphAgent(AgentConfig(), ["Tower", "Kiasma"])
+    agent.reset("Cafe Aalto is about 140 m north-east of Tower.")
+    ToyCity(landmarks={"Tower": (200.0, 200.0), "Kiasma": (400.0, 50.0)}).fly(agent, start=0, limit=3)
+    landmark, semantic = map_render.render_maps(agent.state, "t1")
+    return [np.ascontiguousarray(im[:, :, ::-1]) for im in (frame, landmark, semantic)]  # BGR -> RGB

@@ -9,9 +9,7 @@ contract (a number out of range) is retried and then replaced by the contract's 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
-import numpy as np
 import pytest
 
 from onboard.inference.contracts import LocateOutput, NavigationDecisionOutput
@@ -21,24 +19,6 @@ from onboard.inference.manifest import load_manifest, read_local_checksums, sha2
 from sim.tiny_vlm import TinyVlmShape, build_tiny_vlm
 
 PROMPT = "The camera frame, the landmark map and the semantic map. Which way to the goal? JSON only."
-
-
-@pytest.fixture(scope="module")
-def flight_images() -> list[np.ndarray]:
-    """A camera frame from the simulator's renderer and the agent's landmark and semantic maps (RGB)."""
-    from onboard.agent import map_render
-    from onboard.agent.agent import GraphAgent
-    from onboard.agent.settings import AgentConfig
-    from sim.world.render import ViewRenderer
-    from tests.agent.toy_city import ToyCity
-    from tests.sim.test_world_signage import CLEAN, street_world
-
-    frame, _ = ViewRenderer(street_world(), replace(CLEAN, width=640, height=480)).render_at(np.array([20.0, -40.0, 8.0]), 0.0)
-    agent = GraphAgent(AgentConfig(), ["Tower", "Kiasma"])
-    agent.reset("Cafe Aalto is about 140 m north-east of Tower.")
-    ToyCity(landmarks={"Tower": (200.0, 200.0), "Kiasma": (400.0, 50.0)}).fly(agent, start=0, limit=3)
-    landmark, semantic = map_render.render_maps(agent.state, "t1")
-    return [np.ascontiguousarray(im[:, :, ::-1]) for im in (frame, landmark, semantic)]  # BGR -> RGB
 
 
 def test_the_builder_is_idempotent_and_remakes_a_changed_file(tmp_path):
