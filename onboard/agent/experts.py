@@ -286,6 +286,18 @@ def _towards_read_goal(state: AgentState, fix: np.ndarray) -> tuple[AgentAction,
     return AgentAction.move(hop, ""), f"to the known waypoint nearest the read goal ({norm(s.street_map.xy[best] - fix):.0f} m from it)"
 
 
+def _camera_says(state: AgentState) -> str:
+    """A VLM's newest word on whether the frame shows the goal, with its confidence ("" without one).
+
+    Said beside the lock, never deciding it: the name read and the geometry place and reach the goal.
+    """
+    seen = state.dynamic.goal_seen
+    if not seen or seen[-1].get("used_fallback"):
+        return ""
+    last = seen[-1]
+    return f"camera {'shows' if last['shows_goal'] else 'does not show'} it ({last['confidence']}, step {last['step']})"
+
+
 def locate(state: AgentState) -> dict[str, Any]:
     d, s = state.dynamic, state.static
     if d.up_m is not None:
@@ -299,9 +311,10 @@ def locate(state: AgentState) -> dict[str, Any]:
     fix = s.memory.goal_fix
     if reach:
         out = LocateOutput("TARGET_LOCKED", [float(fix[0]), float(fix[1])])
-        return {"action": AgentAction.arrive(f"{out.status}: goal name read {dist:.0f} m away"),
+        seen = _camera_says(state)
+        return {"action": AgentAction.arrive(f"{out.status}: goal name read {dist:.0f} m away{seen and '; ' + seen}"),
                 "strategy": "locate",
-                "subtask_context": {**d.subtask_context, "locate": out.status}}
+                "subtask_context": {**d.subtask_context, "locate": out.status, **({"goal_seen": seen} if seen else {})}}
     action, reason = _towards_read_goal(state, fix) or move_towards(state, fix)
     return {"action": AgentAction.move(action.node, f"goal read {dist:.0f} m away; {reason}"), "strategy": "locate",
             "subtask_context": {**d.subtask_context, "locate": "SEARCHING_VICINITY"}}

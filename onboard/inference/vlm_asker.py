@@ -44,7 +44,7 @@ CONFIRM_PROMPT = ("You are the camera of a drone looking for {goal}{kind}. Does 
 class VlmAnswer:
     kind: str  # "caption" or "confirm"
     step: int  # the step whose frame it saw
-    seconds: float  # the call's wall time (retries included)
+    seconds: float  # the call's own wall time, retries included (a failed call: until it was given up)
     text: str  # the caption, or the confirm answer as JSON
     goal_seen: GoalSeen | None = None  # confirm: the answer (the fallback when invalid)
     used_fallback: bool = False
@@ -113,8 +113,12 @@ class VlmAsker:
         if self._pending is not None:
             self.counts.not_asked_busy += 1
             return False
+        def timed() -> tuple[Any, float]:  # the call's own time, not its wait for the next step boundary
+            t0 = time.perf_counter()
+            return call(), time.perf_counter() - t0
+
         try:
-            fut = self.worker.submit(call)
+            fut = self.worker.submit(timed)
         except InferenceWorkerError:  # wedged by an abandoned call, or closed: nothing more is asked
             self.counts.failed += 1
             return False
@@ -137,7 +141,7 @@ class VlmAsker:
             return [VlmAnswer(kind, step, seconds, "", None, True, (f"no answer within {self.worker.deadline_s:.1f} s",))]
         self._pending = None
         try:
-            result = fut.result()
+            result, seconds = fut.result()
         except Exception as exc:  # a deadline, a crashed model: no answer this time, counted
             self.counts.failed += 1
             return [VlmAnswer(kind, step, seconds, "", None, True, (f"{type(exc).__name__}: {exc}",))]

@@ -345,6 +345,11 @@ class Supervisor:
 
     def _write_results(self, folder: Path, outcome: FlightOutcome) -> None:
         flight = {"flight": outcome.to_json()}
+        if self.vlm is not None:  # calls per mission and seconds per call; an answer after the last step, on record
+            if self.agent is not None and self.agent.state is not None:
+                for answer in self.vlm.answers():
+                    self.agent.note_vlm(answer)
+            flight["vlm"] = self.vlm.summary()
         if self.agent is not None and self.agent.state is not None:
             self.agent.write_results(folder, extra=flight)
         else:
