@@ -13,6 +13,9 @@ detector), success and SPL against the world's ground truth.
     aerie bench fly --tasks t019 --planner llm --camera world --json bench/results/DATE/fly_llm.json
     aerie bench fly --tasks h001 --task-file bench/tasks/helsinki_ordinary_test.json --sightings camera --keep DIR
 
+`--vlm NAME` flies with a vision-language model asked between steps (`inference.vlm_model`); the
+record adds its calls per mission and seconds per call (episode_summary.json's `vlm`).
+
 `--sightings camera` flies with `supervisor.perception: camera` (`aerie fly --perception camera`): a
 look-around at each waypoint, the frames read, the agent given only what was read; the record adds
 the seconds per look-around, read ms per view and the frames kept in the flight's rgb_images/.
@@ -45,13 +48,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sightings", choices=("oracle", "camera"), default="oracle",
                    help="where the agent's sightings come from (supervisor.perception; default %(default)s)")
     p.add_argument("--task-file", default=None, help="the task file the ids are in (default: the public tasks)")
+    p.add_argument("--vlm", default="", help="manifest name of a VLM to fly with (tiny-vlm: the tests' random-weight "
+                   "one, built if absent; its figures are a cost, never a skill); needs --camera world")
+    p.add_argument("--vlm-handler", default="MTMDChatHandler", help="its llama-cpp-python chat handler")
     p.add_argument("--keep", default=None, help="keep the flights' folders (frames, reads) here instead of a temp dir")
     p.add_argument("--json", default=None, help="write the results here")
     return p
 
 
 def fly_one(task_id: str, planner: str, camera: str, noise: str, workdir: Path, world, sightings: str = "oracle",
-            task_file: str | None = None) -> dict:
+            task_file: str | None = None, vlm: str = "", vlm_handler: str = "MTMDChatHandler") -> dict:
     import yaml
 
     from onboard.config import AerieConfig
@@ -63,6 +69,8 @@ def fly_one(task_id: str, planner: str, camera: str, noise: str, workdir: Path, 
         base = replace(base, agent=replace(base.agent, planner=planner),
                        supervisor=replace(base.supervisor, camera=camera, save_images=sightings == "camera",
                                           perception=sightings))
+        if vlm:
+            base = replace(base, inference=replace(base.inference, vlm_model=vlm, vlm_chat_handler=vlm_handler))
         cfg = rig.config(base, workdir / task_id)
         config_file = workdir / f"{task_id}.yaml"
         config_file.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
@@ -82,7 +90,8 @@ def fly_one(task_id: str, planner: str, camera: str, noise: str, workdir: Path, 
         outcome = json.loads(out.read_text())
         judged = rig.judge(SimpleNamespace(**outcome))
         summary_file = Path(outcome["results_dir"]) / SUMMARY_FILE
-        llm = json.loads(summary_file.read_text()).get("llm_plan") if summary_file.exists() else None
+        summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
+        llm, vlm_calls = summary.get("llm_plan"), summary.get("vlm")
     steps = outcome["step_ms"]
     camera_rec = {}
     if sightings == "camera":
@@ -97,7 +106,7 @@ def fly_one(task_id: str, planner: str, camera: str, noise: str, workdir: Path, 
             "step_ms_p99": round(_p99(steps), 1) if steps else None, "step_ms_max": round(max(steps), 1) if steps else None,
             "first_step_ms": round(steps[0], 1) if steps else None,
             "later_steps_ms_p50": round(statistics.median(steps[1:]), 2) if len(steps) > 1 else None,
-            "llm_plan": llm, "peak_rss_mb": outcome["peak_rss_mb"], "landed": outcome["landed"],
+            "llm_plan": llm, **({"vlm": vlm_calls} if vlm_calls else {}), "peak_rss_mb": outcome["peak_rss_mb"], "landed": outcome["landed"],
             "reason": outcome["reason"]}
 
 
@@ -112,13 +121,19 @@ def main(argv: list[str]) -> int:
     from sim.world.cache import load_world
 
     world = load_world(None)
+    if args.vlm == "tiny-vlm":
+        from onboard.inference.manifest import model_dir
+        from onboard.inference.settings import InferenceConfig
+        from sim.tiny_vlm import build_tiny_vlm
+
+        build_tiny_vlm(model_dir(InferenceConfig().model_dir))
     records = []
     with tempfile.TemporaryDirectory(prefix="aerie-fly-bench-") as tmp:
         work = Path(args.keep) if args.keep else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         for task_id in [t for t in args.tasks.split(",") if t]:
             rec = fly_one(task_id, args.planner, args.camera, args.perception, work, world, args.sightings,
-                          args.task_file)
+                          args.task_file, args.vlm, args.vlm_handler)
             records.append(rec)
             print(json.dumps(rec), flush=True)
     all_steps_p50 = [r["step_ms_p50"] for r in records if r["step_ms_p50"] is not None]
