@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from contract.messages import Detection, Detections, FlightStart, MapImage
 from contract.results import rgb_image_path
 from onboard.vocab.observation import ActionKind, AgentAction, SharedFindings
@@ -140,11 +142,11 @@ class FlightHooks(MissionHooks):
 
         if self.sup.camera is not None:
             frame = await self.sup.camera.call(lambda cam: asyncio.to_thread(cam.read))
-        else:
-            frame = decode_png(obs.image_png) if obs.image_png else None
+        else:  # decoded off the loop: a 1920 x 1080 PNG takes tens of ms
+            frame = await asyncio.to_thread(decode_png, obs.image_png) if obs.image_png else None
         if frame is None:
             return
-        rgb = frame[:, :, ::-1].copy()
+        rgb = np.ascontiguousarray(frame[:, :, ::-1])  # BGR -> RGB, as the VLM's encoder wants
         st = self.agent.state.static
         fix = st.memory.goal_fix
         placed = None if fix is None else (round(float(fix[0])), round(float(fix[1])))
