@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from common.geodesy import GeoPoint, geo_from_ned, ned_from_geo
+from contract.stopping import stop_offset
 
 from . import failsafe, flight_tasks, land_detector
 from . import navigation as nav
@@ -273,23 +274,25 @@ class Commander:
         elif mode == pm.TAKEOFF:
             self._start_takeoff(now, announce=self.armed)
         elif mode == pm.LAND:
-            self.land_xy = self.pos()[:2]
+            self.land_xy = self.stop_xy()
         elif mode == pm.RTL:
             flight_tasks.start_rtl(self)
         elif mode == pm.MISSION:
             self.missions.start(now)
 
+    def stop_xy(self) -> tuple[float, float]:
+        """Where PX4's Hold and Land put a moving vehicle: braking distance ahead, not where it was
+        (its ``preproject_stop_point``, contract/stopping.py)."""
+        p = self.pos()
+        if not self.in_air:
+            return p[0], p[1]
+        v = self.physics.state.vel
+        dn, de = stop_offset(v[0], v[1], self.params.f("MPC_ACC_HOR"))
+        return p[0] + dn, p[1] + de
+
     def _hold_here(self) -> None:
         p = self.pos()
-        if self.in_air:
-            v = self.physics.state.vel
-            # stop where braking at MPC_ACC_HOR gets us, not where we were
-            a = self.params.f("MPC_ACC_HOR")
-            sp = math.hypot(v[0], v[1])
-            k = sp / (2.0 * a) if sp > 0.01 else 0.0
-            self.hold_target = (p[0] + v[0] * k, p[1] + v[1] * k, p[2])
-        else:
-            self.hold_target = p
+        self.hold_target = (*self.stop_xy(), p[2])
         self.hold_yaw = self.physics.state.yaw
 
     def _cmd_takeoff(self, p: list[float], now: float) -> int:
@@ -322,7 +325,7 @@ class Commander:
     def _cmd_land(self, p: list[float], now: float) -> int:
         self.failsafe_mode = None
         self.mode = pm.LAND
-        self.land_xy = self.pos()[:2]
+        self.land_xy = self.stop_xy()
         lat, lon = (p[4], p[5]) if len(p) > 5 else (float("nan"), float("nan"))
         if not _nan(lat) and not _nan(lon) and (lat != 0 or lon != 0):
             n, e = ned_from_geo(self.origin, lat, lon)
