@@ -26,7 +26,13 @@ MOVES_ASIDE = 2
 
 
 async def brake(bridge: Any, pilot: OffboardPilot) -> bool:
-    """Stop to a hover (`brake_to_hover`); True when it came to one. Logged with the speeds before and after."""
+    """Stop to a hover (`brake_to_hover`); True when it came to one. Logged with the speeds before and after.
+
+    Only while PX4 flies our offboard stream: in a mode of PX4's own (a failsafe landing or return)
+    nothing here may fly the vehicle, and the Land follows at once.
+    """
+    if not pilot.engaged:
+        return False
     s = bridge.state
     before = math.hypot(s.vn_m_s, s.ve_m_s)
     t0 = time.monotonic()
