@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from common.geodesy import ned_from_geo
-from contract.stopping import stop_offset
+from common.stopping import stop_offset
 from firmware_bridge.fleet_picture import FleetPicture, TrafficReport
 from firmware_bridge.intents import Intent, PositionNed
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation
@@ -123,7 +123,7 @@ class FleetGuard:
 
         A landing is PX4's Land, which no setpoint check sees, so it is judged once, before it is
         commanded, and at the point where PX4 will put the vehicle down: not here but a braking
-        distance on along its course (``contract/stopping.py``; the caller brakes to a hover first,
+        distance on along its course (``common/stopping.py``; the caller brakes to a hover first,
         so that is nearly here). Judging the commanded point let a member landing at 7 m/s touch down
         0.6 m from another on PX4 SITL (issue 36, row 14). Each member counts by where it is and by
         where it would come down if it landed now (its reported velocity); one within

@@ -27,7 +27,7 @@ REFRESH_S = 0.1
 ARM_RETRIES = 10
 LEAVE_OFFBOARD_RETRY_S = 2.0  # a Hold that PX4 did not take (or whose HEARTBEAT is late) is sent again
 # Slower than this, horizontally and vertically (m/s), a vehicle hovers: PX4 would carry it on at most
-# about 0.3 m after a Land (contract/stopping.py).
+# about 0.3 m after a Land (common/stopping.py).
 HOVER_SPEED_M_S = 0.5
 # A brake that has not come to a hover by then gives up (the landing goes ahead, judged where PX4 will
 # put the vehicle down): seconds, several times a stop from 12 m/s.
@@ -156,7 +156,7 @@ async def brake_to_hover(pilot: "OffboardPilot", timeout_s: float = BRAKE_TIMEOU
     """Stop the vehicle in offboard and hold it where it stopped; True when it came to a hover in time.
 
     Before a Land: PX4 puts a moving multirotor down a braking distance further on, about 12 m from
-    7 m/s (contract/stopping.py), so a landing judged where it was commanded came down beside
+    7 m/s (common/stopping.py), so a landing judged where it was commanded came down beside
     another member (issue 36, row 14). A zero velocity, not a position: a position setpoint where
     the vehicle is is overshot by its stopping distance and flown back to; the zero velocity stops
     it at its own braking rate, with the setpoint passing the envelope and the separation rule like

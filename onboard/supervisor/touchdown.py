@@ -1,7 +1,7 @@
 """Before PX4's Land: stop to a hover, then move clear of any fleet member near where the vehicle would come down.
 
 PX4 puts a moving multirotor down a braking distance further on than where Land was commanded
-(about 12 m from 7 m/s, contract/stopping.py); judged at the commanded point, two members ending
+(about 12 m from 7 m/s, common/stopping.py); judged at the commanded point, two members ending
 at one goal touched down 0.6 m apart on PX4 SITL (issue 36, row 14). So the executor brakes in
 offboard first (``brake_to_hover``), and the fleet guard judges the spot where PX4 will put the
 vehicle down against where every member is and would come down (``FleetGuard.landing_spot``).

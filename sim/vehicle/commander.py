@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from common.geodesy import GeoPoint, geo_from_ned, ned_from_geo
-from contract.stopping import stop_offset
+from common.stopping import stop_offset
 
 from . import failsafe, flight_tasks, land_detector
 from . import navigation as nav
@@ -282,7 +282,7 @@ class Commander:
 
     def stop_xy(self) -> tuple[float, float]:
         """Where PX4's Hold and Land put a moving vehicle: braking distance ahead, not where it was
-        (its ``preproject_stop_point``, contract/stopping.py)."""
+        (its ``preproject_stop_point``, common/stopping.py)."""
         p = self.pos()
         if not self.in_air:
             return p[0], p[1]

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contract.geodesy import GeoPoint, geo_from_ned, ned_from_geo
+from common.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from onboard.config import AerieConfig
 from onboard.supervisor.mission_queue import MissionQueue, outcome_path
 from sim.flight_rig import SimRig, load_task

@@ -1,7 +1,7 @@
 """Issue 36, row 14: two members end their missions at one goal, each arriving at speed.
 
 On PX4 SITL both commanded Land at ~7 m/s; PX4 put each down 9-10 m further on (its navigator
-aims a braking distance ahead, contract/stopping.py), while the landing-spot check had judged
+aims a braking distance ahead, common/stopping.py), while the landing-spot check had judged
 the point where Land was commanded: member 2 touched down 0.6 m from member 1. The simulated
 vehicle now carries a Land on as PX4 does, so the same flight shows it here: two simulated
 PX4s, two bridges over real MAVSDK and UDP hearing each other as the fleet channel would tell
@@ -21,7 +21,7 @@ from onboard.supervisor.settings import SupervisorConfig
 from sim.vehicle import SimFleet
 from tests.firmware_bridge.test_separation_flight import (CRUISE_M, FAST, FLEET, ORIGIN, TruthSampler, home_at,
                                                           two_in_the_air)
-from contract.geodesy import geo_from_ned
+from common.geodesy import geo_from_ned
 
 SPEED_M_S = 7.0       # what both members flew at when they commanded Land on PX4 SITL
 ARRIVE_M = 8.0        # the move ends this near the goal, still at speed

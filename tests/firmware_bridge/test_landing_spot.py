@@ -1,6 +1,6 @@
 """The landing spot is judged where PX4 will put the vehicle down, not where Land is commanded (issue 36, row 14).
 
-PX4 carries a moving multirotor on by its braking distance (contract/stopping.py); a member
+PX4 carries a moving multirotor on by its braking distance (common/stopping.py); a member
 heard moving would come down a braking distance on too. Pure arithmetic on a synthetic clock.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from contract.stopping import braking_distance_m, stop_offset
+from common.stopping import braking_distance_m, stop_offset
 from tests.firmware_bridge.test_separation import CFG2, Clock, Vehicle, guard_for, report
 
 

@@ -258,7 +258,7 @@ def _land_at_speed(s: Sim, speed: float, *land: float) -> tuple[tuple[float, flo
 
 
 def test_land_commanded_at_speed_comes_down_a_braking_distance_on():
-    from contract.stopping import braking_distance_m
+    from common.stopping import braking_distance_m
 
     s = Sim(COM_DISARM_LAND=0.5, LNDMC_TRIG_TIME=0.2)
     (n0, e0), (n1, e1) = _land_at_speed(s, 7.0)
