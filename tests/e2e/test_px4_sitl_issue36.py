@@ -219,7 +219,7 @@ def test_two_px4_instances_land_apart_at_one_goal(tmp_path):
     the fleet channel while the other comes down (what a fleet deployed as services does). The step
     budget is twice t019's: the member starting 28 m off the task's start takes a longer way.
     """
-    from sim.fleet_rig import fleet_keys, member_config
+    from onboard.fleet.members import fleet_keys, member_config
     from sim.supervisor_rig import vehicle_config, write_yaml
     from sim.vehicle.process import free_ports
 
@@ -238,13 +238,14 @@ def test_two_px4_instances_land_apart_at_one_goal(tmp_path):
         servers = [WorldObservationServer(w, noise="prep", seed=0).start() for _ in px4s]
         keys = fleet_keys(tmp_path / "keys", 2)
         ports = free_ports(8)
+        endpoints = [f"tcp://127.0.0.1:{port}" for port in ports[:2]]
         base = AerieConfig()
         queues = []
         for i, p in enumerate(px4s):
             folder = tmp_path / f"vehicle{i + 1}"
-            cfg = vehicle_config(SimRig(w, rt, p, servers[i]), folder, secret_key=keys["vehicles"][i][1],
-                                 authorized_dir=keys["telemetry_authorized"], log_file=folder / "log.jsonl",
-                                 vehicle_id=f"aerie-{i + 1}", base=member_config(base, i, 2, ports[:2], keys),
+            cfg = vehicle_config(SimRig(w, rt, p, servers[i]), folder, secret_key=keys.vehicles[i][1],
+                                 authorized_dir=keys.telemetry_authorized, log_file=folder / "log.jsonl",
+                                 vehicle_id=f"aerie-{i + 1}", base=member_config(base, i, endpoints, keys),
                                  ports=ports[2 + 3 * i: 5 + 3 * i])
             cfg = replace(cfg, supervisor=replace(cfg.supervisor, mission_poll_s=0.5))
             queues.append(_queue(cfg, rt, [f"t019-v{i + 1}"], step_limit=2 * rt.step_limit))
