@@ -51,6 +51,10 @@ VERTICAL_TOLERANCE_M = 1.0
 TURN_STEPS = 4
 TURN_TOLERANCE_DEG = 10.0
 TURN_STEP_TIMEOUT_S = 20.0
+# The modes that brought the vehicle down; after the disarm PX4 shows another (OFFBOARD or HOLD) within a
+# HEARTBEAT or two, which the landing waits this long for before it selects Hold.
+LANDING_MODES = ("LAND", "RETURN_TO_LAUNCH")
+MODE_AFTER_DISARM_S = 3.0
 
 
 class MissionAborted(RuntimeError):
@@ -408,9 +412,13 @@ class FlightExecutor:
     async def _leave_offboard(self) -> None:
         """PX4 disarms back into OFFBOARD after an offboard flight: leave the vehicle in Hold, ready to arm.
 
-        Best effort: the next take-off does the same before it waits for the pre-arm checks.
+        Best effort: the next take-off does the same before it waits for the pre-arm checks. MAVSDK
+        reports the armed state and the mode on streams of their own, so the disarm can be seen before
+        the mode PX4 went back to: wait for it (a bounded wait) rather than judge the landing's mode.
         """
         try:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await self.bridge.hub.wait_for(lambda s: s.flight_mode not in LANDING_MODES, MODE_AFTER_DISARM_S)
             if await leave_offboard_on_ground(self.bridge):
                 self.on_event("left_offboard", {"mode": "HOLD"})
         except Exception:
