@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from common.geodesy import ned_from_geo
+from common.stopping import stop_offset
 from firmware_bridge.fleet_picture import FleetPicture, TrafficReport
 from firmware_bridge.intents import Intent, PositionNed
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation
@@ -118,14 +119,18 @@ class FleetGuard:
         return why
 
     def landing_spot(self, envelope: SafetyEnvelope) -> tuple[PositionNed | None, list[int]]:
-        """Where to land instead of here, and the members too near here; (None, []) when here is clear.
+        """Where to land instead, and the members too near where the vehicle would come down; (None, []) when clear.
 
         A landing is PX4's Land, which no setpoint check sees, so it is judged once, before it is
-        commanded: a member whose fresh report lies within ``min_separation_m`` horizontally of here
-        (landed or not) makes the vehicle land beside it instead, on a ring of 2, 3 or 4 times
-        ``min_separation_m`` around here at the spot farthest from every member the envelope
-        accepts. Two missions ending at one waypoint otherwise landed on each other (0.38 m apart
-        in the first 8-vehicle ``aerie bench fleet``).
+        commanded, and at the point where PX4 will put the vehicle down: not here but a braking
+        distance on along its course (``common/stopping.py``; the caller brakes to a hover first,
+        so that is nearly here). Judging the commanded point let a member landing at 7 m/s touch down
+        0.6 m from another on PX4 SITL (issue 36, row 14). Each member counts by where it is and by
+        where it would come down if it landed now (its reported velocity); one within
+        ``min_separation_m`` horizontally of that point (landed or not) makes the vehicle land beside
+        it instead, on a ring of 2, 3 or 4 times ``min_separation_m`` around the point at the spot
+        farthest from every member the envelope accepts. Two missions ending at one waypoint
+        otherwise landed on each other (0.38 m apart in the first 8-vehicle ``aerie bench fleet``).
         """
         if not self.cfg.enabled:
             return None, []
@@ -135,20 +140,22 @@ class FleetGuard:
         if not here.finite():
             return None, []
         limit = self.cfg.min_separation_m
+        dn, de = stop_offset(here.vn_m_s, here.ve_m_s)
+        down_n, down_e = here.north_m + dn, here.east_m + de
+        spots = {o.member_id: _where_it_may_come_down(o) for o in others}
 
-        def clearance(n: float, e: float) -> float:
-            return min((math.hypot(n - o.at.north_m, e - o.at.east_m) for o in others), default=math.inf)
+        def clearance(n: float, e: float, member: int | None = None) -> float:
+            return min((math.hypot(n - pn, e - pe) for m, points in spots.items() if member in (None, m)
+                        for pn, pe in points), default=math.inf)
 
-        near = sorted(o.member_id for o in others
-                      if math.hypot(here.north_m - o.at.north_m, here.east_m - o.at.east_m) < limit)
+        near = sorted(m for m in spots if clearance(down_n, down_e, m) < limit)
         if not near:
             return None, []
         best: tuple[float, PositionNed] | None = None
         for k in (2.0, 3.0, 4.0):
             for i in range(LANDING_BEARINGS):
                 a = 2.0 * math.pi * i / LANDING_BEARINGS
-                spot = PositionNed(here.north_m + k * limit * math.cos(a), here.east_m + k * limit * math.sin(a),
-                                   -here.alt_m)
+                spot = PositionNed(down_n + k * limit * math.cos(a), down_e + k * limit * math.sin(a), -here.alt_m)
                 try:
                     if envelope.check_position(spot).clamped:
                         continue
@@ -174,3 +181,10 @@ class FleetGuard:
             detail = {"reason": d.reason, "with": list(d.conflicts), "layer_alt_m": self.cfg.layer_alt_m}
             log.warning("%s: %s", kind, d.reason, extra={"fields": {"event": kind, **detail}})
             self._on_event(kind, detail)
+
+
+def _where_it_may_come_down(o: Other) -> tuple[tuple[float, float], ...]:
+    """A member's position and the point where PX4 would put it down were it to land now."""
+    k = o.at
+    dn, de = stop_offset(k.vn_m_s, k.ve_m_s) if math.isfinite(k.vn_m_s + k.ve_m_s) else (0.0, 0.0)
+    return (k.north_m, k.east_m), (k.north_m + dn, k.east_m + de)

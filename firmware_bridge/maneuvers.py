@@ -10,18 +10,28 @@ import asyncio
 import contextlib
 import math
 import time
+from typing import TYPE_CHECKING
 
 from common.geodesy import ned_from_geo
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.ground_mode import RecentWarnings, arming_blockers, leave_offboard_on_ground, stuck_in_offboard
-from firmware_bridge.intents import GlobalTarget, Intent, PositionNed
+from firmware_bridge.intents import GlobalTarget, Intent, PositionNed, VelocityNed
 from firmware_bridge.vehicle_state import VehicleState
+
+if TYPE_CHECKING:
+    from firmware_bridge.offboard_pilot import OffboardPilot
 
 REFRESH_S = 0.1
 ARM_RETRIES = 10
 LEAVE_OFFBOARD_RETRY_S = 2.0  # a Hold that PX4 did not take (or whose HEARTBEAT is late) is sent again
+# Slower than this, horizontally and vertically (m/s), a vehicle hovers: PX4 would carry it on at most
+# about 0.3 m after a Land (common/stopping.py).
+HOVER_SPEED_M_S = 0.5
+# A brake that has not come to a hover by then gives up (the landing goes ahead, judged where PX4 will
+# put the vehicle down): seconds, several times a stop from 12 m/s.
+BRAKE_TIMEOUT_S = 15.0
 
 
 class ManeuverTimeout(BridgeError):
@@ -135,3 +145,26 @@ async def land_and_wait(bridge: FlightBridge, timeout_s: float = 90.0) -> float:
     await bridge.commands.land()
     await wait_until(bridge, lambda s: not s.in_air and not s.armed, timeout_s, "land and disarm")
     return time.monotonic() - start
+
+
+def hovering(s: VehicleState, limit_m_s: float = HOVER_SPEED_M_S) -> bool:
+    """Moving no faster than ``limit_m_s`` horizontally and vertically (unknown velocity: not hovering)."""
+    return math.hypot(s.vn_m_s, s.ve_m_s) <= limit_m_s and abs(s.vd_m_s) <= limit_m_s
+
+
+async def brake_to_hover(pilot: "OffboardPilot", timeout_s: float = BRAKE_TIMEOUT_S) -> bool:
+    """Stop the vehicle in offboard and hold it where it stopped; True when it came to a hover in time.
+
+    Before a Land: PX4 puts a moving multirotor down a braking distance further on, about 12 m from
+    7 m/s (common/stopping.py), so a landing judged where it was commanded came down beside
+    another member (issue 36, row 14). A zero velocity, not a position: a position setpoint where
+    the vehicle is is overshot by its stopping distance and flown back to; the zero velocity stops
+    it at its own braking rate, with the setpoint passing the envelope and the separation rule like
+    any other. Once stopped (or out of time) the pilot holds the position reached.
+    """
+    yaw = pilot.here().yaw_deg
+    stopped = await pilot.hold_until(VelocityNed(0.0, 0.0, 0.0, yaw), hovering, timeout_s, "brake")
+    here = pilot.here()
+    if math.isfinite(here.north_m + here.east_m + here.down_m):
+        await pilot.hold_until(here, lambda s: True, REFRESH_S, "hover")  # from now on: hold this position
+    return stopped

@@ -39,6 +39,7 @@ from firmware_bridge.offboard_pilot import OffboardPilot, yaw_error_deg
 from firmware_bridge.safety_envelope import SafetyViolation
 from onboard.supervisor.airborne import wait_down
 from onboard.supervisor.settings import SupervisorConfig
+from onboard.supervisor.touchdown import brake, clear_of_the_fleet
 
 EventFn = Callable[[str, dict[str, Any]], Any]
 
@@ -51,6 +52,10 @@ VERTICAL_TOLERANCE_M = 1.0
 TURN_STEPS = 4
 TURN_TOLERANCE_DEG = 10.0
 TURN_STEP_TIMEOUT_S = 20.0
+# The modes that brought the vehicle down; after the disarm PX4 shows another (OFFBOARD or HOLD) within a
+# HEARTBEAT or two, which the landing waits this long for before it selects Hold.
+LANDING_MODES = ("LAND", "RETURN_TO_LAUNCH")
+MODE_AFTER_DISARM_S = 3.0
 
 
 class MissionAborted(RuntimeError):
@@ -367,31 +372,14 @@ class FlightExecutor:
                and self.pilot.engaged):
             await asyncio.sleep(0.1)
 
-    async def _clear_of_the_fleet(self) -> None:
-        """In a fleet, move aside (in offboard, at this altitude) when a member is reported too near below.
-
-        Best effort: a move that fails or times out still ends in the landing, where the vehicle got to.
-        """
-        fleet = getattr(self.bridge, "fleet", None)
-        envelope = self.bridge.envelope()
-        if fleet is None or envelope is None or not getattr(fleet.cfg, "enabled", False):
-            return
-        try:
-            spot, near = fleet.landing_spot(envelope)
-            if spot is None:
-                return
-            self.on_event("landing_moved", {"members_near": near, "north_m": round(spot.north_m, 1),
-                                            "east_m": round(spot.east_m, 1)})
-            await self.pilot.fly_to(spot, self.cfg.speed_m_s, self.cfg.arrive_tolerance_m, self.cfg.move_timeout_s)
-        except Exception:  # the landing goes ahead whatever happened here
-            log.exception("moving clear of the fleet before landing")
-
     async def finish(self, how: str = "land", wait_s: float | None = None) -> str:
         """Bring the vehicle down ("land" here or "rtl"); returns what was done.
 
         The command goes out while the offboard stream still runs, so PX4 is never
         left in offboard without setpoints; if it cannot be sent, the stream is
-        dropped anyway and PX4's offboard-loss failsafe lands the vehicle.
+        dropped anyway and PX4's offboard-loss failsafe lands the vehicle. A Land is
+        preceded by a stop to a hover and, in a fleet, a move clear of the members
+        near where PX4 will put the vehicle down (`touchdown.py`).
         """
         if self.taken_over is not None:  # whoever took over flies it: stop streaming, command nothing
             await self.pilot.release()
@@ -406,8 +394,9 @@ class FlightExecutor:
             if how == "rtl":
                 await self.bridge.commands.return_to_launch()
             else:
-                if wait_s is None:  # not a SIGTERM: there is time to land clear of the fleet
-                    await self._clear_of_the_fleet()
+                if wait_s is None:  # not a SIGTERM: there is time to stop, and to land clear of the fleet
+                    await brake(self.bridge, self.pilot)
+                    await clear_of_the_fleet(self.bridge, self.pilot, self.cfg, self.on_event)
                 await self.bridge.commands.land()
         finally:
             await self.pilot.release()
@@ -424,9 +413,13 @@ class FlightExecutor:
     async def _leave_offboard(self) -> None:
         """PX4 disarms back into OFFBOARD after an offboard flight: leave the vehicle in Hold, ready to arm.
 
-        Best effort: the next take-off does the same before it waits for the pre-arm checks.
+        Best effort: the next take-off does the same before it waits for the pre-arm checks. MAVSDK
+        reports the armed state and the mode on streams of their own, so the disarm can be seen before
+        the mode PX4 went back to: wait for it (a bounded wait) rather than judge the landing's mode.
         """
         try:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await self.bridge.hub.wait_for(lambda s: s.flight_mode not in LANDING_MODES, MODE_AFTER_DISARM_S)
             if await leave_offboard_on_ground(self.bridge):
                 self.on_event("left_offboard", {"mode": "HOLD"})
         except Exception:

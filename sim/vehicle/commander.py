@@ -167,7 +167,7 @@ class Commander(CommanderState):
         elif mode == pm.TAKEOFF:
             self._start_takeoff(now, announce=self.armed)
         elif mode == pm.LAND:
-            self.land_xy = self.pos()[:2]
+            self.land_xy = self.stop_xy()
         elif mode == pm.RTL:
             flight_tasks.start_rtl(self)
         elif mode == pm.MISSION:
@@ -203,7 +203,7 @@ class Commander(CommanderState):
     def _cmd_land(self, p: list[float], now: float) -> int:
         self.failsafe_mode = None
         self.mode = pm.LAND
-        self.land_xy = self.pos()[:2]
+        self.land_xy = self.stop_xy()
         lat, lon = (p[4], p[5]) if len(p) > 5 else (float("nan"), float("nan"))
         if not _nan(lat) and not _nan(lon) and (lat != 0 or lon != 0):
             n, e = ned_from_geo(self.origin, lat, lon)

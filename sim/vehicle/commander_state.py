@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from common.geodesy import GeoPoint
+from common.stopping import stop_offset
 
 from . import px4_modes as pm
 from .mav_constants import ACCEPTED, IN_AIR, ON_GROUND, SEV_INFO
@@ -136,17 +137,19 @@ class CommanderState:
     def text(self, severity: int, msg: str) -> None:
         self.out.texts.append((severity, msg))
 
+    def stop_xy(self) -> tuple[float, float]:
+        """Where PX4's Hold and Land put a moving vehicle: braking distance ahead, not where it was
+        (its ``preproject_stop_point``, common/stopping.py)."""
+        p = self.pos()
+        if not self.in_air:
+            return p[0], p[1]
+        v = self.physics.state.vel
+        dn, de = stop_offset(v[0], v[1], self.params.f("MPC_ACC_HOR"))
+        return p[0] + dn, p[1] + de
+
     def _hold_here(self) -> None:
         p = self.pos()
-        if self.in_air:
-            v = self.physics.state.vel
-            # stop where braking at MPC_ACC_HOR gets us, not where we were
-            a = self.params.f("MPC_ACC_HOR")
-            sp = math.hypot(v[0], v[1])
-            k = sp / (2.0 * a) if sp > 0.01 else 0.0
-            self.hold_target = (p[0] + v[0] * k, p[1] + v[1] * k, p[2])
-        else:
-            self.hold_target = p
+        self.hold_target = (*self.stop_xy(), p[2])
         self.hold_yaw = self.physics.state.yaw
 
     def _alt_to_d(self, alt: float, frame: int) -> float:

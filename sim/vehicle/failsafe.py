@@ -58,7 +58,7 @@ def enter_failsafe(c: "CommanderState", fs: pm.Px4Mode) -> None:
     if fs == pm.HOLD:
         c._hold_here()
     elif fs == pm.LAND:
-        c.land_xy = c.pos()[:2]
+        c.land_xy = c.stop_xy()
     elif fs == pm.RTL:
         flight_tasks.start_rtl(c)
 

@@ -14,8 +14,6 @@ use that port meanwhile.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -28,67 +26,12 @@ from ground_station.flight_log import FlightLog
 from onboard.config import AerieConfig
 from sim.flight_rig import SimRig, load_task
 from sim.world.observation_server import WorldObservationServer
+from tests.e2e.px4kit import NAV_LAND, NAV_OFFBOARD, NAV_RTL, PX4_BIN, PX4Sitl, needs_px4
 from tests.supervisor.flightkit import ground_for, world, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
-PX4_BIN = os.environ.get("AERIE_PX4_SITL", "")
 
-# vehicle_status.nav_state values (PX4 msg/versioned/VehicleStatus.msg)
-NAV_RTL, NAV_OFFBOARD, NAV_LAND = 5, 14, 18
-
-pytestmark = [pytest.mark.sitl,
-              pytest.mark.skipif(not PX4_BIN, reason="set AERIE_PX4_SITL to a PX4 SITL binary (px4_sitl_sih/bin/px4)")]
-
-
-class PX4Sitl:
-    """A PX4 SITL process (real PX4; SIH simulates the airframe inside it) with SimRig's vehicle interface."""
-
-    mavsdk_url = "udpin://0.0.0.0:14540"
-
-    def __init__(self, binary: str, lat: float, lon: float, log: Path) -> None:
-        env = dict(os.environ, PX4_HOME_LAT=f"{lat:.7f}", PX4_HOME_LON=f"{lon:.7f}", PX4_HOME_ALT="10.0",
-                   PX4_SIM_MODEL="sihsim_quadx")
-        self.binary = binary
-        self.log = log
-        self._out = open(log, "w")
-        self.proc = subprocess.Popen([binary, "-d"], env=env, stdout=self._out, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-
-    def wait_ready(self, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if "Ready for takeoff" in self.log.read_text(errors="replace"):
-                return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.5)
-        raise AssertionError(f"PX4 did not become ready:\n{self.log.read_text(errors='replace')[-3000:]}")
-
-    def topic(self, name: str) -> dict[str, str]:
-        """The last message of a uORB topic, read from PX4 itself through its client (``px4-listener``).
-
-        Why not the console or MAVLink: the failsafe test must know PX4's own
-        navigation state and PX4's own clock (vehicle_status.nav_state and
-        nav_state_timestamp), not a text PX4 may word differently next release.
-        """
-        listener = Path(self.binary).with_name("px4-listener")
-        out = subprocess.run([str(listener), name, "-n", "1"], capture_output=True, text=True, timeout=30).stdout
-        fields: dict[str, str] = {}
-        for line in out.splitlines():
-            key, sep, value = line.strip().partition(":")
-            if sep and key and " " not in key and key not in fields:
-                fields[key] = value.strip().split(" ")[0]
-        return fields
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
-        self._out.close()
+pytestmark = needs_px4
 
 
 @pytest.mark.parametrize("with_map", [False, True], ids=["feed-moves", "onboard-map"])
