@@ -253,7 +253,7 @@ class Supervisor:
                                                     outcome.steps, str(outcome.landed), round(outcome.flown_m, 1)))
                 outcome.telemetry_last_seq = self.publisher.last_seq
                 self.publisher.flush(5.0)
-                outcome.lessons_imported = await self._wait_for_lessons()
+                outcome.lessons_imported = await self._wait_for_lessons(stop)
         return outcome
 
     async def _mission(self, executor: FlightExecutor, folder: Path, outcome: FlightOutcome,
@@ -322,8 +322,11 @@ class Supervisor:
         if analysis is not None:
             self.publish("mission_analysis", analysis.to_message(self.flight_id))
 
-    async def _wait_for_lessons(self) -> int:
-        """After landing: wait for the ground station to deliver this flight's lessons (or time out).
+    async def _wait_for_lessons(self, stop: asyncio.Event | None = None) -> int:
+        """After landing: wait for the ground station to deliver this flight's lessons (or time out, or a stop).
+
+        SIGTERM (`stop`) ends the wait at once: the outcome is already written, and a service stopped
+        here must not run into its stop timeout.
 
         A fleet member waits the whole time: the ground's courier delivers every member's lessons
         to every member, so the first bundle in is not necessarily this flight's, and meanwhile
@@ -337,6 +340,9 @@ class Supervisor:
         self.on_progress(f"landed; waiting {'' if whole else 'up to '}{wait:.0f} s for the ground station's lessons")
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline and (whole or self.sync_server.counters["imported"] == before):
+            if stop is not None and stop.is_set():
+                self.on_progress("stopped while waiting for lessons")
+                break
             await asyncio.sleep(0.2)
         got = self.sync_server.counters["imported"] - before
         self.on_progress(f"lessons imported: {got} bundle(s); memory now holds {self.store.count()} experiences"

@@ -85,3 +85,29 @@ def test_a_lone_vehicle_stops_waiting_at_its_first_bundle_and_keeps_its_origin(t
 def test_a_fleet_member_waits_all_of_lessons_wait_s(tmp_path: Path, embedder) -> None:
     got, took, _ = _wait_with_a_delivery(tmp_path, embedder, fleet=True, wait_s=10.0)
     assert got == 1 and took >= 10.0     # the bundle came early in the wait; it did not end it
+
+
+def test_a_stop_ends_the_wait_for_lessons(tmp_path: Path) -> None:
+    """SIGTERM after landing: a fleet member's whole-length wait ends at the stop, not at lessons_wait_s."""
+    cfg = AerieConfig(data_dir=str(tmp_path / "vehicle"))
+    cfg = dataclasses.replace(cfg, supervisor=dataclasses.replace(cfg.supervisor, lessons_wait_s=3600.0),
+                              fleet=dataclasses.replace(cfg.fleet, enabled=True))
+    lines: list[str] = []
+    sup = Supervisor(cfg, on_progress=lines.append)
+    server = MemorySyncServer(dataclasses.replace(vehicle_cfg(tmp_path, curve=False), sync_endpoint="tcp://127.0.0.1:0"),
+                              data_dir=tmp_path / "vehicle", import_fn=lambda bundle: None).start()
+    sup.sync_server = server
+
+    async def wait_then_stop() -> int:
+        stop = asyncio.Event()
+        waiting = asyncio.ensure_future(sup._wait_for_lessons(stop))
+        while not any("waiting" in ln for ln in lines):
+            await asyncio.sleep(0.01)
+        stop.set()
+        return await asyncio.wait_for(waiting, 60.0)  # a guard against a hang, far below the hour's wait
+
+    try:
+        assert asyncio.run(wait_then_stop()) == 0
+        assert "stopped while waiting for lessons" in lines and lines[-1] == "no lessons arrived"
+    finally:
+        server.close()
