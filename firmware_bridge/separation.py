@@ -234,8 +234,13 @@ class SeparationRule:
                 self._release()
                 return Decision(layered, "layer", f"yields to {ids}: own layer {layer:.1f} m", ids)
             if all(not abs(o.at.alt_m - layer) < cfg.downwash_vertical_m for o in first):
+                # Climbing (or descending) to the layer where it stands gets out of the way of those it
+                # yields to; it must not run into anyone else on the way (an 8-vehicle bench run had a
+                # member come down from a look-up through another's layer, 4.1 m across).
                 climb = stand(intent, self._hold_point(here), here, layer, self.max_v)
-                return Decision(climb, "climb", f"yields to {ids}: to own layer {layer:.1f} m where it stands", ids)
+                if not [o for o in blocking(climb) if o.member_id not in ids]:
+                    return Decision(climb, "climb", f"yields to {ids}: to own layer {layer:.1f} m where it stands",
+                                    ids)
         if self._hold_alt is None:
             self._hold_alt = here.alt_m
         hold = stand(intent, self._hold_point(here), here, self._hold_alt, self.max_v)

@@ -106,6 +106,18 @@ def test_yielder_holds_when_its_layer_is_where_the_other_flies():
     assert d.intent == PositionNed(0.0, 0.0, -alt)
 
 
+def test_yielder_does_not_climb_or_descend_to_its_layer_through_a_third_vehicle():
+    """Yielding to member 1 above its layer, member 2 would come down where it stands onto member 3: it holds."""
+    rule = SeparationRule(CFG2, 8.0, 2.0)
+    here = Kinematics(0.0, 0.0, 60.0, -4.0, 0.0, 0.0)  # southbound, 24 m above its layer
+    oncoming = Other(1, Kinematics(-16.0, 0.0, 60.0, 4.0, 0.0, 0.0))
+    intent = PositionNed(-4.0, 0.0, -60.0)
+    assert rule.judge(here, intent, [oncoming], False).action == "climb"  # alone: down to the layer
+    below = Other(3, Kinematics(2.0, 0.0, 45.0))  # hovering 15 m below, between it and its layer
+    d = SeparationRule(CFG2, 8.0, 2.0).judge(here, intent, [oncoming, below], False)
+    assert d.action == "hold" and d.intent == PositionNed(0.0, 0.0, -60.0)
+
+
 def test_priority_vehicle_holds_only_when_the_conflict_is_imminent():
     keeper = SeparationRule(CFG1, 8.0, 2.0)
     here = Kinematics(0.0, 0.0, 10.0, 4.0, 0.0, 0.0)
