@@ -12,10 +12,13 @@ limit, and never beyond the target; a velocity flown as asked), and for a
 position target also its current horizontal velocity carried on with the
 intent's climb (a pilot's position target is a carrot that keeps moving
 ahead); every path is judged. Each other vehicle: its last report carried
-forward by its velocity. A conflict is a moment within the horizon where the
-two are in one altitude band (``altitude_band_m``) and horizontally nearer
-than ``min_separation_m``; where they already are that near in one band, only
-getting nearer is a conflict, so moving apart is always allowed.
+forward by its velocity. Two vehicles are *too near* when they are
+horizontally nearer than ``min_separation_m`` and vertically nearer than
+``downwash_vertical_m`` (a cylinder around each, whatever their altitude
+bands: a multirotor a band's height above another is in its downwash, 36.17).
+A conflict is a moment within the horizon where the two are too near; where
+they already are, only getting nearer in 3D is a conflict, so moving apart
+(sideways, or up and away) is always allowed.
 
 The resolution is by member id, so both vehicles reach the same answer
 without talking: towards a lower id this vehicle yields over the full
@@ -26,7 +29,8 @@ horizon, which means the other has not got out of the way in time. When the
 fleet channel is silent past its timeout nothing is known of the others, so
 the vehicle flies its own layer (getting there where it stands first).
 Layers are ``layer_base_m + member_id * layer_spacing_m`` above home and at
-least a band apart, so two vehicles on their layers are always separated.
+least ``downwash_vertical_m`` apart, so two vehicles on their layers are
+never too near.
 
 A goto (PX4 flies it without asking again) is checked once and refused on a
 conflict; fleet flights fly offboard, where the check runs on every tick.
@@ -133,21 +137,28 @@ def other_path(o: Other) -> Path:
                       k.alt_m - k.vd_m_s * (age + t))
 
 
+def too_near(horizontal_m: float, vertical_m: float, cfg: FleetConfig) -> bool:
+    """Inside the separation cylinder: nearer than ``min_separation_m`` across and ``downwash_vertical_m`` up/down.
+
+    The one definition of "not separated": the rule, the bench's truth watch and the tests use it.
+    """
+    return horizontal_m < cfg.min_separation_m and abs(vertical_m) < cfg.downwash_vertical_m
+
+
 def conflict(own: Path, other: Path, horizon_s: float, cfg: FleetConfig) -> bool:
-    """Some moment within ``horizon_s`` puts both in one band, nearer than the limit and than now."""
+    """Some moment within ``horizon_s`` puts the two too near, and (when they already are) nearer than now."""
     n0, e0, a0 = own(0.0)
     m0, f0, b0 = other(0.0)
-    d0 = math.hypot(n0 - m0, e0 - f0)
-    inside_now = abs(a0 - b0) < cfg.altitude_band_m and d0 < cfg.min_separation_m
+    inside_now = too_near(math.hypot(n0 - m0, e0 - f0), a0 - b0, cfg)
+    d0 = math.dist((n0, e0, a0), (m0, f0, b0))
     steps = max(1, math.ceil(horizon_s / SAMPLE_DT_S))
     for i in range(1, steps + 1):
         t = min(horizon_s, i * SAMPLE_DT_S)
         n, e, a = own(t)
         m, f, b = other(t)
-        if not abs(a - b) < cfg.altitude_band_m:
+        if not too_near(math.hypot(n - m, e - f), a - b, cfg):
             continue
-        d = math.hypot(n - m, e - f)
-        if d < cfg.min_separation_m and (not inside_now or d < d0 - NEARER_EPS_M):
+        if not inside_now or math.dist((n, e, a), (m, f, b)) < d0 - NEARER_EPS_M:
             return True
     return False
 
@@ -222,9 +233,14 @@ class SeparationRule:
             if not blocking(layered):
                 self._release()
                 return Decision(layered, "layer", f"yields to {ids}: own layer {layer:.1f} m", ids)
-            if all(not abs(o.at.alt_m - layer) < cfg.altitude_band_m for o in first):
+            if all(not abs(o.at.alt_m - layer) < cfg.downwash_vertical_m for o in first):
+                # Climbing (or descending) to the layer where it stands gets out of the way of those it
+                # yields to; it must not run into anyone else on the way (an 8-vehicle bench run had a
+                # member come down from a look-up through another's layer, 4.1 m across).
                 climb = stand(intent, self._hold_point(here), here, layer, self.max_v)
-                return Decision(climb, "climb", f"yields to {ids}: to own layer {layer:.1f} m where it stands", ids)
+                if not [o for o in blocking(climb) if o.member_id not in ids]:
+                    return Decision(climb, "climb", f"yields to {ids}: to own layer {layer:.1f} m where it stands",
+                                    ids)
         if self._hold_alt is None:
             self._hold_alt = here.alt_m
         hold = stand(intent, self._hold_point(here), here, self._hold_alt, self.max_v)

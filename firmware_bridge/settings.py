@@ -113,26 +113,35 @@ class FleetConfig:
     member_id: int = ranged(1, 1, 255)
     # Two vehicles in one altitude band must stay at least this far apart horizontally, metres.
     min_separation_m: float = ranged(10.0, 1.0, 1000.0)
-    # Vehicles closer than this vertically share an altitude band, metres.
+    # Vehicles closer than this vertically share an altitude band, metres; a vehicle within half a
+    # band of its layer is flying on it.
     altitude_band_m: float = ranged(5.0, 0.5, 500.0)
+    # Whatever their bands, two vehicles nearer than min_separation_m horizontally must be at
+    # least this far apart vertically, metres: a multirotor's downwash reaches well below it (one
+    # 5 m above another was in it, issue 36.17). At least a band. Equal to min_separation_m, it
+    # keeps every two vehicles outside the rule's cylinder at least min_separation_m apart in 3D.
+    downwash_vertical_m: float = ranged(10.0, 0.5, 500.0)
     # Paths (own intent, others' velocities) are projected this far ahead, seconds. It must
-    # cover a climb of one band and the closing distance meanwhile.
-    lookahead_s: float = ranged(4.0, 0.5, 60.0)
+    # cover a climb of downwash_vertical_m (5 s at the default 2 m/s) and the closing distance meanwhile.
+    lookahead_s: float = ranged(6.0, 0.5, 60.0)
     # Altitude layers above home: layer_base_m + member_id * layer_spacing_m. The yielding
     # vehicle of a conflict flies its layer; all do when the fleet channel is silent. The spacing
-    # is at least a band, plus a margin for how closely the autopilot holds an altitude.
+    # is at least downwash_vertical_m, plus a margin for how closely the autopilot holds an altitude.
     layer_base_m: float = ranged(12.0, 0.0, 10_000.0)
-    layer_spacing_m: float = ranged(8.0, 0.5, 1000.0)
+    layer_spacing_m: float = ranged(12.0, 0.5, 1000.0)
     # No traffic heard for this many seconds: the fleet picture is stale, the vehicle takes its
     # own altitude layer; one vehicle's report older than this is dropped from the picture.
     channel_timeout_s: float = ranged(3.0, 0.1, 600.0)
 
     def __post_init__(self) -> None:
-        if not self.layer_spacing_m >= self.altitude_band_m:
-            raise ValueError("fleet.layer_spacing_m must be at least fleet.altitude_band_m "
-                             "(else two neighbouring layers share one band)")
-        if not all(0 < v < math.inf for v in (self.min_separation_m, self.altitude_band_m, self.lookahead_s,
-                                              self.channel_timeout_s)):
+        if not self.downwash_vertical_m >= self.altitude_band_m:
+            raise ValueError("fleet.downwash_vertical_m must be at least fleet.altitude_band_m "
+                             "(two vehicles in one band are nearer than the downwash minimum)")
+        if not self.layer_spacing_m >= self.downwash_vertical_m:
+            raise ValueError("fleet.layer_spacing_m must be at least fleet.downwash_vertical_m "
+                             "(else two vehicles on neighbouring layers are stacked within the downwash minimum)")
+        if not all(0 < v < math.inf for v in (self.min_separation_m, self.altitude_band_m, self.downwash_vertical_m,
+                                              self.lookahead_s, self.channel_timeout_s)):
             raise ValueError("fleet distances and times must be positive finite numbers")
 
     @property

@@ -7,10 +7,16 @@ Reported, all measured in this run:
   truth scores a success (within one waypoint or 50 m of the goal); ``missions_landed``:
   flights flown to their end, arrival or the step budget spent, with the vehicle landed
   (exit status 0 or 3: nothing failed, the agent may just not have found its goal);
-* ``min_separation_m``: the least horizontal distance between two vehicles within one
-  altitude band (``fleet.altitude_band_m``), from the simulators' TRUE positions sampled at
-  ``truth_rate_hz``, with at least one of the two off the ground; against
-  ``separation_limit_m`` (``fleet.min_separation_m``);
+* separation, judged from the simulators' TRUE positions sampled at ``truth_rate_hz``
+  (``sim/fleet_truth.py``), over every pair with at least one of the two off the ground:
+  ``min_distance_3d_m`` (and ``min_distance_3d_at``), against ``separation_limit_m``
+  (``fleet.min_separation_m``); ``stacked_events``, encounters in which a pair was too near by
+  the rule's own definition (horizontally nearer than ``fleet.min_separation_m`` AND vertically
+  nearer than ``fleet.downwash_vertical_m``, whatever their bands: the goal is 0), with
+  ``stacked_samples`` and the first encounters listed in ``stacked``; and, named for what it
+  is, ``min_horizontal_in_band_m``: the least horizontal distance of two vehicles within one
+  altitude band (``fleet.altitude_band_m``), the figure this bench reported as
+  ``min_separation_m`` until 36.17 showed it blind to one vehicle a band above another;
 * ``records_lost``: telemetry records journaled by the vehicles but not in the ground
   station's flight log when the supervisors have exited (the goal is 0);
 * ``setpoint_p99_ms_max``: the worst of the supervisors' setpoint-streamer tick period p99
@@ -24,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -67,7 +72,8 @@ def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: f
         watch = rig.watch
         per_vehicle = []
         for m, (rc, outcome) in zip(rig.members, results):
-            judged = m.rig.judge(type("Outcome", (), outcome)()) if outcome else None
+            # an outcome of a mission never flown (``not flown``, 36.15) has no route to judge
+            judged = m.rig.judge(type("Outcome", (), outcome)()) if outcome and "nodes" in outcome else None
             sp = (outcome or {}).get("setpoint_period_ms") or {}
             fleet = (outcome or {}).get("fleet") or {}
             per_vehicle.append({
@@ -87,7 +93,6 @@ def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: f
         ended_landed = [v for v, (rc, o) in zip(per_vehicle, results) if rc in (0, 3) and _landed(o)]
         p99s = [v["setpoint_period_ms"].get("p99_ms") for v in per_vehicle]
         cores = os.cpu_count() or 1
-        base = rig.members[0].cfg.fleet
         return {
             "vehicles": n,
             "tasks": [m.rig.task.id for m in rig.members],
@@ -95,12 +100,7 @@ def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: f
             "missions_successful": sum(v["success"] for v in completed),
             "missions_landed": len(ended_landed),
             "step_limit": step_limit or None,
-            "min_separation_m": round(watch.min_m, 2) if math.isfinite(watch.min_m) else None,
-            "min_separation_at": watch.min_at,
-            "min_horizontal_any_band_m": round(watch.min_any_band_m, 2) if math.isfinite(watch.min_any_band_m) else None,
-            "separation_limit_m": base.min_separation_m,
-            "altitude_band_m": base.altitude_band_m,
-            "truth_samples": watch.samples, "truth_sample_failures": watch.failed, "truth_rate_hz": watch.rate_hz,
+            **watch.report(),
             "records_sent": sum(r["sent"] for r in records.values()),
             "records_lost": sum(r["lost"] for r in records.values()),
             "setpoint_p99_ms_max": max((p for p in p99s if p is not None), default=None),
@@ -135,7 +135,9 @@ def summary_table(r: dict[str, Any]) -> str:
     lines.append("")
     lines.append(f"missions completed {r['missions_completed']}/{r['vehicles']} (successful {r['missions_successful']}; "
                  f"flown to their end and landed {r['missions_landed']}); "
-                 f"min separation in one band {r['min_separation_m']} m (limit {r['separation_limit_m']} m; any band "
+                 f"min 3D distance {r['min_distance_3d_m']} m (limit {r['separation_limit_m']} m), stacked "
+                 f"{r['stacked_events']} (within {r['separation_limit_m']} m across and {r['downwash_vertical_m']} m "
+                 f"up/down; horizontal in one band {r['min_horizontal_in_band_m']} m, any band "
                  f"{r['min_horizontal_any_band_m']} m); records lost {r['records_lost']} of {r['records_sent']}; "
                  f"setpoint p99 max {r['setpoint_p99_ms_max']} ms; ground CPU share {r['ground_cpu_share']} "
                  f"(machine busy {r['machine_cpu_busy']}); {r['wall_s']} s")

@@ -17,20 +17,18 @@ Each vehicle flies its own task (``FLEET_TASKS``: the public tasks that start ne
 demo's, each to a different goal; ``--tasks t019`` sends all to one). After landing each
 supervisor stays on the fleet channel for ``linger_s``, so a landed member is still heard by
 one that ends its mission nearby and lands beside it. While they fly, the rig samples every simulator's TRUE position
-(``truth()``, which no supervisor sees) and keeps the least horizontal distance between
-two vehicles within one altitude band. Afterwards it counts telemetry records lost at
+(``truth()``, which no supervisor sees) and judges separation in 3D from it
+(``sim/fleet_truth.py``: the least 3D distance, encounters within the downwash). Afterwards it counts telemetry records lost at
 the ground (journaled by the vehicle vs stored in the flight log) and collects each
 supervisor's setpoint timing and fleet-channel counters from its outcome.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -40,14 +38,13 @@ from typing import Any
 
 from common.geodesy import GeoPoint, geo_from_ned, ned_from_geo
 from onboard.fleet.members import fleet_keys, member_config
+from sim.fleet_truth import SeparationWatch
 from sim.supervisor_rig import REPO_ROOT, FlyProcess, ground_config, vehicle_config, write_yaml
 
 # Public Helsinki tasks starting within about 200 m of t019's start, each with its own goal node.
 FLEET_TASKS = ("t019", "t004", "t064", "t065", "t047", "t091", "t072", "t032")
 # Vehicles on the ground stand at least this far apart (metres): more than fleet.min_separation_m.
 HOME_SPACING_M = 25.0
-# How often the simulators' true positions are sampled, Hz.
-TRUTH_RATE_HZ = 10.0
 # Seconds a supervisor stays on the fleet channel after landing (FleetRig.linger_s).
 LINGER_S = 45.0
 
@@ -68,58 +65,6 @@ class Member:
     @property
     def member_id(self) -> int:
         return self.index + 1
-
-
-@dataclass
-class SeparationWatch:
-    """Ground truth sampled from every simulator: the least horizontal distance within one altitude band."""
-
-    vehicles: list[Any]
-    origin: GeoPoint
-    band_m: float
-    rate_hz: float = TRUTH_RATE_HZ
-    min_m: float = math.inf
-    min_at: dict[str, Any] = field(default_factory=dict)
-    min_any_band_m: float = math.inf
-    samples: int = 0
-    failed: int = 0
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-
-    def start(self) -> "SeparationWatch":
-        self._thread = threading.Thread(target=self._run, name="truth-sampler", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5.0)
-
-    def _run(self) -> None:
-        period = 1.0 / self.rate_hz
-        while not self._stop.wait(period):
-            try:
-                truths = [v.truth() for v in self.vehicles]
-            except Exception:  # noqa: BLE001 - a vehicle busy or gone for one sample; the next one counts
-                self.failed += 1
-                continue
-            self.observe(truths)
-
-    def observe(self, truths: list[dict]) -> None:
-        """One sample: every pair with at least one vehicle off the ground (two parked ones never meet)."""
-        self.samples += 1
-        at = [(*ned_from_geo(self.origin, t["lat"], t["lon"]), float(t["alt_amsl"]), bool(t["on_ground"]))
-              for t in truths]
-        for (i, a), (j, b) in itertools.combinations(enumerate(at), 2):
-            if a[3] and b[3]:
-                continue
-            d = math.hypot(a[0] - b[0], a[1] - b[1])
-            self.min_any_band_m = min(self.min_any_band_m, d)
-            if abs(a[2] - b[2]) < self.band_m and d < self.min_m:
-                self.min_m = d
-                self.min_at = {"members": [i + 1, j + 1], "alt_amsl_m": [round(a[2], 1), round(b[2], 1)],
-                               "on_ground": [a[3], b[3]], "sample": self.samples}
 
 
 def fleet_homes(starts: list[tuple[float, float]], origin: GeoPoint, spacing_m: float = HOME_SPACING_M,
@@ -217,7 +162,7 @@ class FleetRig:
         if self.dashboard:
             self.dashboard_url = self._wait_dashboard_url()
             self.say(f"dashboard: {self.dashboard_url or 'did not start (see ' + str(self.out / 'ground.log') + ')'}")
-        self.watch = SeparationWatch(self.fleet.vehicles, origin, base.fleet.altitude_band_m).start()
+        self.watch = SeparationWatch(self.fleet.vehicles, origin, self.members[0].cfg.fleet).start()
         for m in self.members:
             self.say(f"vehicle {m.member_id}: task {m.rig.task.id} ({m.rig.task.shortest_m:.0f} m, "
                      f"{m.rig.task.min_steps} moves), MAVLink {m.rig.vehicle.mavsdk_url}, "

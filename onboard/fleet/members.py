@@ -10,6 +10,8 @@ only one admitted on a vehicle's telemetry.
 
 from __future__ import annotations
 
+import math
+
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,14 +44,18 @@ def fleet_keys(directory: Path, n: int) -> FleetKeys:
 def member_config(base: Any, i: int, fleet_endpoints: Sequence[str], keys: FleetKeys) -> Any:
     """Member i+1's fleet settings on ``base``: separation on, its channel on ``fleet_endpoints[i]``, the others peers.
 
-    The layers start a band (plus 2 m) above cruise altitude, so a vehicle yielding to its
-    layer leaves the cruise band instead of landing in it.
+    The first layer lies the downwash minimum (plus 2 m) above cruise altitude, so a vehicle
+    yielding to its layer leaves every cruising vehicle's downwash instead of flying in it; the
+    layers are spaced as configured, or closer where n of them would pass the altitude ceiling,
+    but never closer than the downwash minimum (then the config refuses, naming the ceiling).
     """
     from onboard.fleet.settings import FleetPeer
 
-    band = base.fleet.altitude_band_m
-    fleet = replace(base.fleet, enabled=True, member_id=i + 1,
-                    layer_base_m=base.supervisor.cruise_alt_m + band + 2.0 - base.fleet.layer_spacing_m)
+    f, n = base.fleet, len(fleet_endpoints)
+    first = base.supervisor.cruise_alt_m + f.downwash_vertical_m + 2.0
+    room = (base.safety.altitude_ceiling_m - first) / (n - 1) if n > 1 else math.inf
+    spacing = max(f.downwash_vertical_m, min(f.layer_spacing_m, room))
+    fleet = replace(f, enabled=True, member_id=i + 1, layer_spacing_m=spacing, layer_base_m=first - spacing)
     peers = tuple(FleetPeer(endpoint, str(keys.vehicles[j][0]), member_id=j + 1)
                   for j, endpoint in enumerate(fleet_endpoints) if j != i)
     channel = replace(base.fleet_channel, pub_endpoint=fleet_endpoints[i], peers=peers, curve=True,

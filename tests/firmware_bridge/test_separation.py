@@ -10,7 +10,7 @@ from firmware_bridge.fleet_guard import FleetGuard
 from firmware_bridge.fleet_picture import FleetPicture, TrafficReport
 from firmware_bridge.intents import PositionNed, VelocityNed
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation
-from firmware_bridge.separation import Kinematics, Other, SeparationRule, conflict, other_path, own_path
+from firmware_bridge.separation import Kinematics, Other, SeparationRule, conflict, other_path, own_path, too_near
 from firmware_bridge.settings import BridgeConfig, FleetConfig, SafetyConfig
 from firmware_bridge.vehicle_state import VehicleState
 
@@ -34,26 +34,53 @@ def report(member: int, north: float, east: float, alt: float = 10.0, vn=0.0, ve
 
 # -- the rule ------------------------------------------------------------------------------
 def test_crossing_yielder_takes_its_layer_and_priority_keeps_its_path():
-    """Two vehicles 23 m from a crossing at 4 m/s: the higher id flies its layer, the lower flies on."""
+    """Two vehicles 30 m from a crossing at 4 m/s: the higher id flies its layer, the lower flies on.
+
+    30 m: the conflict is within the 6 s horizon, and a climb on the move clears the downwash
+    minimum (10 m at 2 m/s) before the two are within 10 m horizontally.
+    """
     yielder, keeper = SeparationRule(CFG2, 8.0, 2.0), SeparationRule(CFG1, 8.0, 2.0)
-    b = Kinematics(0.0, -23.0, 10.0, 0.0, 4.0, 0.0)  # eastbound
-    a = Kinematics(-23.0, 0.0, 10.0, 4.0, 0.0, 0.0)  # northbound
-    d = yielder.judge(b, PositionNed(0.0, -19.0, -10.0), [Other(1, a)], silent=False)
+    b = Kinematics(0.0, -30.0, 10.0, 0.0, 4.0, 0.0)  # eastbound
+    a = Kinematics(-30.0, 0.0, 10.0, 4.0, 0.0, 0.0)  # northbound
+    d = yielder.judge(b, PositionNed(0.0, -26.0, -10.0), [Other(1, a)], silent=False)
     assert d.action == "layer" and d.conflicts == (1,)
-    assert d.intent == PositionNed(0.0, -19.0, -CFG2.layer_alt_m)  # same carrot, own layer
+    assert d.intent == PositionNed(0.0, -26.0, -CFG2.layer_alt_m)  # same carrot, own layer
     # The keeper sees the yielder climbing (vd < 0): no conflict within its half horizon.
-    climbing = Kinematics(0.0, -23.0, 10.0, 0.0, 4.0, -2.0)
-    assert keeper.judge(a, PositionNed(-19.0, 0.0, -10.0), [Other(2, climbing)], False).action == "clear"
+    climbing = Kinematics(0.0, -30.0, 10.0, 0.0, 4.0, -2.0)
+    assert keeper.judge(a, PositionNed(-26.0, 0.0, -10.0), [Other(2, climbing)], False).action == "clear"
 
 
-def test_far_apart_or_in_other_bands_is_clear():
+def test_far_apart_or_beyond_the_downwash_minimum_is_clear():
     rule = SeparationRule(CFG2, 8.0, 2.0)
     here = Kinematics(0.0, -60.0, 10.0, 0.0, 4.0, 0.0)
     far = Other(1, Kinematics(-60.0, 0.0, 10.0, 4.0, 0.0, 0.0))
     assert rule.judge(here, PositionNed(0.0, -56.0, -10.0), [far], False).action == "clear"
-    above = Other(1, Kinematics(-20.0, 0.0, 16.0, 4.0, 0.0, 0.0))  # 6 m up: another band
+    above = Other(1, Kinematics(-20.0, 0.0, 10.5 + CFG2.downwash_vertical_m, 4.0, 0.0, 0.0))
     near = Kinematics(0.0, -20.0, 10.0, 0.0, 4.0, 0.0)
     assert rule.judge(near, PositionNed(0.0, -16.0, -10.0), [above], False).action == "clear"
+
+
+@pytest.mark.parametrize("up_m", [5.0, 5.5, 6.0, 9.5])
+def test_a_crossing_in_another_band_but_within_the_downwash_is_a_conflict(up_m):
+    """36.17: two bands apart by 5 m or more, yet one would pass over the other in its downwash."""
+    rule = SeparationRule(CFG2, 8.0, 2.0)
+    near = Kinematics(0.0, -20.0, 10.0, 0.0, 4.0, 0.0)
+    above = Other(1, Kinematics(-20.0, 0.0, 10.0 + up_m, 4.0, 0.0, 0.0))
+    d = rule.judge(near, PositionNed(0.0, -16.0, -10.0), [above], False)
+    assert d.action != "clear" and d.conflicts == (1,)
+    # the keeper too holds when the one below it cannot get out of its way in time
+    keeper = SeparationRule(CFG1, 8.0, 2.0)
+    over = Kinematics(-8.0, 0.0, 10.0 + up_m, 4.0, 0.0, 0.0)
+    below = Other(2, Kinematics(0.0, -8.0, 10.0, 0.0, 4.0, 0.0))
+    assert keeper.judge(over, PositionNed(-4.0, 0.0, -(10.0 + up_m)), [below], False).action == "hold"
+
+
+def test_too_near_is_a_cylinder_of_min_separation_across_and_the_downwash_minimum_up_and_down():
+    cfg = FleetConfig(min_separation_m=10.0, altitude_band_m=5.0, downwash_vertical_m=10.0)
+    assert too_near(3.06, 5.0, cfg) and too_near(3.06, -5.0, cfg)  # the issue's encounter
+    assert too_near(9.99, 9.99, cfg)
+    assert not too_near(10.0, 0.0, cfg) and not too_near(0.0, 10.0, cfg) and not too_near(0.0, -10.0, cfg)
+    assert not too_near(math.nan, 0.0, cfg) and not too_near(0.0, math.nan, cfg)
 
 
 def test_head_on_yielder_that_cannot_climb_in_time_climbs_where_it_stands():
@@ -79,11 +106,23 @@ def test_yielder_holds_when_its_layer_is_where_the_other_flies():
     assert d.intent == PositionNed(0.0, 0.0, -alt)
 
 
+def test_yielder_does_not_climb_or_descend_to_its_layer_through_a_third_vehicle():
+    """Yielding to member 1 above its layer, member 2 would come down where it stands onto member 3: it holds."""
+    rule = SeparationRule(CFG2, 8.0, 2.0)
+    here = Kinematics(0.0, 0.0, 60.0, -4.0, 0.0, 0.0)  # southbound, 24 m above its layer
+    oncoming = Other(1, Kinematics(-16.0, 0.0, 60.0, 4.0, 0.0, 0.0))
+    intent = PositionNed(-4.0, 0.0, -60.0)
+    assert rule.judge(here, intent, [oncoming], False).action == "climb"  # alone: down to the layer
+    below = Other(3, Kinematics(2.0, 0.0, 45.0))  # hovering 15 m below, between it and its layer
+    d = SeparationRule(CFG2, 8.0, 2.0).judge(here, intent, [oncoming, below], False)
+    assert d.action == "hold" and d.intent == PositionNed(0.0, 0.0, -60.0)
+
+
 def test_priority_vehicle_holds_only_when_the_conflict_is_imminent():
     keeper = SeparationRule(CFG1, 8.0, 2.0)
     here = Kinematics(0.0, 0.0, 10.0, 4.0, 0.0, 0.0)
-    # The yielder stands 20 m ahead in the band: a conflict within 4 s, not within 2 s.
-    ahead_far = Other(2, Kinematics(20.0, 0.0, 10.0))
+    # The yielder stands 26 m ahead in the band: a conflict within 6 s, not within 3 s.
+    ahead_far = Other(2, Kinematics(26.0, 0.0, 10.0))
     assert keeper.judge(here, PositionNed(4.0, 0.0, -10.0), [ahead_far], False).action == "clear"
     ahead_near = Other(2, Kinematics(14.0, 0.0, 10.0))
     d = keeper.judge(here, PositionNed(4.0, 0.0, -10.0), [ahead_near], False)
@@ -97,6 +136,17 @@ def test_moving_apart_from_a_breach_is_allowed_getting_nearer_is_not():
     assert rule.judge(here, VelocityNed(-2.0, 0.0, 0.0), [other], False).action == "clear"
     d = rule.judge(here, VelocityNed(2.0, 0.0, 0.0), [other], False)
     assert d.action == "hold" and d.intent == VelocityNed(0.0, 0.0, 0.0)
+
+
+def test_stacked_already_getting_out_in_3d_is_allowed_closing_in_is_not():
+    """Found 5 m over another and 3 m across (36.17): up, or sideways away, is flown; down or across is not."""
+    rule = SeparationRule(CFG1, 8.0, 2.0)
+    over = Kinematics(0.0, 0.0, 15.0)
+    below = Other(2, Kinematics(3.0, 0.0, 10.0))
+    assert rule.judge(over, VelocityNed(0.0, 0.0, -2.0), [below], False).action == "clear"  # climbing away
+    assert rule.judge(over, VelocityNed(-2.0, 0.0, 0.0), [below], False).action == "clear"  # sideways away
+    assert rule.judge(over, VelocityNed(0.0, 0.0, 1.0), [below], False).action == "hold"  # sinking onto it
+    assert rule.judge(over, VelocityNed(2.0, 0.0, 0.0), [below], False).action == "hold"  # right over it
 
 
 def test_descending_onto_a_vehicle_below_is_a_conflict():
@@ -183,21 +233,21 @@ def guard_for(cfg: FleetConfig, vehicle: Vehicle, clock: Clock, events: list):
 
 def test_guard_events_for_layer_silence_and_restoration():
     clock, events = Clock(), []
-    me = Vehicle(0.0, -23.0, 10.0, ve=4.0)
+    me = Vehicle(0.0, -30.0, 10.0, ve=4.0)
     guard, env = guard_for(CFG2, me, clock, events)
-    guard.update_traffic([report(1, -23.0, 0.0, vn=4.0)])
-    d = guard.apply(PositionNed(0.0, -19.0, -10.0), env)
+    guard.update_traffic([report(1, -30.0, 0.0, vn=4.0)])
+    d = guard.apply(PositionNed(0.0, -26.0, -10.0), env)
     assert d.action == "layer"
     assert [k for k, _ in events] == ["separation_layer"]
     assert events[0][1]["with"] == [1] and events[0][1]["layer_alt_m"] == CFG2.layer_alt_m
-    guard.apply(PositionNed(0.0, -19.0, -10.0), env)  # the same again: no second event
+    guard.apply(PositionNed(0.0, -26.0, -10.0), env)  # the same again: no second event
     assert len(events) == 1
     clock.t += CFG2.channel_timeout_s + 0.1
-    assert guard.apply(PositionNed(0.0, -19.0, -10.0), env).action == "fallback_climb"
+    assert guard.apply(PositionNed(0.0, -26.0, -10.0), env).action == "fallback_climb"
     assert [k for k, _ in events][1:] == ["fleet_channel_silent", "separation_fallback_climb"]
     assert events[1][1]["silent_s"] >= CFG2.channel_timeout_s
     guard.update_traffic([report(1, -60.0, 0.0)])
-    assert guard.apply(PositionNed(0.0, -19.0, -10.0), env).action == "clear"
+    assert guard.apply(PositionNed(0.0, -26.0, -10.0), env).action == "clear"
     assert [k for k, _ in events][3:] == ["fleet_channel_restored", "separation_clear"]
 
 
@@ -226,16 +276,24 @@ def test_guard_refuses_without_own_position_and_is_inert_when_disabled():
 
 
 # -- config ------------------------------------------------------------------------------
-def test_fleet_config_layers_must_fit_and_be_a_band_apart(tmp_path):
+def test_fleet_config_layers_must_fit_and_be_the_downwash_minimum_apart(tmp_path):
     with pytest.raises(ValueError, match="layer_spacing_m"):
         FleetConfig(altitude_band_m=9.0, layer_spacing_m=8.0)
+    with pytest.raises(ValueError, match="layer_spacing_m must be at least fleet.downwash_vertical_m"):
+        FleetConfig(downwash_vertical_m=15.0, layer_spacing_m=12.0)
+    with pytest.raises(ValueError, match="downwash_vertical_m must be at least fleet.altitude_band_m"):
+        FleetConfig(downwash_vertical_m=4.0, altitude_band_m=5.0)
     with pytest.raises(ValueError, match="ceiling"):
-        BridgeConfig(fleet=FleetConfig(enabled=True, member_id=14))  # 12 + 14 * 8 = 124 m > 120 m
+        BridgeConfig(fleet=FleetConfig(enabled=True, member_id=10))  # 12 + 10 * 12 = 132 m > 120 m
     from onboard.config import load_config
 
     path = tmp_path / "c.yaml"
     path.write_text("fleet:\n  enabled: true\n  member_id: 3\n")
-    assert load_config(path).bridge.fleet.layer_alt_m == 36.0
+    assert load_config(path).bridge.fleet.layer_alt_m == 48.0
+    for bad in ("0", "-1", ".nan", "501"):
+        path.write_text(f"fleet:\n  downwash_vertical_m: {bad}\n")
+        with pytest.raises(ConfigError, match="downwash_vertical_m"):
+            load_config(path)
     path.write_text("fleet:\n  min_separation: 10\n")
     with pytest.raises(ConfigError, match="min_separation"):
         load_config(path)

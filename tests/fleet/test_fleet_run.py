@@ -7,7 +7,7 @@ supervisor's bridge was handed the other's reports (the channel's ``delivered``
 counter counts the reports ``FlightBridge.update_traffic`` accepted) and its agent's side
 the other's findings, that nothing was refused, that the ground station lost no telemetry,
 that it wrote lesson bundles its courier settled or holds for every member, and that the
-vehicles' TRUE positions never came within the separation limit in one altitude band.
+vehicles' TRUE positions never came within the separation limit in 3D, nor one within another's downwash.
 """
 
 from __future__ import annotations
@@ -37,5 +37,6 @@ def test_two_supervisors_hear_each_other_and_keep_apart(tmp_path):
     assert len(seen) == 1 and seen.pop() >= 1, [v["lesson_delivery"] for v in r["per_vehicle"]]
     assert all(v["lesson_delivery"]["refused"] == 0 for v in r["per_vehicle"])
     assert r["lesson_bundles_delivered"] == sum(v["lesson_delivery"]["delivered"] for v in r["per_vehicle"])
-    assert r["truth_samples"] > 0 and r["min_separation_m"] is not None
-    assert r["min_separation_m"] >= r["separation_limit_m"], r["min_separation_at"]
+    assert r["truth_samples"] > 0 and r["min_distance_3d_m"] is not None
+    assert r["min_distance_3d_m"] >= r["separation_limit_m"], r["min_distance_3d_at"]
+    assert r["stacked_events"] == 0, r["stacked"]
