@@ -73,12 +73,17 @@ def test_clear_of_the_cylinder_the_3d_minimum_is_at_least_the_limit():
 
 @pytest.mark.parametrize("n", [2, 4, 8])
 def test_the_rigs_layers_fit_under_the_ceiling_the_downwash_minimum_apart_and_above_cruise(n):
+    from pathlib import Path
+
     from onboard.config import AerieConfig
-    from sim.fleet_rig import member_config
+    from onboard.fleet.members import FleetKeys, member_config
 
     base = AerieConfig()
-    keys = {"vehicles": [(f"v{i}.pub", f"v{i}.key") for i in range(n)], "fleet_authorized": "auth"}
-    cfgs = [member_config(base, i, n, list(range(7000, 7000 + n)), keys) for i in range(n)]
+    keys = FleetKeys(vehicles=tuple((Path(f"v{i}.pub"), Path(f"v{i}.key")) for i in range(n)),
+                     ground_public=Path("g.pub"), ground_secret=Path("g.key"),
+                     telemetry_authorized=Path("tauth"), fleet_authorized=Path("auth"))
+    endpoints = [f"tcp://127.0.0.1:{7000 + i}" for i in range(n)]
+    cfgs = [member_config(base, i, endpoints, keys) for i in range(n)]
     layers = [c.fleet.layer_alt_m for c in cfgs]
     assert layers == sorted(layers) and layers[-1] <= base.safety.altitude_ceiling_m + 1e-9
     assert layers[0] >= base.supervisor.cruise_alt_m + base.fleet.downwash_vertical_m
