@@ -19,7 +19,7 @@ import math
 from onboard.supervisor.flight_executor import FlightExecutor
 from onboard.supervisor.settings import SupervisorConfig
 from sim.vehicle import SimFleet
-from tests.firmware_bridge.test_separation_flight import (CRUISE_M, FAST, FLEET, ORIGIN, TruthSampler, home_at,
+from tests.firmware_bridge.separation_kit import (CRUISE_M, FAST, FLEET, ORIGIN, TruthSampler, home_at,
                                                           two_in_the_air)
 from common.geodesy import geo_from_ned
 

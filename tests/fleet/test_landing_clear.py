@@ -13,7 +13,7 @@ import pytest
 from onboard.supervisor.flight_executor import FlightExecutor
 from onboard.supervisor.settings import SupervisorConfig
 from sim.vehicle import SimFleet
-from tests.firmware_bridge.test_separation_flight import (CRUISE_M, DEADLINE_S, FAST, FLEET, SPEED_M_S, TruthSampler,
+from tests.firmware_bridge.separation_kit import (CRUISE_M, DEADLINE_S, FAST, FLEET, SPEED_M_S, TruthSampler,
                                                           home_at, local_goal, two_in_the_air)
 
 

@@ -31,6 +31,7 @@ from tests.supervisor.flightkit import world
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # a whole flight of t019 (about 90 s); make test-all runs it, make test the VLM's own tests
 def test_aerie_fly_asks_the_vlm_between_steps_and_arrives(tmp_path):
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
     base = AerieConfig()
