@@ -73,7 +73,7 @@ def run_fleet(n: int, out: Path, *, step_limit: int = 0, say=print, timeout_s: f
         per_vehicle = []
         for m, (rc, outcome) in zip(rig.members, results):
             # an outcome of a mission never flown (``not flown``, 36.15) has no route to judge
-            judged = m.rig.judge(type("Outcome", (), outcome)()) if outcome and "nodes" in outcome else None
+            judged = m.rig.judge(type("Outcome", (), outcome)()) if outcome and "trajectory" in outcome else None
             sp = (outcome or {}).get("setpoint_period_ms") or {}
             fleet = (outcome or {}).get("fleet") or {}
             per_vehicle.append({
