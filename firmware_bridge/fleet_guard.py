@@ -24,7 +24,7 @@ from common.stopping import stop_offset
 from firmware_bridge.fleet_picture import FleetPicture, TrafficReport
 from firmware_bridge.intents import Intent, PositionNed
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation
-from firmware_bridge.separation import Decision, Kinematics, Other, SeparationRule, conflict, other_path
+from firmware_bridge.separation import Decision, Kinematics, Other, SeparationRule, conflict, margin, other_path
 from firmware_bridge.settings import FleetConfig, SafetyConfig
 from firmware_bridge.vehicle_state import VehicleState
 
@@ -110,7 +110,8 @@ class FleetGuard:
             else:
                 paths = self.rule.paths(here, target)
                 hits = [o.member_id for o in self._others(envelope, now)
-                        if any(conflict(q, other_path(o), self.cfg.lookahead_s, self.cfg) for q in paths)]
+                        if any(conflict(q, other_path(o), self.cfg.lookahead_s, self.cfg, margin(here, o.at, self.cfg))
+                               for q in paths)]
                 if hits:
                     why = f"path conflicts with fleet members {sorted(hits)}"
         if why is not None:

@@ -20,6 +20,15 @@ A conflict is a moment within the horizon where the two are too near; where
 they already are, only getting nearer in 3D is a conflict, so moving apart
 (sideways, or up and away) is always allowed.
 
+The margin. Predictions are of commanded motion; the vehicles follow late
+(the autopilot's response, a report up to a period old, the distance a climb
+takes to stop), so the rule judges a cylinder grown by how fast the two close
+now times ``separation_margin_s``: across by their horizontal closing speed,
+up and down by their vertical one. Two vehicles level on their layers close
+at no vertical speed, so the layer spacing keeps them apart as before; two
+climbing towards each other are judged with room for the climb that does not
+stop at once (bench runs had a vehicle climb 9.5 m under another, 36).
+
 The resolution is by member id, so both vehicles reach the same answer
 without talking: towards a lower id this vehicle yields over the full
 ``lookahead_s`` (it flies the same intent on its own altitude layer, or
@@ -145,18 +154,43 @@ def too_near(horizontal_m: float, vertical_m: float, cfg: FleetConfig) -> bool:
     return horizontal_m < cfg.min_separation_m and abs(vertical_m) < cfg.downwash_vertical_m
 
 
-def conflict(own: Path, other: Path, horizon_s: float, cfg: FleetConfig) -> bool:
-    """Some moment within ``horizon_s`` puts the two too near, and (when they already are) nearer than now."""
+@dataclass(frozen=True)
+class Margin:
+    """Metres the judged cylinder grows by, across and up/down (see the module's margin)."""
+
+    horizontal_m: float = 0.0
+    vertical_m: float = 0.0
+
+
+def margin(here: Kinematics, there: Kinematics, cfg: FleetConfig) -> Margin:
+    """The growth for a pair: their closing speeds now, times ``separation_margin_s``; none when opening."""
+    dn, de, da = there.north_m - here.north_m, there.east_m - here.east_m, there.alt_m - here.alt_m
+    rvn, rve, rva = there.vn_m_s - here.vn_m_s, there.ve_m_s - here.ve_m_s, -(there.vd_m_s - here.vd_m_s)
+    h = math.hypot(dn, de)
+    closing_h = -(dn * rvn + de * rve) / h if h > 1e-6 else math.hypot(rvn, rve)
+    closing_v = -math.copysign(1.0, da) * rva if abs(da) > 1e-6 else abs(rva)
+    grow = cfg.separation_margin_s
+    return Margin(max(0.0, closing_h) * grow, max(0.0, closing_v) * grow)
+
+
+def judged_near(horizontal_m: float, vertical_m: float, cfg: FleetConfig, grown: Margin) -> bool:
+    """Inside the cylinder the rule judges: the separation cylinder grown by ``grown``."""
+    return (horizontal_m < cfg.min_separation_m + grown.horizontal_m
+            and abs(vertical_m) < cfg.downwash_vertical_m + grown.vertical_m)
+
+
+def conflict(own: Path, other: Path, horizon_s: float, cfg: FleetConfig, grown: Margin = Margin()) -> bool:
+    """Some moment within ``horizon_s`` puts the two inside the judged cylinder, and (when they already are) nearer than now."""
     n0, e0, a0 = own(0.0)
     m0, f0, b0 = other(0.0)
-    inside_now = too_near(math.hypot(n0 - m0, e0 - f0), a0 - b0, cfg)
+    inside_now = judged_near(math.hypot(n0 - m0, e0 - f0), a0 - b0, cfg, grown)
     d0 = math.dist((n0, e0, a0), (m0, f0, b0))
     steps = max(1, math.ceil(horizon_s / SAMPLE_DT_S))
     for i in range(1, steps + 1):
         t = min(horizon_s, i * SAMPLE_DT_S)
         n, e, a = own(t)
         m, f, b = other(t)
-        if not too_near(math.hypot(n - m, e - f), a - b, cfg):
+        if not judged_near(math.hypot(n - m, e - f), a - b, cfg, grown):
             continue
         if not inside_now or math.dist((n, e, a), (m, f, b)) < d0 - NEARER_EPS_M:
             return True
@@ -215,13 +249,13 @@ class SeparationRule:
                                 f"fleet channel silent: flying own layer {layer:.1f} m")
             return Decision(stand(intent, self._hold_point(here), here, layer, self.max_v), "fallback_climb",
                             f"fleet channel silent: taking own layer {layer:.1f} m where it stands")
-        lower = [(o, other_path(o)) for o in others if o.member_id < cfg.member_id]
-        higher = [(o, other_path(o)) for o in others if o.member_id > cfg.member_id]
+        lower = [(o, other_path(o), margin(here, o.at, cfg)) for o in others if o.member_id < cfg.member_id]
+        higher = [(o, other_path(o), margin(here, o.at, cfg)) for o in others if o.member_id > cfg.member_id]
 
         def blocking(candidate: Intent) -> list[Other]:
             paths = self.paths(here, candidate)
-            return ([o for o, p in lower if any(conflict(q, p, cfg.lookahead_s, cfg) for q in paths)]
-                    + [o for o, p in higher if any(conflict(q, p, cfg.lookahead_s / 2, cfg) for q in paths)])
+            return ([o for o, p, g in lower if any(conflict(q, p, cfg.lookahead_s, cfg, g) for q in paths)]
+                    + [o for o, p, g in higher if any(conflict(q, p, cfg.lookahead_s / 2, cfg, g) for q in paths)])
 
         first = blocking(intent)
         if not first:

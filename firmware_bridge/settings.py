@@ -124,6 +124,10 @@ class FleetConfig:
     # Paths (own intent, others' velocities) are projected this far ahead, seconds. It must
     # cover a climb of downwash_vertical_m (5 s at the default 2 m/s) and the closing distance meanwhile.
     lookahead_s: float = ranged(6.0, 0.5, 60.0)
+    # How late a vehicle may follow the predicted path, seconds: the autopilot's response, a
+    # report up to one period old, the distance a climb takes to stop. The rule judges the
+    # separation cylinder grown by the pair's closing speed (across, and up/down) times this.
+    separation_margin_s: float = ranged(1.0, 0.0, 10.0)
     # Altitude layers above home: layer_base_m + member_id * layer_spacing_m. The yielding
     # vehicle of a conflict flies its layer; all do when the fleet channel is silent. The spacing
     # is at least downwash_vertical_m, plus a margin for how closely the autopilot holds an altitude.

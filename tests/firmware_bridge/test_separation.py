@@ -1,6 +1,7 @@
 """The separation rule, the fleet picture and their glue, on synthetic clocks (no vehicle, no sleeping)."""
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -10,7 +11,8 @@ from firmware_bridge.fleet_guard import FleetGuard
 from firmware_bridge.fleet_picture import FleetPicture, TrafficReport
 from firmware_bridge.intents import PositionNed, VelocityNed
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation
-from firmware_bridge.separation import Kinematics, Other, SeparationRule, conflict, other_path, own_path, too_near
+from firmware_bridge.separation import (Kinematics, Margin, Other, SeparationRule, conflict, margin, other_path,
+                                       own_path, too_near)
 from firmware_bridge.settings import BridgeConfig, FleetConfig, SafetyConfig
 from firmware_bridge.vehicle_state import VehicleState
 
@@ -34,17 +36,21 @@ def report(member: int, north: float, east: float, alt: float = 10.0, vn=0.0, ve
 
 # -- the rule ------------------------------------------------------------------------------
 def test_crossing_yielder_takes_its_layer_and_priority_keeps_its_path():
-    """Two vehicles 30 m from a crossing at 4 m/s: the higher id flies its layer, the lower flies on.
+    """Two vehicles 33 m from a crossing at 4 m/s: the higher id flies its layer, the lower flies on.
 
-    30 m: the conflict is within the 6 s horizon, and a climb on the move clears the downwash
-    minimum (10 m at 2 m/s) before the two are within 10 m horizontally.
+    33 m: the conflict is within the 6 s horizon, and a climb on the move clears the downwash
+    minimum (10 m at 2 m/s) before the two are within the judged radius (10 m grown by their
+    closing speed, 5.66 m/s, times the 1 s margin). At 30 m it would not: the yielder climbs where it stands.
     """
     yielder, keeper = SeparationRule(CFG2, 8.0, 2.0), SeparationRule(CFG1, 8.0, 2.0)
-    b = Kinematics(0.0, -30.0, 10.0, 0.0, 4.0, 0.0)  # eastbound
-    a = Kinematics(-30.0, 0.0, 10.0, 4.0, 0.0, 0.0)  # northbound
-    d = yielder.judge(b, PositionNed(0.0, -26.0, -10.0), [Other(1, a)], silent=False)
+    b = Kinematics(0.0, -33.0, 10.0, 0.0, 4.0, 0.0)  # eastbound
+    a = Kinematics(-33.0, 0.0, 10.0, 4.0, 0.0, 0.0)  # northbound
+    d = yielder.judge(b, PositionNed(0.0, -29.0, -10.0), [Other(1, a)], silent=False)
     assert d.action == "layer" and d.conflicts == (1,)
-    assert d.intent == PositionNed(0.0, -26.0, -CFG2.layer_alt_m)  # same carrot, own layer
+    assert d.intent == PositionNed(0.0, -29.0, -CFG2.layer_alt_m)  # same carrot, own layer
+    near = Kinematics(0.0, -30.0, 10.0, 0.0, 4.0, 0.0)
+    close = Other(1, Kinematics(-30.0, 0.0, 10.0, 4.0, 0.0, 0.0))
+    assert SeparationRule(CFG2, 8.0, 2.0).judge(near, PositionNed(0.0, -26.0, -10.0), [close], False).action == "climb"
     # The keeper sees the yielder climbing (vd < 0): no conflict within its half horizon.
     climbing = Kinematics(0.0, -30.0, 10.0, 0.0, 4.0, -2.0)
     assert keeper.judge(a, PositionNed(-26.0, 0.0, -10.0), [Other(2, climbing)], False).action == "clear"
@@ -233,21 +239,21 @@ def guard_for(cfg: FleetConfig, vehicle: Vehicle, clock: Clock, events: list):
 
 def test_guard_events_for_layer_silence_and_restoration():
     clock, events = Clock(), []
-    me = Vehicle(0.0, -30.0, 10.0, ve=4.0)
+    me = Vehicle(0.0, -33.0, 10.0, ve=4.0)
     guard, env = guard_for(CFG2, me, clock, events)
-    guard.update_traffic([report(1, -30.0, 0.0, vn=4.0)])
-    d = guard.apply(PositionNed(0.0, -26.0, -10.0), env)
+    guard.update_traffic([report(1, -33.0, 0.0, vn=4.0)])
+    d = guard.apply(PositionNed(0.0, -29.0, -10.0), env)
     assert d.action == "layer"
     assert [k for k, _ in events] == ["separation_layer"]
     assert events[0][1]["with"] == [1] and events[0][1]["layer_alt_m"] == CFG2.layer_alt_m
-    guard.apply(PositionNed(0.0, -26.0, -10.0), env)  # the same again: no second event
+    guard.apply(PositionNed(0.0, -29.0, -10.0), env)  # the same again: no second event
     assert len(events) == 1
     clock.t += CFG2.channel_timeout_s + 0.1
-    assert guard.apply(PositionNed(0.0, -26.0, -10.0), env).action == "fallback_climb"
+    assert guard.apply(PositionNed(0.0, -29.0, -10.0), env).action == "fallback_climb"
     assert [k for k, _ in events][1:] == ["fleet_channel_silent", "separation_fallback_climb"]
     assert events[1][1]["silent_s"] >= CFG2.channel_timeout_s
     guard.update_traffic([report(1, -60.0, 0.0)])
-    assert guard.apply(PositionNed(0.0, -26.0, -10.0), env).action == "clear"
+    assert guard.apply(PositionNed(0.0, -29.0, -10.0), env).action == "clear"
     assert [k for k, _ in events][3:] == ["fleet_channel_restored", "separation_clear"]
 
 
@@ -338,3 +344,33 @@ def test_a_landing_spot_is_found_beside_a_member_standing_below():
     disabled, env2 = guard_for(FleetConfig(enabled=False, member_id=2), me, clock, events)
     disabled.update_traffic([report(1, 100.0, 50.0, alt=0.0)])
     assert disabled.landing_spot(env2) == (None, [])  # not a fleet member: nothing judged
+
+
+# -- the margin ----------------------------------------------------------------------------
+def test_margin_grows_with_closing_speed_and_is_none_when_level_or_opening():
+    here = Kinematics(0.0, 0.0, 40.0, 0.0, 0.0, -2.0)  # climbing at 2 m/s
+    above = Kinematics(5.0, 0.0, 50.0, 0.0, 0.0, -0.5)  # climbing at 0.5 m/s, 10 m up
+    g = margin(here, above, CFG1)
+    assert g.vertical_m == pytest.approx(1.5 * CFG1.separation_margin_s) and g.horizontal_m == 0.0
+    level = margin(Kinematics(0.0, 0.0, 40.0), Kinematics(0.0, 20.0, 52.0), CFG1)
+    assert level == Margin(0.0, 0.0)
+    opening = margin(Kinematics(0.0, 0.0, 40.0, 0.0, -3.0, 1.0), Kinematics(0.0, 20.0, 52.0, 0.0, 3.0, -1.0), CFG1)
+    assert opening == Margin(0.0, 0.0)
+    crossing = margin(Kinematics(0.0, -30.0, 10.0, 0.0, 4.0), Kinematics(-30.0, 0.0, 10.0, 4.0, 0.0), CFG1)
+    assert crossing.horizontal_m == pytest.approx(4.0 * math.sqrt(2.0))
+
+
+def test_a_climb_ending_just_under_another_is_held_for_its_braking():
+    """36, fleet bench: a member climbed to 9.5 m under another climbing slower, 8.4 m across.
+
+    The prediction stops the climb dead at its target, 10.1 m under the other: clear without a
+    margin, though the climb takes metres to stop. With the margin (closing at 1.6 m/s for 1 s)
+    the lower id holds its altitude instead.
+    """
+    four = Kinematics(0.0, 0.0, 44.0, 0.0, 0.0, -2.0)
+    seven = Other(7, Kinematics(8.0, 0.0, 58.9, 0.0, 0.0, -0.4))
+    target = PositionNed(0.0, 0.0, -50.0)
+    cfg4 = FleetConfig(enabled=True, member_id=4)
+    assert SeparationRule(cfg4, 8.0, 2.0).judge(four, target, [seven], False).action == "hold"
+    no_margin = SeparationRule(replace(cfg4, separation_margin_s=0.0), 8.0, 2.0)
+    assert no_margin.judge(four, target, [seven], False).action == "clear"
