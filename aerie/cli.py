@@ -14,6 +14,7 @@ import sys
 # command -> module with main(argv). Two-word commands are looked up first.
 COMMANDS: dict[str, tuple[str, str]] = {
     "sim vehicle": ("sim.vehicle.cli", "Run the PX4-like MAVLink vehicle simulator"),
+    "sim camera": ("sim.camera_stream_cli", "Serve the simulated vehicle's camera as an MJPEG stream, and its calibration"),
     "bench link": ("sim.link_bench", "Setpoint-stream and command-latency benchmark"),
     "bench memory": ("sim.memory_bench", "sqlite-vec / numpy / faiss retrieval benchmark"),
     "bench perception": ("sim.perception_bench", "Per-model latency and wrapper overhead"),

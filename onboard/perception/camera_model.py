@@ -25,19 +25,88 @@ from onboard.perception.types import Box
 HEIGHT_PRIORS = {"person": 1.7, "car": 1.5, "truck": 3.0, "bicycle": 1.1, "dog": 0.6, "tree": 8.0}
 
 
+class CalibrationError(ValueError):
+    """A camera calibration file that is missing, unreadable, or does not describe this camera."""
+
+
 @dataclass(frozen=True)
 class CameraIntrinsics:
+    """A pinhole camera with OpenCV's distortion model (`dist`: k1 k2 p1 p2 [k3 ...]; empty: none).
+
+    Rays are cast through undistorted pixels (`undistort`), so a real lens' barrel does not bend the
+    bearings; the simulated camera has none and writes zeros.
+    """
+
     fx: float
     fy: float
     cx: float
     cy: float
     width: int
     height: int
+    dist: tuple[float, ...] = ()
 
     @staticmethod
     def from_hfov(width: int, height: int, hfov_deg: float) -> "CameraIntrinsics":
         f = (width / 2) / math.tan(math.radians(hfov_deg) / 2)
         return CameraIntrinsics(f, f, width / 2, height / 2, width, height)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
+
+    def undistort(self, u: float, v: float) -> tuple[float, float]:
+        """Where pixel (u, v) would be through a lens without distortion (the same pixel when there is none)."""
+        if not any(self.dist):
+            return u, v
+        import cv2
+
+        pt = cv2.undistortPoints(np.array([[[u, v]]], dtype=np.float64), self.matrix,
+                                 np.asarray(self.dist, dtype=np.float64), P=self.matrix)
+        return float(pt[0, 0, 0]), float(pt[0, 0, 1])
+
+    @staticmethod
+    def from_calibration(path: str, width: int | None = None, height: int | None = None) -> "CameraIntrinsics":
+        """An OpenCV calibration file (FileStorage YAML/XML/JSON: camera_matrix, distortion_coefficients,
+        image_width, image_height), as `cv2.calibrateCamera`'s tools write it. With `width`/`height` (the
+        frames' size) a file for another resolution is refused: its pixels would place everything wrong."""
+        import cv2
+
+        from pathlib import Path
+
+        if not Path(path).is_file():
+            raise CalibrationError(f"camera calibration file {path!r} does not exist")
+        fs = cv2.FileStorage(str(path), cv2.FILE_STORAGE_READ)
+        try:
+            if not fs.isOpened():
+                raise CalibrationError(f"camera calibration file {path!r} is not an OpenCV FileStorage file")
+            k = fs.getNode("camera_matrix").mat()
+            d = fs.getNode("distortion_coefficients").mat()
+            w, h = fs.getNode("image_width").real(), fs.getNode("image_height").real()
+        finally:
+            fs.release()
+        if k is None or k.shape != (3, 3) or not np.all(np.isfinite(k)) or k[0, 0] <= 0 or k[1, 1] <= 0:
+            raise CalibrationError(f"{path}: camera_matrix must be a 3x3 matrix with positive focal lengths")
+        dist = () if d is None else tuple(float(x) for x in np.asarray(d, dtype=float).ravel())
+        if len(dist) not in (0, 4, 5, 8, 12, 14) or not all(math.isfinite(x) for x in dist):
+            raise CalibrationError(f"{path}: distortion_coefficients must be 4, 5, 8, 12 or 14 finite numbers")
+        if not (w > 0 and h > 0):
+            raise CalibrationError(f"{path}: image_width and image_height must be given and positive")
+        if width is not None and height is not None and (int(w), int(h)) != (width, height):
+            raise CalibrationError(f"{path} calibrates a {int(w)}x{int(h)} camera; the frames are {width}x{height}")
+        return CameraIntrinsics(float(k[0, 0]), float(k[1, 1]), float(k[0, 2]), float(k[1, 2]), int(w), int(h), dist)
+
+    def write_calibration(self, path: str) -> None:
+        """This camera as an OpenCV calibration file (`from_calibration` reads it back)."""
+        import cv2
+
+        fs = cv2.FileStorage(str(path), cv2.FILE_STORAGE_WRITE)
+        try:
+            fs.write("image_width", int(self.width))
+            fs.write("image_height", int(self.height))
+            fs.write("camera_matrix", self.matrix)
+            fs.write("distortion_coefficients", np.asarray(self.dist or (0.0,) * 5, dtype=np.float64).reshape(1, -1))
+        finally:
+            fs.release()
 
 
 @dataclass(frozen=True)
@@ -69,6 +138,7 @@ def camera_axes(pose: CameraPose) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def pixel_ray(intr: CameraIntrinsics, pose: CameraPose, u: float, v: float) -> np.ndarray:
     """Unit NED direction of the ray through pixel (u, v)."""
     forward, right, down = camera_axes(pose)
+    u, v = intr.undistort(u, v)
     ray = forward + right * (u - intr.cx) / intr.fx + down * (v - intr.cy) / intr.fy
     return ray / np.linalg.norm(ray)
 

@@ -31,17 +31,13 @@ class OpenCVCamera:
     """`source`: a device index ("0"), a file, an rtsp:// URL, or a GStreamer pipeline (contains "!")."""
 
     def __init__(self, source: str) -> None:
-        import cv2
+        from onboard.perception.frame_source import FrameSourceError, open_capture
 
         self.source = source
-        if source.isdigit():
-            self._cap = cv2.VideoCapture(int(source))
-        elif "!" in source:
-            self._cap = cv2.VideoCapture(source, cv2.CAP_GSTREAMER)
-        else:
-            self._cap = cv2.VideoCapture(source)
-        if not self._cap.isOpened():
-            raise CameraError(f"camera {source!r} cannot be opened")
+        try:
+            self._cap = open_capture(source)
+        except FrameSourceError as exc:
+            raise CameraError(str(exc)) from None
 
     def read(self) -> np.ndarray:
         ok, frame = self._cap.read()
