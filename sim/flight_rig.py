@@ -50,6 +50,21 @@ class SimRig:
     task: ResolvedTask
     vehicle: Any
     server: WorldObservationServer
+    camera: Any = None  # the vehicle's camera as a video stream (sim/camera_stream.py), once `stream_camera` ran
+    camera_calibration: str = ""
+
+    def stream_camera(self, folder: str | Path, *, fps: float = 4.0, latency_s: float = 0.3, sup: Any = None) -> Any:
+        """Serve the vehicle's camera as an MJPEG stream and write its calibration file under `folder`;
+        `config()` then points ``supervisor.camera`` at the stream. `sup`: whose camera (default the shipped one)."""
+        from sim.camera_stream import CameraStream, truth_over_udp, write_calibration
+        from sim.world.render import Camera
+
+        sup = sup or AerieConfig().supervisor
+        self.camera_calibration = str(write_calibration(Path(folder) / "sim_camera.yaml", sup.camera_width,
+                                                        sup.camera_height, sup.camera_hfov_deg))
+        self.camera = CameraStream(self.world, truth_over_udp(self.vehicle.control_port), camera=Camera.from_config(sup),
+                                   fps=fps, latency_s=latency_s).start()
+        return self.camera
 
     def mission(self, name: str | None = None) -> Mission:
         return Mission(instruction=self.task.task.description, name=name or self.task.id,
@@ -63,9 +78,13 @@ class SimRig:
         tel = replace(base.telemetry, pub_endpoint=f"tcp://127.0.0.1:{pub}", replay_endpoint=f"tcp://127.0.0.1:{replay}",
                       sync_endpoint=f"tcp://127.0.0.1:{sync}", curve=curve)
         geofence = replace(base.safety.geofence, max_distance_from_home_m=2500.0)
+        sup = replace(base.supervisor, world_endpoint=self.server.endpoint)
+        if self.camera is not None:  # camera perception reads the stream; the person detector stays off (it
+            # would open the stream a second time and is no part of finding the goal)
+            sup = replace(sup, camera=self.camera.url, camera_latency_s=self.camera.latency_s,
+                          camera_calibration=self.camera_calibration, detect_every_steps=0)
         return replace(base, data_dir=str(data_dir), link=replace(base.link, url=self.vehicle.mavsdk_url),
-                       safety=replace(base.safety, geofence=geofence), telemetry=tel,
-                       supervisor=replace(base.supervisor, world_endpoint=self.server.endpoint))
+                       safety=replace(base.safety, geofence=geofence), telemetry=tel, supervisor=sup)
 
     def judge(self, outcome: Any) -> dict[str, Any]:
         """Ground-truth score of a `FlightOutcome` (success, SPL, steps) on this rig's task."""
@@ -91,8 +110,14 @@ class SimRig:
         lat, lon = (float(v) for v in self.world.graph.latlon[self.task.start_node])
         self.vehicle = SimVehicleProcess(home=(lat, lon, 10.0), seed=self.task.start_node, params=dict(SIM_PARAMS),
                                          prearm_delay_s=0.5).start()
+        if self.camera is not None:  # the same camera on the new vehicle
+            from sim.camera_stream import truth_over_udp
+
+            self.camera.truth = truth_over_udp(self.vehicle.control_port)
 
     def close(self) -> None:
+        if self.camera is not None:
+            self.camera.close()
         self.server.close()
         self.vehicle.stop()
 

@@ -3,6 +3,7 @@
     aerie fly --config config.yaml --instruction "Find the cafe 300 m east of the cathedral"
     aerie fly --config config.yaml --mission mission.yaml [--json outcome.json]
     aerie fly --instruction "..." --perception camera   # sightings from the camera's frames only
+    aerie fly ... --perception camera --camera rtsp://192.168.144.25:8554/main.264   # frames from that camera
 
 `--vehicle-url`, `--world` and `--data-dir` override the config's
 link.url, supervisor.world_endpoint and data_dir for one run (the demo and the
@@ -57,6 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--perception", choices=["oracle", "camera"], default=None,
                    help="override supervisor.perception: camera = look around at each waypoint, read the frames, "
                         "decide from what was read only")
+    p.add_argument("--camera", default=None, metavar="SOURCE",
+                   help="override supervisor.camera: the video source camera perception reads (a device index, "
+                        "an rtsp:// or http:// stream, a file, a GStreamer pipeline)")
+    p.add_argument("--camera-calibration", default=None, metavar="FILE",
+                   help="override supervisor.camera_calibration (an OpenCV calibration file)")
     p.add_argument("--data-dir", default=None, help="override data_dir")
     p.add_argument("--json", default=None, help="write the flight outcome here")
     p.add_argument("--quiet", action="store_true", help="no progress line per step")
@@ -87,6 +93,11 @@ def main(argv: list[str]) -> int:
         cfg = replace(cfg, data_dir=args.data_dir)
     if args.perception:
         cfg = replace(cfg, supervisor=replace(cfg.supervisor, perception=args.perception))
+    if args.camera is not None or args.camera_calibration is not None:
+        sup = cfg.supervisor
+        cfg = replace(cfg, supervisor=replace(sup, camera=sup.camera if args.camera is None else args.camera,
+                                              camera_calibration=sup.camera_calibration if args.camera_calibration
+                                              is None else args.camera_calibration))
     if args.map:
         cfg = replace(cfg, map=replace(cfg.map, path=str(Path(args.map).expanduser().resolve())))
     configure_logging(cfg.logging)

@@ -17,6 +17,13 @@ altitude).
 
 A frame that does not decode or has the wrong size is a ``bad_frame`` event and
 an empty view, never a crash: the look-around goes on with the other views.
+
+With ``supervisor.camera`` set (a device, file, stream URL or GStreamer pipeline)
+the frames come from that camera instead (`camera_frames.StreamFrames`): at each
+heading the first frame captured after the turn settled, placed from the pose
+the vehicle (and its gimbal) had when it was taken; the world feed serves
+perception nothing. A camera whose pitch nothing reports (no gimbal) takes one
+frame per heading, at its mounting pitch.
 """
 
 from __future__ import annotations
@@ -76,6 +83,7 @@ class LookAround:
     cfg: Any  # SupervisorConfig
     folder: Path
     event: Callable[[str, Any], None]
+    frames: Any = None  # StreamFrames: frames from supervisor.camera; None: from the world feed
     seconds: list[float] = field(default_factory=list)  # per look-around: turning, frames and reading
     read_ms: list[float] = field(default_factory=list)  # per view read
     bad_frames: int = 0
@@ -99,32 +107,29 @@ class LookAround:
         log: list[dict] = []
         # (heading, gimbal pitch) of every frame: the vehicle turns to a heading, then takes each pitch there
         pitches = self.cfg.camera_reading.pitches_at(where == "low") or (None,)
+        if self.frames is not None and not self.frames.has_gimbal:
+            pitches = (None,)  # a camera nothing points: one frame per heading, at its mounting pitch
         shots = [(hd, j, p) for hd in ordered_headings(views, self.bridge.state.yaw_deg) for j, p in enumerate(pitches)]
         turned = False
         for k, (hd, j, pitch) in enumerate(shots):
             if j == 0:
                 turned = await self.executor.turn_to(hd, self.cfg.camera_reading.turn_tolerance_deg)
-            s = self.bridge.state
-            here = position_from_home(self.bridge)
-            yaw = s.yaw_deg if math.isfinite(s.yaw_deg) else hd  # the reported heading: what the camera saw along
-            obs = await asyncio.to_thread(self.world.frame, s.lat, s.lon, yaw, max(1.0, s.rel_alt_m), pitch)
-            rgb, why = frame_rgb(obs.image_png, self.cfg.camera_width, self.cfg.camera_height)
-            if self.cfg.save_images and obs.image_png:
-                path = self.folder / "rgb_images" / f"rgb_timestep_{step:04d}{tag}_view{k}.png"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(obs.image_png)
+            name = f"rgb_timestep_{step:04d}{tag}_view{k}.png"
+            if self.frames is None:
+                rgb, why, view, taken = await self._world_frame(k, hd, pitch, name)
+            else:
+                rgb, why, view, taken = await self._camera_frame(k, hd, name)
             if why is not None:
                 self.bad_frames += 1
                 self.event("bad_frame", {"step": step, "view": k, "reason": why})
-            view = CameraView(rgb, yaw, here.east_m, here.north_m, -here.down_m,
-                              self.cfg.camera_pitch_deg if pitch is None else pitch, k)
+            yaw = view.heading_deg
             read: ViewRead = await asyncio.to_thread(self.reader.read_view, view)
             if read.ok:
                 self.read_ms.append(read.timings_ms.get("total", float("nan")))
             self.fusion.add(step, view, read)
             log.append({"view": k, "heading_deg": round(hd, 1), "reported_yaw_deg": round(yaw, 1),
                         "pitch_deg": round(view.pitch_deg, 1), "turned": turned,
-                        "frame": None if why else f"rgb_timestep_{step:04d}{tag}_view{k}.png", "bad_frame": why,
+                        "frame": None if why else name, "bad_frame": why, **taken,
                         "timings_ms": {a: round(b, 1) for a, b in read.timings_ms.items()},
                         "reads": [sighting_json(x) for x in read.sightings]})
         here = position_from_home(self.bridge)
@@ -138,10 +143,47 @@ class LookAround:
         return lms, pois
 
 
+    async def _world_frame(self, k: int, hd: float, pitch: float | None, name: str
+                           ) -> tuple[np.ndarray | None, str | None, CameraView, dict]:
+        """A frame asked of the world feed, rendered from the position and heading the autopilot reports now."""
+        from firmware_bridge.maneuvers import position_from_home
+
+        s = self.bridge.state
+        here = position_from_home(self.bridge)
+        yaw = s.yaw_deg if math.isfinite(s.yaw_deg) else hd  # the reported heading: what the camera saw along
+        obs = await asyncio.to_thread(self.world.frame, s.lat, s.lon, yaw, max(1.0, s.rel_alt_m), pitch)
+        rgb, why = frame_rgb(obs.image_png, self.cfg.camera_width, self.cfg.camera_height)
+        if self.cfg.save_images and obs.image_png:
+            path = self.folder / "rgb_images" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(obs.image_png)
+        view = CameraView(rgb, yaw, here.east_m, here.north_m, -here.down_m,
+                          self.cfg.camera_pitch_deg if pitch is None else pitch, k)
+        return rgb, why, view, {}
+
+    async def _camera_frame(self, k: int, hd: float, name: str
+                            ) -> tuple[np.ndarray | None, str | None, CameraView, dict]:
+        """The camera's first frame captured after the turn settled, placed from the pose it was taken at."""
+        shot = await self.frames.shot(self.frames.clock(), first=k == 0)
+        if self.cfg.save_images and shot.bgr is not None:
+            import cv2
+
+            path = self.folder / "rgb_images" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            await asyncio.to_thread(cv2.imwrite, str(path), shot.bgr)
+        p = shot.pose
+        if p is None:  # no frame, or no telemetry for it: an empty view along the heading asked for
+            view = CameraView(None, hd, math.nan, math.nan, math.nan, self.cfg.camera_pitch_deg, k)
+        else:
+            view = CameraView(shot.rgb, p.camera_heading_deg(), p.east, p.north, p.up, shot.pitch_deg, k)
+        taken = {"source": "camera", "frame_seq": shot.seq,
+                 "capture_t": None if not math.isfinite(shot.capture_t) else round(shot.capture_t, 3)}
+        return shot.rgb, shot.why, view, taken
+
+
 def look_around_for(supervisor: Any, executor: Any, gazetteer: list[str], folder: Path) -> "LookAround":
     """This mission's camera perception: names from its instruction, ranges from the map's footprints if any."""
     from onboard.agent.goal_description import parse_goal_description
-    from onboard.perception.camera_model import CameraIntrinsics
     from onboard.perception.camera_sightings import CameraReader, SightingFusion, goal_names
     from onboard.perception.text_range import FootprintRanger
     
@@ -149,15 +191,23 @@ def look_around_for(supervisor: Any, executor: Any, gazetteer: list[str], folder
     names = ([supervisor.mission.goal_name] if supervisor.mission.goal_name.strip()
              else goal_names(supervisor.mission.instruction, goal.names_goal))
     settings = supervisor.sup.camera_reading.fusion()
-    intr = CameraIntrinsics.from_hfov(supervisor.sup.camera_width, supervisor.sup.camera_height, supervisor.sup.camera_hfov_deg)
+    from onboard.supervisor.camera_frames import StreamFrames, camera_intrinsics, streams_frames
+
+    intr = camera_intrinsics(supervisor.sup)
     ranger = None
     if supervisor.map is not None and supervisor.map.buildings:
         ranger = FootprintRanger(map_footprints(supervisor), [b.height for b in supervisor.map.buildings])
     reader = CameraReader(supervisor.text_reader, intr, gazetteer, names, ranger, settings)
+    if streams_frames(supervisor.sup) and supervisor.frames is None:  # opened once, kept over missions
+        supervisor.frames = StreamFrames.start(supervisor.bridge, supervisor.sup, supervisor.event)
+    frames = supervisor.frames if streams_frames(supervisor.sup) else None
     supervisor.event("camera_perception", {"goal_names": names, "views": supervisor.sup.camera_reading.views,
-                                     "map_ranges": ranger is not None})
+                                           "map_ranges": ranger is not None,
+                                           "frames": supervisor.sup.camera if frames is not None else "world feed",
+                                           "calibration": supervisor.sup.camera_calibration or None})
     return LookAround(executor, supervisor.bridge, supervisor._world, reader,
-                      SightingFusion(gazetteer, names, settings, goal.names_goal), supervisor.sup, folder, supervisor.event)
+                      SightingFusion(gazetteer, names, settings, goal.names_goal), supervisor.sup, folder,
+                      supervisor.event, frames)
 
 
 def map_footprints(supervisor: Any) -> list:

@@ -31,6 +31,7 @@ class FlightOutcome(MissionRecord):
     look_around_s: list[float] = field(default_factory=list)  # camera perception: seconds per look-around
     read_ms: list[float] = field(default_factory=list)  # camera perception: reader time per view read
     bad_frames: int = 0          # camera frames that did not decode or had the wrong size
+    camera_losses: int = 0       # times the camera (supervisor.camera) stopped delivering, since the supervisor opened it
     setpoint_period_ms: dict = field(default_factory=dict)  # the streamer's tick periods this flight: p50/p99/max
     fleet: dict = field(default_factory=dict)  # fleet channel counters at the end of the flight (fleet.enabled)
 

@@ -83,9 +83,23 @@ class SupervisorConfig:
     # One observation request may take this long before it is retried on a fresh socket.
     world_timeout_s: float = ranged(5.0, 0.1, 600.0)
     # Camera frames for the detector: "" (none), "world" (views rendered by the observation
-    # server), or an OpenCV source: a device index ("0"), a video file, an rtsp:// URL, or a
-    # GStreamer pipeline (anything containing "!").
+    # server), or an OpenCV source: a device index ("0"), a video file, an rtsp:// or http:// URL, or a
+    # GStreamer pipeline (anything containing "!"). An OpenCV source is also what camera perception's
+    # look-around reads (perception: camera); otherwise it asks the world feed for its frames.
     camera: str = ""
+    # With perception: camera and an OpenCV source in `camera`, the look-around reads that camera (not the
+    # world feed): seconds from a frame's exposure to its arrival here (encoder, link, decoder; a SIYI-style
+    # RTSP stream is typically 0.2-0.4 s). Each frame is placed from the pose at arrival minus this.
+    camera_latency_s: float = ranged(0.3, 0.0, 5.0)
+    # OpenCV calibration file of that camera (FileStorage YAML: camera_matrix, distortion_coefficients,
+    # image_width, image_height; it must match camera_width/height). "": a pinhole of camera_hfov_deg.
+    camera_calibration: str = ""
+    # A look-around view waits at most this long (s) for a frame captured after its turn settled; then the
+    # view is empty and the camera is said lost (event camera_lost).
+    camera_frame_timeout_s: float = ranged(5.0, 0.1, 120.0)
+    # What a lost camera does to the mission: "continue" (fly on what was seen; views stay empty until
+    # frames come back) or "return" (end the mission and return to launch).
+    camera_lost: Literal["continue", "return"] = "continue"
     # Run the detector on a camera frame every this many agent steps (0 = never).
     detect_every_steps: int = ranged(1, 0, 10_000)
     # What the detector is asked to find.

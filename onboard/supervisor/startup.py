@@ -90,13 +90,12 @@ def load_models(supervisor: Any) -> None:
 
         supervisor.vlm = VlmAsker.from_config(supervisor.cfg.inference)
     if supervisor.sup.camera and supervisor.sup.detect_every_steps > 0:
-        from onboard.perception.camera_model import CameraIntrinsics
         from onboard.perception.pipeline import build_pipeline
+        from onboard.supervisor.camera_frames import camera_intrinsics
 
         def make_pipeline() -> Any:
             # The intrinsics are fixed per pipeline; frames of another size are resized by the caller.
-            return build_pipeline(supervisor.cfg.inference, CameraIntrinsics.from_hfov(
-                supervisor.sup.camera_width, supervisor.sup.camera_height, supervisor.sup.camera_hfov_deg))
+            return build_pipeline(supervisor.cfg.inference, camera_intrinsics(supervisor.sup))
 
         supervisor.detector = RestartingWorker("detector", make_pipeline, backoff_s=supervisor.sup.restart_backoff_s,
                                          backoff_max_s=supervisor.sup.restart_backoff_max_s,

@@ -100,6 +100,7 @@ class Supervisor:
         self.map: Any = None  # the onboard map (onboard.map.OnboardMap) when map.path is set
         self.text_reader: Any = None  # supervisor.perception camera: the text reader, loaded at start
         self._look: Any = None  # this mission's LookAround (camera perception)
+        self.frames: Any = None  # camera perception's frames from supervisor.camera (camera_frames.StreamFrames)
         self._map_source = ""
 
     # -- telemetry helpers -----------------------------------------------------------------
@@ -186,7 +187,7 @@ class Supervisor:
             self.bridge.set_geofence(self.cfg.safety.geofence)  # a previous mission's fence ends with it
         folder = results_folder(self.data_dir / self.sup.results_dir, f"{self.flight_id}_{check_name(mission.name)}")
         folder.mkdir(parents=True, exist_ok=True)
-        t0 = time.monotonic()
+        t0, finish = time.monotonic(), "land"  # how an ended (not terminated) mission comes down
         outcome = FlightOutcome(flight_id=self.flight_id, mission=mission.name, results_dir=str(folder),
                                 perception=self.sup.perception)
         self.outcome = outcome
@@ -220,6 +221,7 @@ class Supervisor:
             if not flying.cancelled():
                 flying.result()  # the mission's own end, or its exception
         except MissionAborted as exc:
+            finish = getattr(exc, "finish", "land")  # "rtl": the camera lost (supervisor.camera_lost: return)
             outcome.end, outcome.detail = MissionEnd.ABORTED, str(exc)
             self.event("mission_aborted", {"reason": str(exc)})
         except Exception as exc:
@@ -229,7 +231,7 @@ class Supervisor:
             raise
         finally:
             terminated = outcome.end is MissionEnd.TERMINATED
-            how = self.sup.on_terminate if terminated else "land"
+            how = self.sup.on_terminate if terminated else finish
             try:
                 outcome.landed = await executor.finish(how, wait_s=self.sup.terminate_timeout_s if terminated else None)
             except Exception as exc:  # the autopilot's own failsafes still hold; say so
@@ -240,6 +242,7 @@ class Supervisor:
                 outcome.look_around_s = [round(x, 2) for x in self._look.seconds]
                 outcome.read_ms = [round(x, 1) for x in self._look.read_ms]
                 outcome.bad_frames = self._look.bad_frames
+                outcome.camera_losses = self._look.frames.losses if self._look.frames is not None else 0
             await self._finish_analysis()
             outcome.seconds = round(time.monotonic() - t0, 1)
             outcome.paused_s = round(executor.paused_total_s, 1)
@@ -380,6 +383,7 @@ class Supervisor:
                     log.exception("closing the %s", name)
         plan_model = self._plan_model if self._owns_plan_model else None
         for name, obj in (("world link", self._world), ("detector", self.detector), ("camera", self.camera),
+                          ("camera frames", self.frames),
                           ("lesson sync", self.sync_server), ("memory", self.store), ("telemetry", self.publisher),
                           ("planner model", plan_model), ("vision-language model", self.vlm)):
             if obj is not None:

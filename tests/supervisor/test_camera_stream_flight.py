@@ -1,0 +1,122 @@
+"""Camera perception reading the simulator's video stream, as it reads a real gimbal camera.
+
+The simulated vehicle's camera is served as MJPEG over HTTP (`sim/camera_stream.py`, rendered from the
+vehicle's truth); the supervisor is pointed at it (``supervisor.camera``) and reads it through its frame
+source, placing every frame from the pose at capture. The world feed renders nothing for it. The stream
+is then unplugged mid-flight: the supervisor says the camera is lost and flies on with empty views, or
+returns, by ``supervisor.camera_lost``; no step waits longer than the frame timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from onboard.agent.agent import GraphAgent
+from onboard.config import AerieConfig
+from tests.supervisor.flightkit import world
+
+
+def _stream_rig(tmp_path, **sup):
+    """The sim vehicle on public t019, its camera as a stream, and a config reading it (the models needed)."""
+    from sim.flight_rig import start_rig
+    from tests.perception.conftest import _prepared
+
+    _prepared(AerieConfig().inference.text_det_model)
+    _prepared("ppocrv5-rec")
+    base = AerieConfig()
+    base = replace(base, supervisor=replace(base.supervisor, use_memory=False, status_socket=False,
+                                            perception="camera", **sup))
+    rig = start_rig("t019", world=world(), noise="perfect")
+    try:
+        rig.stream_camera(tmp_path, fps=4.0, latency_s=0.3)
+    except BaseException:
+        rig.close()
+        raise
+    return rig, rig.config(base, tmp_path / "vehicle")
+
+
+def _angle(a: float, b: float) -> float:
+    return abs((a - b + 180.0) % 360.0 - 180.0)
+
+
+class Unplugs(GraphAgent):
+    """The agent as configured; after its first step the camera's stream is unplugged (the server stops)."""
+
+    rig = None
+
+    def act(self, observation):
+        if type(self).rig is not None and type(self).rig.camera is not None:
+            type(self).rig.camera.close()
+            type(self).rig = None
+        return super().act(observation)
+
+
+def _recording_events(sup) -> list[tuple[str, object]]:
+    seen: list[tuple[str, object]] = []
+    publish = sup.event
+
+    def event(kind, detail=None):
+        seen.append((kind, detail))
+        publish(kind, detail)
+
+    sup.event = event
+    return seen
+
+
+@pytest.mark.slow
+def test_a_camera_flight_reads_the_stream_and_the_world_feed_renders_nothing(tmp_path):
+    from onboard.supervisor.supervisor import Supervisor
+
+    rig, cfg = _stream_rig(tmp_path)
+    try:
+        assert cfg.supervisor.camera == rig.camera.url and cfg.supervisor.camera_calibration.endswith("sim_camera.yaml")
+        sup = Supervisor(cfg, replace(rig.mission(), step_limit=1))
+        outcome = asyncio.run(sup.run())
+        assert outcome.landed == "landed" and outcome.perception == "camera", outcome
+        assert rig.server.counters.images == 0  # every frame came from the stream
+        reading = json.loads((Path(outcome.results_dir) / "reading_timestep_0000.json").read_text())
+        views = cfg.supervisor.camera_reading.views
+        assert len(reading["views"]) == views  # no gimbal: one frame per heading, at the mounting pitch
+        seqs = [v["frame_seq"] for v in reading["views"]]
+        assert seqs == sorted(seqs) and len(set(seqs)) == views  # a fresh frame at every heading
+        for v in reading["views"]:
+            assert v["source"] == "camera" and v["bad_frame"] is None and v["pitch_deg"] == cfg.supervisor.camera_pitch_deg
+            # the pose at capture: the heading the vehicle had turned to when the frame was taken
+            assert _angle(v["reported_yaw_deg"], v["heading_deg"]) <= cfg.supervisor.camera_reading.turn_tolerance_deg + 1.0
+        assert outcome.bad_frames == 0 and outcome.camera_losses == 0
+    finally:
+        rig.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("on_loss", ["continue", "return"])
+def test_an_unplugged_camera_is_said_lost_and_the_mission_goes_on_or_returns(tmp_path, on_loss):
+    from onboard.supervisor.supervisor import Supervisor
+
+    rig, cfg = _stream_rig(tmp_path, camera_frame_timeout_s=2.0, camera_lost=on_loss)
+    try:
+        Unplugs.rig = rig
+        sup = Supervisor(cfg, replace(rig.mission(), step_limit=3), agent_factory=Unplugs)
+        events = _recording_events(sup)
+        outcome = asyncio.run(sup.run())
+        kinds = [k for k, _ in events]
+        assert kinds.count("camera_lost") == 1 and "camera_restored" not in kinds, kinds
+        assert outcome.camera_losses == 1
+        folder = Path(outcome.results_dir)
+        if on_loss == "continue":
+            assert outcome.reason != "aborted" and outcome.steps >= 2 and outcome.landed == "landed", outcome
+            later = json.loads((folder / "reading_timestep_0001.json").read_text())
+            assert all(v["bad_frame"] == "no frame: camera lost" for v in later["views"])
+            # bounded: the first view waited the frame timeout, the others took what was there
+            assert later["seconds"] < 2.0 + 60.0, later["seconds"]
+        else:
+            assert outcome.reason == "aborted" and "camera" in outcome.detail and outcome.steps == 1, outcome
+            assert "return" in outcome.landed.lower() or "rtl" in outcome.landed.lower(), outcome.landed
+    finally:
+        Unplugs.rig = None
+        rig.close()
