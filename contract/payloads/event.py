@@ -45,6 +45,8 @@ _SUPERVISOR: dict[str, str] = {
     "instruction_understood": "how the instruction was read", "mission_refused": "the instruction was refused",
     "mission_aborted": "the mission was aborted", "mission_error": "the mission ended with an error",
     "move_timeout": "a leg was not completed in time", "bad_frame": "a camera frame was refused",
+    "camera_lost": "the camera (supervisor.camera) stopped delivering frames",
+    "camera_restored": "the camera delivers frames again",
     "agent_paused": "the link was lost: the agent waits", "agent_resumed": "the link is back: the agent goes on",
     "taken_over": "a person took over (mode switched)", "left_offboard": "offboard left after landing",
     "landing_moved": "the landing spot moved away from fleet members",

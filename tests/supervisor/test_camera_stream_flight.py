@@ -110,13 +110,16 @@ def test_an_unplugged_camera_is_said_lost_and_the_mission_goes_on_or_returns(tmp
         folder = Path(outcome.results_dir)
         if on_loss == "continue":
             assert outcome.reason != "aborted" and outcome.steps >= 2 and outcome.landed == "landed", outcome
-            later = json.loads((folder / "reading_timestep_0001.json").read_text())
-            assert all(v["bad_frame"] == "no frame: camera lost" for v in later["views"])
-            # bounded: the first view waited the frame timeout, the others took what was there
-            assert later["seconds"] < 2.0 + 60.0, later["seconds"]
+            first = json.loads((folder / "reading_timestep_0000.json").read_text())
+            assert all(v["bad_frame"] is None for v in first["views"])  # read before the unplugging
+            later = sorted(folder.glob("reading_timestep_0001*.json"))  # at cruise, or a look-up's
+            assert later, sorted(p.name for p in folder.iterdir())
+            for path in later:  # every view after it empty, none waiting for ever: the steps went on
+                views = json.loads(path.read_text())["views"]
+                assert views and all(v["bad_frame"] == "no frame: camera lost" for v in views), views
         else:
-            assert outcome.reason == "aborted" and "camera" in outcome.detail and outcome.steps == 1, outcome
-            assert "return" in outcome.landed.lower() or "rtl" in outcome.landed.lower(), outcome.landed
+            assert outcome.end.value == "aborted" and "camera_lost: return" in outcome.detail, outcome
+            assert outcome.steps == 1 and outcome.landed == "returned to launch", outcome
     finally:
         Unplugs.rig = None
         rig.close()
