@@ -76,6 +76,7 @@ class Shot:
     capture_t: float = math.nan
     seq: int = 0
     bgr: np.ndarray | None = None  # as received, for keeping
+    waited_s: float = 0.0  # the longest this shot was allowed to wait for its frame
 
 
 class StreamFrames:
@@ -114,19 +115,20 @@ class StreamFrames:
                                            "why": self.source.failures[-1] if self.source.failures else "no new frame"})
             if self.sup.camera_lost == "return":
                 raise CameraLost(f"camera {self.sup.camera!r} lost (supervisor.camera_lost: return)")
-            return Shot(None, "no frame: camera lost")
+            return Shot(None, "no frame: camera lost", waited_s=wait)
         if self.lost:
             self.lost = False
             self.event("camera_restored", {"source": self.sup.camera, "frame": f.seq})
         pose = self.history.at(f.capture_t)
         if pose is None:
-            return Shot(None, "no telemetry at the frame's capture time", capture_t=f.capture_t, seq=f.seq, bgr=f.image)
+            return Shot(None, "no telemetry at the frame's capture time", capture_t=f.capture_t, seq=f.seq, bgr=f.image,
+                        waited_s=wait)
         h, w = f.image.shape[:2]
         if f.image.ndim != 3 or (w, h) != (self.sup.camera_width, self.sup.camera_height):
             return Shot(None, f"frame is {w}x{h}, the camera is {self.sup.camera_width}x{self.sup.camera_height}",
-                        pose, capture_t=f.capture_t, seq=f.seq, bgr=f.image)
+                        pose, capture_t=f.capture_t, seq=f.seq, bgr=f.image, waited_s=wait)
         rgb = np.ascontiguousarray(f.image[:, :, ::-1])
-        return Shot(rgb, None, pose, pose.camera_pitch_deg(self.sup.camera_pitch_deg), f.capture_t, f.seq, f.image)
+        return Shot(rgb, None, pose, pose.camera_pitch_deg(self.sup.camera_pitch_deg), f.capture_t, f.seq, f.image, wait)
 
     def close(self) -> None:
         if self._feeder is not None:

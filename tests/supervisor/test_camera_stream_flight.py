@@ -123,3 +123,40 @@ def test_an_unplugged_camera_is_said_lost_and_the_mission_goes_on_or_returns(tmp
     finally:
         Unplugs.rig = None
         rig.close()
+
+
+@pytest.mark.slow  # a whole camera flight of t019 from the stream (several minutes on 2 cores)
+def test_aerie_fly_reads_the_simulators_stream_and_flies_t019_to_arrival(tmp_path):
+    """`aerie fly --perception camera --camera <the stream's URL>` as its own process: arrives, frames from the stream."""
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    import yaml
+
+    from common.typed_config import to_dict
+    from sim.flight_rig import start_rig
+    from tests.perception.conftest import _prepared
+
+    _prepared(AerieConfig().inference.text_det_model)
+    _prepared("ppocrv5-rec")
+    base = AerieConfig()
+    base = replace(base, supervisor=replace(base.supervisor, use_memory=False, status_socket=False,
+                                            detect_every_steps=0))
+    with start_rig("t019", world=world(), noise="perfect") as rig:
+        cfg = rig.config(base, tmp_path / "vehicle")  # the world feed as before; the camera comes on the command line
+        stream = rig.stream_camera(tmp_path, fps=4.0, latency_s=0.3)
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
+        m = rig.mission()
+        (tmp_path / "mission.yaml").write_text(yaml.safe_dump({"instruction": m.instruction, "name": m.name,
+                                                                "step_limit": m.step_limit}, allow_unicode=True))
+        proc = subprocess.run([sys.executable, "-m", "aerie", "fly", "--config", str(tmp_path / "config.yaml"),
+                               "--mission", str(tmp_path / "mission.yaml"), "--json", str(tmp_path / "out.json"),
+                               "--perception", "camera", "--camera", stream.url,
+                               "--camera-calibration", rig.camera_calibration],
+                              cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=1500)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        outcome = json.loads((tmp_path / "out.json").read_text())
+        assert outcome["perception"] == "camera" and outcome["camera_losses"] == 0, outcome
+        assert rig.server.counters.images == 0 and len(stream.sent) > 0  # every frame from the stream
+        assert rig.judge(SimpleNamespace(**outcome))["success"], outcome
