@@ -130,6 +130,7 @@ class CameraStream:
         self._server: ThreadingHTTPServer | None = None
         self._threads: list[threading.Thread] = []
         self.sent: deque[SentFrame] = deque(maxlen=200)
+        self.render_ms: deque[float] = deque(maxlen=1000)  # truth, render and JPEG per frame (what the stream costs)
         self.truth_failures = 0
         self.url = ""
 
@@ -200,6 +201,7 @@ class CameraStream:
             try:
                 truth = self.truth()
                 jpeg, eye, heading, pitch = self.render(truth)
+                self.render_ms.append((time.monotonic() - t0) * 1000.0)
             except Exception as exc:  # noqa: BLE001 - a vehicle that does not answer: no frame this period
                 self.truth_failures += 1
                 log.debug("camera stream: no frame (%s)", exc)

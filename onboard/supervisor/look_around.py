@@ -142,7 +142,6 @@ class LookAround:
         (self.folder / f"reading_timestep_{step:04d}{tag}.json").write_text(json.dumps(out, indent=1, ensure_ascii=False))
         return lms, pois
 
-
     async def _world_frame(self, k: int, hd: float, pitch: float | None, name: str
                            ) -> tuple[np.ndarray | None, str | None, CameraView, dict]:
         """A frame asked of the world feed, rendered from the position and heading the autopilot reports now."""
