@@ -87,6 +87,24 @@ class InferenceConfig:
     text_max_range_m: float = ranged(400.0, 1.0, 5000.0)
     # CPU threads per OCR session (0 = intra_op_threads).
     text_threads: int = ranged(0, 0, 64)
+    # Walls seen aslant are read again upright (onboard/perception/facade_views.py): with the map's
+    # footprints and the frame's pose, each wall's sign band is warped to face the camera. Off: the frame alone.
+    text_rectify: bool = True
+    # Walls turned less than this (degrees) from the sight line are read in the frame alone.
+    text_rectify_min_angle_deg: float = ranged(50.0, 0.0, 89.0)
+    # Walls farther than this (m) are not warped: 0.8 m shop lettering is under 10 px there.
+    text_rectify_max_range_m: float = ranged(100.0, 1.0, 1000.0)
+    # The sign band warped, metres above the ground (shop fronts hang 2-5 m up).
+    text_rectify_band_low_m: float = ranged(1.5, 0.0, 200.0)
+    text_rectify_band_high_m: float = ranged(6.0, 0.1, 500.0)
+    # The warped pictures' pixels a view, all walls together, at the detector's scale (nearest walls
+    # first): a cap on what rectifying costs.
+    text_rectify_max_pixels: int = ranged(400_000, 0, 50_000_000)
+
+    def __post_init__(self) -> None:
+        if not self.text_rectify_band_low_m < self.text_rectify_band_high_m:
+            raise ValueError(f"inference.text_rectify_band_low_m ({self.text_rectify_band_low_m}) must be below "
+                             f"text_rectify_band_high_m ({self.text_rectify_band_high_m})")
 
     # Language model (manifest name) used for planning and text reasoning.
     llm_model: str = "smollm2-135m-instruct"

@@ -46,16 +46,18 @@ class FootprintRanger:
         tops_in = [math.inf] * len(rings) if heights is None else [float(h) for h in heights]
         if len(tops_in) != len(rings):
             raise ValueError(f"{len(tops_in)} heights for {len(rings)} footprints")
-        starts, ends, tops = [], [], []
+        starts, ends, tops, normals = [], [], [], []
         for ring, top in zip(rings, tops_in):
             ring = np.asarray(ring, float)
-            if len(ring) >= 2:
+            if ring.ndim == 2 and ring.shape[1] == 2 and len(ring) >= 2:
                 starts.append(ring)
                 ends.append(np.roll(ring, -1, axis=0))
                 tops.append(np.full(len(ring), top if math.isfinite(top) and top > 0 else math.inf))
+                normals.append(outward_normals(ring))
         self.a = np.concatenate(starts) if starts else np.zeros((0, 2))  # edge starts (east, north)
         self.b = np.concatenate(ends) if ends else np.zeros((0, 2))
         self.top = np.concatenate(tops) if tops else np.zeros(0)  # each edge's wall height
+        self.normal = np.concatenate(normals) if normals else np.zeros((0, 2))  # unit, out of the building
 
     def range_along(self, east: float, north: float, bearing_deg: float, max_m: float,
                     eye_up_m: float | None = None, elevation_deg: float | None = None) -> float | None:
@@ -78,6 +80,18 @@ class FootprintRanger:
                 z = eye_up_m + t * math.tan(math.radians(elevation_deg))  # the sight line's height over that wall
             hit &= z <= self.top
         return float(t[hit].min()) if hit.any() else None
+
+
+def outward_normals(ring: np.ndarray) -> np.ndarray:
+    """(k, 2) unit normals of edges i -> i + 1 pointing out of the ring, whichever way it winds (zero for a
+    degenerate edge): which face of a wall a camera can see."""
+    x, y = ring[:, 0], ring[:, 1]
+    ccw = (np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) > 0
+    e = np.roll(ring, -1, axis=0) - ring
+    n = np.column_stack([e[:, 1], -e[:, 0]]) * (1.0 if ccw else -1.0)
+    norm = np.hypot(n[:, 0], n[:, 1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(norm[:, None] > 1e-9, n / norm[:, None], 0.0)
 
 
 def locate_text(
