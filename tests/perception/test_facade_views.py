@@ -117,3 +117,25 @@ def test_a_long_wall_running_away_is_cut_into_pieces_each_at_its_own_scale():
     assert scales == sorted(scales, reverse=True), "farther pieces are drawn at fewer pixels a metre"
     assert max(p.far_m for p in pieces) <= RectifySettings().max_range_m + 12.0 + 1e-6
     assert math.isfinite(sum(scales))
+
+
+def test_the_settings_refuse_an_empty_band_and_switch_off():
+    from onboard.inference.settings import InferenceConfig
+    from onboard.perception.text_reader import rectify_settings
+
+    with pytest.raises(ValueError, match="text_rectify_band_low_m"):
+        InferenceConfig(text_rectify_band_low_m=6.0, text_rectify_band_high_m=6.0)
+    assert rectify_settings(InferenceConfig(text_rectify=False)) is None
+    s = rectify_settings(InferenceConfig(text_rectify_min_angle_deg=40.0))
+    assert s.min_angle_deg == 40.0 and s.band_m == (InferenceConfig().text_rectify_band_low_m,
+                                                    InferenceConfig().text_rectify_band_high_m)
+
+
+def test_a_config_file_with_an_angle_past_square_is_refused(tmp_path):
+    from common.typed_config import load_file
+    from onboard.config import AerieConfig
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("inference:\n  text_rectify_min_angle_deg: 95\n")
+    with pytest.raises(Exception, match="text_rectify_min_angle_deg"):
+        load_file(AerieConfig, bad)
