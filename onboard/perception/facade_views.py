@@ -113,8 +113,9 @@ def facade_pieces(walls, intr: CameraIntrinsics, pose: CameraPose, settings: Rec
     dist = np.hypot(to_eye[:, 0], to_eye[:, 1])
     with np.errstate(invalid="ignore", divide="ignore"):
         cos_turn = np.einsum("ij,ij->i", normal, to_eye) / dist
-    cand = np.flatnonzero((length > 1.0) & np.isfinite(cos_turn) & (cos_turn > 1e-3) & (top > lo_z + 0.5)
-                          & (dist - length / 2 <= settings.max_range_m))
+    near = dist - length / 2 <= settings.max_range_m
+    cand = np.flatnonzero((length > 1.0) & np.isfinite(cos_turn) & (cos_turn > 1e-3) & (top > lo_z + 0.5) & near)
+    near = np.flatnonzero(near)  # the walls that may hide a candidate
     yaw = math.radians(pose.yaw_deg)
     fwd = np.array([math.sin(yaw), math.cos(yaw)])  # (east, north)
     cam_right = np.array([math.cos(yaw), -math.sin(yaw)])
@@ -139,8 +140,8 @@ def facade_pieces(walls, intr: CameraIntrinsics, pose: CameraPose, settings: Rec
             lo, hi = _interval(lo, hi, tan_half * d0 + x0, tan_half * d1 + x1)
         if hi - lo < 0.5:
             continue
-        pieces += _pieces_of(int(k), o, r, n, lo, hi, min(hi_z, float(top[k])), lo_z, eye, walls, intr, pose,
-                             settings, scale_at_1m)
+        pieces += _pieces_of(int(k), o, r, n, lo, hi, min(hi_z, float(top[k])), lo_z, eye, (walls, near), intr,
+                             pose, settings, scale_at_1m)
     pieces.sort(key=lambda p: p.near_m)
     out, used = [], 0
     for p in pieces:
@@ -166,13 +167,12 @@ def _pieces_of(k: int, o, r, n, lo: float, hi: float, z_hi: float, z_lo: float, 
     pts = o + np.outer(s, r)
     d = np.hypot(*(pts - eye).T)
     z_mid = (z_lo + z_hi) / 2
-    seen = np.zeros(len(s), bool)
-    for i, (p, di) in enumerate(zip(pts, d)):
-        v = p - eye
-        bearing = math.degrees(math.atan2(v[0], v[1])) % 360.0
-        elevation = math.degrees(math.atan2(z_mid - pose.altitude_m, di))
-        hit = walls.range_along(pose.east, pose.north, bearing, di + 1.0, pose.altitude_m, elevation)
-        seen[i] = hit is None or hit >= di - 1.0
+    v = pts - eye
+    bearings = np.degrees(np.arctan2(v[:, 0], v[:, 1])) % 360.0
+    elevations = np.degrees(np.arctan2(z_mid - pose.altitude_m, d))
+    ranger, near = walls
+    hit = ranger.ranges_along(pose.east, pose.north, bearings, d + 1.0, pose.altitude_m, elevations, near)
+    seen = np.isnan(hit) | (hit >= d - 1.0)
     if not seen.any():
         return []
     step = s[1] - s[0]

@@ -64,22 +64,35 @@ class FootprintRanger:
         """Horizontal range to the first wall along `bearing_deg`; with the camera's height above the ground
         (`eye_up_m`) and the sight line's `elevation_deg` (negative: down), the first wall it passes below the
         top of."""
-        if not len(self.a):
-            return None
-        d = np.array([math.sin(math.radians(bearing_deg)), math.cos(math.radians(bearing_deg))])
-        e = self.b - self.a
-        w = self.a - np.array([east, north])
-        denom = d[0] * e[:, 1] - d[1] * e[:, 0]
-        ok = np.abs(denom) > 1e-9
+        r = self.ranges_along(east, north, np.array([bearing_deg], float), max_m, eye_up_m,
+                              None if elevation_deg is None else np.array([elevation_deg], float))[0]
+        return None if math.isnan(r) else float(r)
+
+    def ranges_along(self, east: float, north: float, bearings_deg: np.ndarray, max_m, eye_up_m: float | None = None,
+                     elevations_deg: np.ndarray | None = None, edges: np.ndarray | None = None) -> np.ndarray:
+        """`range_along` for many sight lines at once (NaN: no wall), over the walls `edges` (indices; default all)."""
+        bearings = np.asarray(bearings_deg, float)
+        out = np.full(len(bearings), np.nan)
+        a, b, top = (self.a, self.b, self.top) if edges is None else (self.a[edges], self.b[edges], self.top[edges])
+        if not len(a) or not len(bearings):
+            return out
+        rad = np.radians(bearings)[:, None]
+        dx, dy = np.sin(rad), np.cos(rad)  # (k, 1)
+        e = b - a
+        w = a - np.array([east, north])
+        denom = dx * e[:, 1] - dy * e[:, 0]  # (k, m)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = (w[:, 0] * e[:, 1] - w[:, 1] * e[:, 0]) / denom  # along the ray
-            s = (w[:, 0] * d[1] - w[:, 1] * d[0]) / denom  # along the edge
-        hit = ok & (t > 0.5) & (t <= max_m) & (s >= 0) & (s <= 1)
-        if eye_up_m is not None and elevation_deg is not None and math.isfinite(elevation_deg):
+            s = (w[:, 0] * dy - w[:, 1] * dx) / denom  # along the edge
+        hit = (np.abs(denom) > 1e-9) & (t > 0.5) & (t <= np.asarray(max_m, float).reshape(-1, 1)) & (s >= 0) & (s <= 1)
+        if eye_up_m is not None and elevations_deg is not None:
+            el = np.asarray(elevations_deg, float)[:, None]
             with np.errstate(invalid="ignore"):
-                z = eye_up_m + t * math.tan(math.radians(elevation_deg))  # the sight line's height over that wall
-            hit &= z <= self.top
-        return float(t[hit].min()) if hit.any() else None
+                z = eye_up_m + t * np.tan(np.radians(el))  # the sight line's height over that wall
+            hit &= (z <= top) | ~np.isfinite(el)  # a NaN elevation: walls of any height
+        t = np.where(hit, t, np.inf).min(axis=1)
+        out[np.isfinite(t)] = t[np.isfinite(t)]
+        return out
 
 
 def outward_normals(ring: np.ndarray) -> np.ndarray:
