@@ -65,3 +65,15 @@ def test_without_the_setting_the_reader_reads_the_frame_alone(text_reader):
     frame, walls = _frame(70.0)
     plain = replace(text_reader, rectify=None)
     assert not _exact(plain.sightings(frame.image, frame.intr, frame.pose, [NAME], walls=walls), frame.truths[0])
+
+
+def test_the_flight_loops_reader_reads_it_upright_with_the_map(text_reader):
+    """`CameraReader` (what the look-around calls) hands the reader the view's pose and the map's walls."""
+    from onboard.perception.camera_sightings import CameraReader, CameraView
+
+    frame, walls = _frame(70.0)
+    pose = frame.pose
+    view = CameraView(frame.image, pose.yaw_deg, pose.east, pose.north, pose.altitude_m, pose.pitch_deg)
+    with_map = CameraReader(text_reader, frame.intr, ["Kiasma"], [NAME], ranger=walls).read_view(view)
+    without = CameraReader(text_reader, frame.intr, ["Kiasma"], [NAME]).read_view(view)
+    assert _exact(with_map.sightings, frame.truths[0]) and not _exact(without.sightings, frame.truths[0])
