@@ -173,8 +173,12 @@ def bench_setting(world, views: list[View], setting: Setting, cfg, use_map: bool
                            gazetteer=[lm.name for lm in world.landmarks], resolvable_px=RESOLVABLE_SENSOR_PX,
                            groups=GROUPS, ranger=_ranger(world) if use_map else None,
                            walls=_ranger(world) if reader.rectify is not None else None)
+    groups = list(GROUPS)
     return {"setting": str(setting), "frame": [setting.width, setting.height], "text_det_max_side": setting.det_max_side,
             "rectify": reader.rectify is not None,
+            # the two figures: signs facing the camera and signs seen aslant (FACING_SQUASH apart)
+            "name_recall_facing": res["name_recall_by_group"][groups[0]][0],
+            "name_recall_aslant": res["name_recall_by_group"][groups[1]][0],
             "render_ms_per_view_p50": float(np.percentile(render_ms, 50)), **res}
 
 
@@ -225,7 +229,8 @@ def main(argv: list[str]) -> int:
                           rectify=None if args.rectify is None else args.rectify == "on")
         out["settings"].append(r)
         print(f"{args.split} {s} rectify {'on' if r['rectify'] else 'off'}: "
-              f"recall {r['name_recall']:.3f} ({r['name_resolvable_signs']} signs), by distance "
+              f"recall {r['name_recall']:.3f} ({r['name_resolvable_signs']} signs; facing {r['name_recall_facing']}, "
+              f"aslant {r['name_recall_aslant']}), by distance "
               f"{r['name_recall_by_band_m']}, by letter px {r['name_recall_by_letter_px']}, {r['name_recall_by_group']}; name precision {r['name_precision']}, goal precision "
               f"{r['goal_name_precision']}; detect {r['text_detect_p50_ms']:.0f} + recognise {r['text_recognise_p50_ms']:.0f} "
               f"+ upright {r['text_rectify_p50_ms']:.0f} "
