@@ -90,16 +90,18 @@ class InferenceConfig:
     # Walls seen aslant are read again upright (onboard/perception/facade_views.py): with the map's
     # footprints and the frame's pose, each wall's sign band is warped to face the camera. Off: the frame alone.
     text_rectify: bool = True
-    # Walls turned less than this (degrees) from the sight line are read in the frame alone.
-    text_rectify_min_angle_deg: float = ranged(50.0, 0.0, 89.0)
+    # Walls turned less than this (degrees) from the sight line are read in the frame alone (chosen on the
+    # reading bench's dev views: 30 reads 0.55 of its signs, 40 0.54, 60 0.48; docs/BENCHMARKS.md).
+    text_rectify_min_angle_deg: float = ranged(30.0, 0.0, 89.0)
     # Walls farther than this (m) are not warped: 0.8 m shop lettering is under 10 px there.
     text_rectify_max_range_m: float = ranged(100.0, 1.0, 1000.0)
     # The sign band warped, metres above the ground (shop fronts hang 2-5 m up).
     text_rectify_band_low_m: float = ranged(1.5, 0.0, 200.0)
     text_rectify_band_high_m: float = ranged(6.0, 0.1, 500.0)
     # The warped pictures' pixels a view, all walls together, at the detector's scale (nearest walls
-    # first): a cap on what rectifying costs.
-    text_rectify_max_pixels: int = ranged(400_000, 0, 50_000_000)
+    # first): a cap on what rectifying costs (150,000: about a fifth of the frame detector's input at 1152;
+    # on dev it reads what 400,000 does).
+    text_rectify_max_pixels: int = ranged(150_000, 0, 50_000_000)
 
     def __post_init__(self) -> None:
         if not self.text_rectify_band_low_m < self.text_rectify_band_high_m:

@@ -35,11 +35,11 @@ from onboard.perception.camera_model import CameraIntrinsics, CameraPose, camera
 class RectifySettings:
     """Which facades are warped and how big (`inference.text_rectify_*`)."""
 
-    min_angle_deg: float = 50.0  # walls turned less than this from the sight line are read in the frame alone
+    min_angle_deg: float = 30.0  # walls turned less than this from the sight line are read in the frame alone
     max_range_m: float = 100.0  # farther walls' signs are too small to read at all
     band_m: tuple[float, float] = (1.5, 6.0)  # the wall's sign band, metres above the ground
     scale: float = 1.0  # a picture's pixels a metre over the frame's own at the piece's (mean) distance
-    max_pixels: int = 400_000  # the detector's input pixels for all pieces of one view together, nearest first
+    max_pixels: int = 150_000  # the detector's input pixels for all pieces of one view together, nearest first
     max_depth_ratio: float = 2.5  # a piece's far end at most this many times its near end's distance
     overlap_m: float = 6.0  # pieces of one wall overlap so a sign across the cut is whole in one
     near_m: float = 1.0  # points nearer the camera plane than this are cut off
