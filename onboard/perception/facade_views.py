@@ -227,3 +227,46 @@ def _piece(k: int, o, r, n, s0: float, s1: float, z_lo: float, z_hi: float, eye,
 
     H = cv2.getPerspectiveTransform(src, px.astype(np.float32))
     return FacadePiece(k, H, (w, h), px_per_m, angle, d_near, d_far)
+
+
+def sky_rows(walls, intr: CameraIntrinsics, pose: CameraPose, max_range_m: float, margin_m: float = 2.0) -> int:
+    """How many rows at the frame's top only sky can fill, by the map: above every wall's top within
+    `max_range_m` (raised by `margin_m`) and above the horizon, so no facade's text is there. 0 when a wall's
+    height is unknown, no wall is in front, the pose is bad or the camera rolls the horizon into the frame's side.
+
+    The top edge of a wall projects to a straight segment, so its highest pixel is at an end of the part in
+    front of the camera; ends outside the frame's sides count too, which only skips fewer rows.
+    """
+    if not _finite_pose(pose) or not len(getattr(walls, "a", ())) or abs(pose.roll_deg) > 1.0:
+        return 0
+    eye = np.array([pose.east, pose.north])
+    a, b, top = walls.a, walls.b, walls.top
+    mid = (a + b) / 2
+    reach = np.hypot(*(mid - eye).T) - np.hypot(*(b - a).T) / 2 <= max_range_m
+    if not reach.any():
+        return 0
+    if not np.isfinite(top[reach]).all():
+        return 0
+    a, b, z = a[reach], b[reach], top[reach] + margin_m
+    forward, _, _ = camera_axes(pose)
+
+    def ned(p, zz):
+        return np.column_stack([p[:, 1], p[:, 0], pose.ground_down - zz])
+
+    pa, pb = ned(a, z), ned(b, z)
+    cam = np.array([pose.north, pose.east, pose.down])
+    da, db = (pa - cam) @ forward, (pb - cam) @ forward
+    near = 1.0
+    keep = (da > near) | (db > near)
+    pa, pb, da, db = pa[keep], pb[keep], da[keep], db[keep]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.clip((near - da) / (db - da), 0.0, 1.0)  # where the segment crosses the near plane
+    pa = np.where((da < near)[:, None], pa + (pb - pa) * t[:, None], pa)
+    pb = np.where((db < near)[:, None], pb + (pa - pb) * (1 - t)[:, None], pb)
+    rows = np.concatenate([_project(intr, pose, pa)[0][:, 1], _project(intr, pose, pb)[0][:, 1]])
+    rows = rows[np.isfinite(rows)]
+    if not len(rows):
+        return 0
+    # never below the horizon: what rises above the camera's own height is a building, and the map has those
+    horizon = intr.cy + intr.fy * math.tan(math.radians(pose.pitch_deg))
+    return int(max(0, min(intr.height, math.floor(min(rows.min(), horizon)))))
