@@ -235,7 +235,7 @@ def sky_rows(walls, intr: CameraIntrinsics, pose: CameraPose, max_range_m: float
     height is unknown, no wall is in front, the pose is bad or the camera rolls the horizon into the frame's side.
 
     The top edge of a wall projects to a straight segment, so its highest pixel is at an end of the part in
-    front of the camera and inside the field of view's sides.
+    front of the camera; ends outside the frame's sides count too, which only skips fewer rows.
     """
     if not _finite_pose(pose) or not len(getattr(walls, "a", ())) or abs(pose.roll_deg) > 1.0:
         return 0
@@ -248,24 +248,22 @@ def sky_rows(walls, intr: CameraIntrinsics, pose: CameraPose, max_range_m: float
     if not np.isfinite(top[reach]).all():
         return 0
     a, b, z = a[reach], b[reach], top[reach] + margin_m
-    forward, right, _ = camera_axes(pose)
+    forward, _, _ = camera_axes(pose)
+
+    def ned(p, zz):
+        return np.column_stack([p[:, 1], p[:, 0], pose.ground_down - zz])
+
+    pa, pb = ned(a, z), ned(b, z)
     cam = np.array([pose.north, pose.east, pose.down])
-    pa = np.column_stack([a[:, 1], a[:, 0], pose.ground_down - z]) - cam
-    pb = np.column_stack([b[:, 1], b[:, 0], pose.ground_down - z]) - cam
-    # each top edge cut to the part in front of the camera and within its horizontal field of view:
-    # constraints alpha + beta * s >= 0 along the edge (s in 0..1)
-    da, db = pa @ forward, pb @ forward
-    xa, xb = pa @ right, pb @ right
-    tan_half = (intr.width / 2 + 8) / intr.fx
-    alpha = np.stack([da - 1.0, tan_half * da - xa, tan_half * da + xa])
-    beta = np.stack([db - da, tan_half * (db - da) - (xb - xa), tan_half * (db - da) + (xb - xa)])
+    da, db = (pa - cam) @ forward, (pb - cam) @ forward
+    near = 1.0
+    keep = (da > near) | (db > near)
+    pa, pb, da, db = pa[keep], pb[keep], da[keep], db[keep]
     with np.errstate(divide="ignore", invalid="ignore"):
-        cut = -alpha / beta
-    lo = np.max(np.where(beta > 0, cut, 0.0), axis=0)
-    hi = np.min(np.where(beta < 0, cut, 1.0), axis=0)
-    ok = (lo <= hi) & np.all((beta != 0) | (alpha >= 0), axis=0)
-    ends = np.concatenate([pa[ok] + (pb[ok] - pa[ok]) * lo[ok, None], pa[ok] + (pb[ok] - pa[ok]) * hi[ok, None]])
-    rows = _project(intr, pose, ends + cam)[0][:, 1] if len(ends) else np.zeros(0)
+        t = np.clip((near - da) / (db - da), 0.0, 1.0)  # where the segment crosses the near plane
+    pa = np.where((da < near)[:, None], pa + (pb - pa) * t[:, None], pa)
+    pb = np.where((db < near)[:, None], pb + (pa - pb) * (1 - t)[:, None], pb)
+    rows = np.concatenate([_project(intr, pose, pa)[0][:, 1], _project(intr, pose, pb)[0][:, 1]])
     rows = rows[np.isfinite(rows)]
     if not len(rows):
         return 0

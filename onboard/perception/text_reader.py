@@ -48,10 +48,6 @@ from onboard.perception.text_recognition import HEIGHT, CtcTextRecognizer, crop_
 from onboard.perception.types import ReadText, TextSighting
 
 
-# The tallest lettering on a facade, metres: a building's name (1-2 m in a city, sim/world/signage.py).
-LARGEST_LETTERING_M = 2.0
-
-
 @dataclass
 class TextReader:
     detector: DbTextDetector
@@ -75,8 +71,7 @@ class TextReader:
         t0 = time.perf_counter()
         sky = 0
         if self.skip_sky and intr is not None and pose is not None and walls is not None:
-            # walls farther than where the largest lettering is shorter than the least line found do not count
-            sky = sky_rows(walls, intr, pose, intr.fy * LARGEST_LETTERING_M / self.detector.min_height_px)
+            sky = sky_rows(walls, intr, pose, self.max_range_m)
         if sky >= 32:
             boxes = [TextBox(b.quad + np.float32([0, sky]), b.score) for b in self.detector.detect(image[sky:])]
         else:

@@ -87,7 +87,7 @@ def test_rows_only_sky_can_fill_are_not_searched(text_reader):
     from onboard.perception.facade_views import sky_rows
 
     frame, walls = _frame(0.0, altitude_m=25.0)
-    sky = sky_rows(walls, frame.intr, frame.pose, 250.0)
+    sky = sky_rows(walls, frame.intr, frame.pose, text_reader.max_range_m)
     assert sky >= 100
     image = frame.image.copy()
     cv2.putText(image, "KIASMA", (80, sky - 30), cv2.FONT_HERSHEY_SIMPLEX, 2.0, (20, 20, 20), 5)
