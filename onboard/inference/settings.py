@@ -102,9 +102,6 @@ class InferenceConfig:
     # first): a cap on what rectifying costs (150,000: about a fifth of the frame detector's input at 1152;
     # on dev it reads what 400,000 does).
     text_rectify_max_pixels: int = ranged(150_000, 0, 50_000_000)
-    # With the map's wall heights, the frame's top rows that only sky can fill (above every wall within
-    # text_max_range_m and above the horizon) are not searched for text. Walls of unknown height: none skipped.
-    text_skip_sky: bool = True
 
     def __post_init__(self) -> None:
         if not self.text_rectify_band_low_m < self.text_rectify_band_high_m:

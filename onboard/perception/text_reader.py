@@ -23,10 +23,7 @@ Given the camera and the map's walls (a `FootprintRanger`), the reader also
 reads the walls seen aslant upright (`facade_views`): each wall's sign band is
 warped to face the camera, text is found there, joined there, and each line is
 cut from the frame with the wall's own homography at its true width, so the
-recogniser sees it square-on. Lines read both ways are kept once. With the
-walls' heights the frame's top rows that only sky can fill (above every wall
-and the horizon, `facade_views.sky_rows`) are not searched: what reading
-upright costs is about what they did (docs/BENCHMARKS.md, "Reading shop signs").
+recogniser sees it square-on. Lines read both ways are kept once.
 """
 
 from __future__ import annotations
@@ -39,8 +36,7 @@ from typing import Iterable
 import numpy as np
 
 from onboard.perception.camera_model import CameraIntrinsics, CameraPose
-from onboard.perception.facade_views import RectifySettings, facade_pieces, sky_rows
-from onboard.perception.text_detection import TextBox
+from onboard.perception.facade_views import RectifySettings, facade_pieces
 from onboard.perception.name_matching import clean, match_name
 from onboard.perception.text_detection import DbTextDetector
 from onboard.perception.text_range import FootprintRanger, locate_text
@@ -56,7 +52,6 @@ class TextReader:
     sign_height_m: float = 3.0
     max_range_m: float = 400.0
     rectify: RectifySettings | None = None  # None: the frame alone, walls seen aslant as they are
-    skip_sky: bool = False  # with the walls' heights, the frame's sky rows are not searched for text
     timings_ms: dict[str, float] = field(default_factory=dict)  # of the last read: detect, recognise, rectify, total
 
     def read(self, image: np.ndarray, intr: CameraIntrinsics | None = None, pose: CameraPose | None = None,
@@ -69,13 +64,7 @@ class TextReader:
         (PP-OCR needs about 10) for the price of a small crop (bench/results/2026-11-26/camera_crops).
         """
         t0 = time.perf_counter()
-        sky = 0
-        if self.skip_sky and intr is not None and pose is not None and walls is not None:
-            sky = sky_rows(walls, intr, pose, self.max_range_m)
-        if sky >= 32:
-            boxes = [TextBox(b.quad + np.float32([0, sky]), b.score) for b in self.detector.detect(image[sky:])]
-        else:
-            boxes = self.detector.detect(image)
+        boxes = self.detector.detect(image)
         t1 = time.perf_counter()
         lines = self.recognizer.read([crop_line(image, b.quad) for b in boxes]) if boxes else []
         t2 = time.perf_counter()
@@ -235,7 +224,7 @@ def open_text_reader(cfg, directory: Path | None = None, manifest=None) -> TextR
     recognizer = CtcTextRecognizer(rec_session, load_charset(charset_path))
     return TextReader(detector, recognizer, min_confidence=cfg.text_min_confidence,
                       sign_height_m=cfg.text_sign_height_m, max_range_m=cfg.text_max_range_m,
-                      rectify=rectify_settings(cfg), skip_sky=cfg.text_skip_sky)
+                      rectify=rectify_settings(cfg))
 
 
 def rectify_settings(cfg) -> RectifySettings | None:

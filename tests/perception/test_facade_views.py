@@ -139,25 +139,3 @@ def test_a_config_file_with_an_angle_past_square_is_refused(tmp_path):
     bad.write_text("inference:\n  text_rectify_min_angle_deg: 95\n")
     with pytest.raises(Exception, match="text_rectify_min_angle_deg"):
         load_file(AerieConfig, bad)
-
-
-def test_sky_rows_stop_above_every_walls_top_and_the_horizon():
-    from onboard.perception.facade_views import sky_rows
-
-    pose = CameraPose(north=-30.0, east=0.0, down=-25.0, yaw_deg=0.0, pitch_deg=-15.0)
-    rows = sky_rows(_walls(BLOCK), INTR, pose, 400.0, margin_m=2.0)
-    horizon = INTR.cy + INTR.fy * math.tan(math.radians(-15.0))
-    tops = project(INTR, pose, np.array([[n, e, -16.0] for e, n in BLOCK]))[0][:, 1]
-    assert 0 < rows <= min(tops.min(), horizon) and rows >= min(tops.min(), horizon) - 1
-    tower = np.array([[-5.0, 40.0], [5.0, 40.0], [5.0, 50.0], [-5.0, 50.0]])  # 80 m: above the frame's top
-    assert sky_rows(_walls(BLOCK, tower, heights=[14.0, 80.0]), INTR, pose, 400.0) == 0
-    assert sky_rows(_walls(BLOCK, heights=[float("nan")]), INTR, pose, 400.0) == 0  # height unknown: nothing skipped
-    assert sky_rows(_walls(BLOCK), INTR, replace_pose(pose, yaw_deg=180.0), 400.0) == 0  # no wall in front
-    assert sky_rows(_walls(BLOCK), INTR, replace_pose(pose, north=float("nan")), 400.0) == 0
-    assert sky_rows(_walls(BLOCK), INTR, replace_pose(pose, roll_deg=10.0), 400.0) == 0
-
-
-def replace_pose(pose, **kw):
-    from dataclasses import replace
-
-    return replace(pose, **kw)
