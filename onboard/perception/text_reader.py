@@ -70,9 +70,11 @@ class TextReader:
         t2 = time.perf_counter()
         reads = [ReadText(line.text, line.confidence, b.box, tuple(map(tuple, b.quad.tolist())))
                  for b, line in zip(boxes, lines) if line.confidence >= self.min_confidence and clean(line.text)]
+        t3 = t2
         if self.rectify is not None and intr is not None and pose is not None and walls is not None:
             reads += _new(self._read_facades(image, intr, pose, walls), reads)
-        t3 = time.perf_counter()
+            t3 = time.perf_counter()
+        # "rectify" is 0 exactly when no wall was looked for (no map, no pose, or the setting off)
         self.timings_ms = {"detect": (t1 - t0) * 1e3, "recognise": (t2 - t1) * 1e3, "rectify": (t3 - t2) * 1e3,
                            "total": (t3 - t0) * 1e3}
         return reads
