@@ -73,6 +73,16 @@ def pixel_ray(intr: CameraIntrinsics, pose: CameraPose, u: float, v: float) -> n
     return ray / np.linalg.norm(ray)
 
 
+def project_points(intr: CameraIntrinsics, pose: CameraPose, ned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pixels (k, 2) and depths along the optical axis (k,) of NED points (k, 3); a point at or behind the
+    camera has depth <= 0 and pixels not to be used."""
+    forward, right, down = camera_axes(pose)
+    v = np.asarray(ned, float) - np.array([pose.north, pose.east, pose.down])
+    z = v @ forward
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.column_stack([intr.cx + intr.fx * (v @ right) / z, intr.cy + intr.fy * (v @ down) / z]), z
+
+
 def bearing_elevation(ray: np.ndarray) -> tuple[float, float]:
     """(bearing clockwise from north in [0, 360), elevation in degrees, negative below the horizon)."""
     bearing = math.degrees(math.atan2(ray[1], ray[0])) % 360.0

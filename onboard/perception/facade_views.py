@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from onboard.perception.camera_model import CameraIntrinsics, CameraPose, camera_axes
+from onboard.perception.camera_model import CameraIntrinsics, CameraPose, project_points
 
 
 @dataclass(frozen=True)
@@ -76,14 +76,6 @@ def _interval(lo: float, hi: float, alpha: float, beta: float) -> tuple[float, f
     return (max(lo, s), hi) if beta > 0 else (lo, min(hi, s))
 
 
-def _project(intr: CameraIntrinsics, pose: CameraPose, ned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    forward, right, down = camera_axes(pose)
-    v = ned - np.array([pose.north, pose.east, pose.down])
-    z = v @ forward
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.column_stack([intr.cx + intr.fx * (v @ right) / z, intr.cy + intr.fy * (v @ down) / z]), z
-
-
 def _finite_pose(pose: CameraPose) -> bool:
     return all(math.isfinite(v) for v in (pose.north, pose.east, pose.down, pose.yaw_deg, pose.pitch_deg,
                                           pose.roll_deg, pose.ground_down))
@@ -98,7 +90,7 @@ def facade_pieces(walls, intr: CameraIntrinsics, pose: CameraPose, settings: Rec
     over the frame): a piece is drawn at the frame's density and found at the frame detector's scale,
     so the pixel budget counts it at that scale.
     """
-    if not _finite_pose(pose) or not len(getattr(walls, "a", ())) or intr.fx <= 0 or intr.fy <= 0:
+    if not _finite_pose(pose) or not len(getattr(walls, "a", ())) or not (intr.fx > 0 and intr.fy > 0):
         return []
     lo_z, hi_z = settings.band_m
     eye = np.array([pose.east, pose.north])
@@ -217,7 +209,7 @@ def _piece(k: int, o, r, n, s0: float, s1: float, z_lo: float, z_hi: float, eye,
         return None
     corners_m = [(s0, z_hi), (s1, z_hi), (s1, z_lo), (s0, z_lo)]
     ned = np.array([[(o + r * s)[1], (o + r * s)[0], pose.ground_down - z] for s, z in corners_m])
-    px, depth = _project(intr, pose, ned)
+    px, depth = project_points(intr, pose, ned)
     if not (np.all(depth > 0) and np.all(np.isfinite(px))):
         return None
     if px[:, 1].max() < 0 or px[:, 1].min() > intr.height or px[:, 0].max() < 0 or px[:, 0].min() > intr.width:

@@ -139,3 +139,40 @@ def test_a_config_file_with_an_angle_past_square_is_refused(tmp_path):
     bad.write_text("inference:\n  text_rectify_min_angle_deg: 95\n")
     with pytest.raises(Exception, match="text_rectify_min_angle_deg"):
         load_file(AerieConfig, bad)
+
+
+def test_a_sign_the_world_renderer_drew_aslant_comes_back_a_rectangle_of_its_size():
+    """Against the renderer's own projection: a shop sign down a street, its panel's corners in the frame
+    map back through its wall's piece to an upright rectangle with the panel's metres."""
+    from dataclasses import replace
+
+    from onboard.config import load_config
+    from sim.world.render import Camera, ViewRenderer
+    from tests.sim._world_fixture import helsinki
+
+    world = helsinki()
+    cam = replace(Camera.from_config(load_config(None).supervisor), width=1920, height=1080)
+    rnd = ViewRenderer(world, cam)
+    node, heading = 171, 164.4  # waypoint 171 looking down a street of shop fronts
+    _, truths = rnd.render_view(node, heading)
+    sign = next(s for s in rnd.signs if s.name == "Din Sko")
+    truth = next(t for t in truths if t.name == "Din Sko" and t.visible_fraction > 0.9)
+    assert truth.squash < 0.3, "seen aslant"
+    xy = world.graph.xy[node]
+    pose = CameraPose(north=float(xy[1]), east=float(xy[0]), down=-world.cruise_alt, yaw_deg=heading,
+                      pitch_deg=cam.pitch_deg)
+    intr = CameraIntrinsics.from_hfov(1920, 1080, cam.fov_deg)
+    walls = FootprintRanger([b.footprint for b in world.city.buildings], [b.height for b in world.city.buildings])
+    quad = np.array(truth.panel_quad)
+    found = []
+    for p in facade_pieces(walls, intr, pose, RectifySettings(max_pixels=10**9)):
+        q = np.column_stack([quad, np.ones(4)]) @ np.linalg.inv(p.homography).T
+        q = q[:, :2] / q[:, 2:3]
+        if (q >= -2).all() and (q[:, 0] <= p.size[0] + 2).all() and (q[:, 1] <= p.size[1] + 2).all():
+            found.append((p, q))
+    assert found, "the sign's wall is warped"
+    p, q = found[0]
+    tol = 0.02 * (q[1, 0] - q[0, 0])
+    assert abs(q[0, 1] - q[1, 1]) < tol and abs(q[3, 1] - q[2, 1]) < tol and abs(q[0, 0] - q[3, 0]) < tol
+    assert (q[1, 0] - q[0, 0]) / p.px_per_m == pytest.approx(sign.width_m, rel=0.02)
+    assert (q[3, 1] - q[0, 1]) / p.px_per_m == pytest.approx(sign.height_m, rel=0.02)
