@@ -175,15 +175,24 @@ def build_sam_decoder_network(path: Path, *, official: bool = True, dim: int = 6
     c = g.op("Sub", [g.op("Mul", [g.op("Add", ["point_coords", g.const("pt_half", np.array(0.5, np.float32))]),
                                   g.const("inv1024x2", np.array(2.0 / 1024.0, np.float32))]),
                      g.const("one_f", np.array(1.0, np.float32))])
-    proj = g.op("Mul", [g.op("MatMul", [c, g.weight("fourier", (2, e // 2), 1)]), g.const("two_pi", np.array(2 * np.pi, np.float32))])
-    pe = g.op("Concat", [g.op("Sin", [proj]), g.op("Cos", [proj])], axis=-1)
-    label = g.op("Cast", [g.op("Add", ["point_labels", "one_f"])], to=TensorProto.INT64)  # -1..3 -> 0..4
-    sparse = g.op("Add", [pe, g.op("Gather", [g.weight("label_emb", (5, e), 1), label])])
-    tokens = g.op("Concat", [g.weight("out_tokens", (1, 5, e), 1), sparse], axis=1)  # iou token, 4 mask tokens, prompts
     # dense prompt: the previous mask, downscaled by a strided conv, added where has_mask_input is 1
     dense = g.op("Conv", ["mask_input", g.weight("mask_down", (e, 1, 4, 4), 16)], strides=[4, 4])
     src = g.op("Add", ["image_embeddings", g.op("Mul", [dense, "has_mask_input"])])
+    # the image's positional encoding, the points' Fourier features at each cell centre: prompts find their place
+    cells = (np.arange(64, dtype=np.float32) + 0.5) / 64.0 * 2.0 - 1.0
+    grid = np.stack(np.meshgrid(cells, cells), axis=-1).reshape(-1, 2)  # (x, y) per cell
+    fourier = g.rng.normal(0.0, 1.0, size=(2, e // 2)).astype(np.float32)
+    g.const("fourier", fourier)
+    ang = 2 * np.pi * grid @ fourier
+    image_pe = np.concatenate([np.sin(ang), np.cos(ang)], axis=1).T.reshape(1, e, 64, 64).astype(np.float32)
+    src = g.op("Add", [src, g.const("image_pe", image_pe)])
+    proj = g.op("Mul", [g.op("MatMul", [c, "fourier"]), g.const("two_pi", np.array(2 * np.pi, np.float32))])
+    pe = g.op("Concat", [g.op("Sin", [proj]), g.op("Cos", [proj])], axis=-1)
+    label = g.op("Cast", [g.op("Add", ["point_labels", "one_f"])], to=TensorProto.INT64)  # -1..3 -> 0..4
+    sparse = g.op("Add", [pe, g.op("Gather", [g.weight("label_emb", (5, e), 1, 0.3), label])])
+    tokens = g.op("Concat", [g.weight("out_tokens", (1, 5, e), 1, 0.3), sparse], axis=1)  # iou token, 4 mask tokens, prompts
     flat = g.op("Transpose", [g.op("Reshape", [src, g.const("flat", np.array([1, e, -1], np.int64))])], perm=[0, 2, 1])
+    tokens = g.attention(tokens, tokens, "self_attn", e, e, dim)  # the output tokens read the prompts
     tokens = g.mlp(g.attention(tokens, flat, "xattn", e, e, dim), "mlp", e)
     # heads: IoU from token 0; masks = hypernetwork(tokens 1-4) . upscaled embedding
     one_ax = g.const("one_ax", np.array([1], np.int64))
@@ -195,7 +204,9 @@ def build_sam_decoder_network(path: Path, *, official: bool = True, dim: int = 6
     up = g.op("Conv", [src, g.weight("up.w", (32, e, 1, 1), e)])
     up = g.op("Resize", [up, "", g.const("x4", np.array([1, 1, 4, 4], np.float32))], mode="linear")
     up = g.op("Reshape", [up, g.const("up_flat", np.array([1, 32, -1], np.int64))])
-    g.op("Reshape", [g.op("MatMul", [hyper, up]), g.const("low_shape", np.array([1, 4, 256, 256], np.int64))], "low_res_masks")
+    logits = g.op("MatMul", [hyper, up])  # [1,4,65536]; centred per mask, so each has both signs
+    logits = g.op("Sub", [logits, g.op("ReduceMean", [logits], axes=[-1], keepdims=1)])
+    g.op("Reshape", [logits, g.const("low_shape", np.array([1, 4, 256, 256], np.int64))], "low_res_masks")
     inputs = [
         helper.make_tensor_value_info("image_embeddings", TensorProto.FLOAT, [1, 256, 64, 64]),
         helper.make_tensor_value_info("point_coords", TensorProto.FLOAT, [1, "N", 2]),

@@ -161,3 +161,16 @@ def require_verified_digest(spec: ModelSpec, directory: Path) -> tuple[Path, str
             f"sha256 {r.actual} != expected {r.expected}"
         )
     return r.path, r.actual or ""
+
+
+def require_verified_companion(spec: ModelSpec, key: str, directory: Path) -> Path:
+    """A companion file (``spec.companions[key]``), checked against a sha256 recorded for it, if any."""
+    path = directory / spec.companions[key]
+    if not path.exists():
+        raise ModelFileError(f"{path} ({spec.name} {key}) is absent")
+    expected = read_local_checksums(directory).get(path.name)
+    actual = sha256_file(path)
+    if expected and actual != expected:
+        raise ModelFileError(f"{path} ({spec.name} {key}) is corrupted or not the file recorded: "
+                             f"sha256 {actual} != expected {expected}")
+    return path
