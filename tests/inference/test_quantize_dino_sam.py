@@ -196,3 +196,34 @@ def test_tensor_ranges_are_of_the_fp32_graph_and_refuse_another(model_dir):
     assert all(np.isfinite(a) and a > 0 for a in ranges.values())
     with pytest.raises(QuantizeError, match="measured on grounding_dino_swint.onnx"):
         read_ranges(model_dir / spec.companions["trt_calibration"], "0" * 64)
+
+
+def test_prepare_leaves_the_copies_to_quantize(model_dir, tmp_path):
+    import shutil
+
+    from onboard.inference.prepare import prepare_models
+
+    copy = tmp_path / "models"
+    shutil.copytree(model_dir, copy)
+    (copy / "grounding_dino_swint.int8.onnx").unlink()
+    results = prepare_models(load_manifest(), copy, ["grounding-dino-swint-int8", "mobilesam-encoder-fp16"], log=lambda m: None)
+    by_name = {r.name: r for r in results}
+    assert by_name["grounding-dino-swint-int8"].status == "skipped"
+    assert "aerie models quantize grounding-dino-swint" in by_name["grounding-dino-swint-int8"].detail
+    assert by_name["mobilesam-encoder-fp16"].status == "ready"  # made by quantize, and its checksum holds
+
+
+def test_quantize_refuses_what_it_cannot_make(model_dir, capsys):
+    assert _cli(model_dir, "quantize", "smollm2-135m-instruct") == 1
+    assert "no int8 or fp16 entry in the manifest is made from 'smollm2-135m-instruct'" in capsys.readouterr().err
+
+
+def test_a_flash_ships_the_copies_and_their_tensor_ranges(model_dir):
+    from deploy.release import local_model_files
+    from onboard.inference.manifest import default_manifest_path
+
+    files, shipped, _ = local_model_files(default_manifest_path(), model_dir)
+    for base in BASES:
+        assert {base, f"{base}-int8", f"{base}-fp16"} <= set(shipped)
+    assert {"grounding_dino_swint.int8.ranges.json", "mobilesam_encoder.int8.ranges.json",
+            "mobilesam_decoder.int8.ranges.json", "bert-base-uncased-vocab.txt"} <= set(files)
