@@ -99,6 +99,11 @@ class InferenceConfig:
     # llama-cpp-python chat handler class for the VLM ("MTMDChatHandler",
     # "Llava15ChatHandler", "MoondreamChatHandler", ...).
     vlm_chat_handler: str = "Llava15ChatHandler"
+    # Frames and maps are scaled down to this longest side (px) before the VLM sees them (0: as
+    # captured). Qwen2.5-VL spends a token per 28 x 28 pixels: a 1920 x 1080 frame is ~2,600 tokens,
+    # at 768 px ~400; Gemma 3 (896 x 896) and SmolVLM (512 px tiles) resize to their own sizes
+    # anyway. Why 768: docs/VLM_ON_JETSON.md.
+    vlm_image_max_side: int = ranged(768, 0, 8192)
     # llama.cpp context window, tokens.
     n_ctx: int = ranged(2048, 0, 1 << 20)
     # llama.cpp CPU threads for decoding (0 = half the cores).
