@@ -61,7 +61,7 @@ def _list(args, cfg, manifest, directory) -> int:
     print(f"model dir: {directory}")
     for spec in manifest.models.values():
         here = "present" if (directory / spec.file).exists() else "absent"
-        print(f"{spec.name:24} {spec.task:9} {spec.format:6} {spec.precision:7} {spec.licence:12} {spec.file} ({here})")
+        print(f"{spec.name:26} {spec.task:9} {spec.format:6} {spec.precision:7} {spec.licence:12} {spec.file} ({here})")
     return 0
 
 

@@ -86,6 +86,10 @@ def build_engine(
     dynamic = [network.get_input(i) for i in range(network.num_inputs)]
     inputs = {t.name for t in dynamic if any(d < 0 for d in t.shape)}
     wanted = [p for p in profiles if p.input_name in inputs]
+    missing = inputs - {p.input_name for p in wanted}
+    if missing:
+        raise EngineBuildError(f"{onnx_path}: dynamic inputs {sorted(missing)} have no optimisation profile: give "
+                               "--shapes name:min/opt/max for each (or the manifest entry's input.trt_profile)")
     if wanted:
         profile = builder.create_optimization_profile()
         for p in wanted:

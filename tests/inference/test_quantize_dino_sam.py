@@ -227,3 +227,19 @@ def test_a_flash_ships_the_copies_and_their_tensor_ranges(model_dir):
         assert {base, f"{base}-int8", f"{base}-fp16"} <= set(shipped)
     assert {"grounding_dino_swint.int8.ranges.json", "mobilesam_encoder.int8.ranges.json",
             "mobilesam_decoder.int8.ranges.json", "bert-base-uncased-vocab.txt"} <= set(files)
+
+
+def test_build_engine_reads_the_ranges_and_says_when_tensorrt_is_missing(model_dir, capsys):
+    try:
+        import tensorrt  # noqa: F401
+        pytest.skip("TensorRT is here: the Jetson tests build the engines")
+    except ImportError:
+        pass
+    assert _cli(model_dir, "build-engine", "grounding-dino-swint-int8") == 1
+    assert "the tensorrt module is not installed" in capsys.readouterr().err
+    (model_dir / "mobilesam_encoder.int8.ranges.json").rename(model_dir / "moved.json")
+    try:
+        assert _cli(model_dir, "build-engine", "mobilesam-encoder-int8") == 1
+        assert "mobilesam_encoder.int8.ranges.json (mobilesam-encoder-int8 trt_calibration) is absent" in capsys.readouterr().err
+    finally:
+        (model_dir / "moved.json").rename(model_dir / "mobilesam_encoder.int8.ranges.json")
