@@ -213,6 +213,21 @@ def tensor_ranges(src: Path, feeds: Sequence[dict[str, np.ndarray]], calibrate: 
     return ranges
 
 
+def write_trt_calibration_table(ranges: dict[str, float], directory: Path) -> Path:
+    """`ranges` as ONNX Runtime's TensorRT calibration table (``calibration.flatbuffers``) in `directory`.
+
+    The TensorRT execution provider builds an INT8 engine of an fp32 graph with it
+    (``trt_int8_calibration_table_name``), looking for the file in its engine cache directory.
+    """
+    from onnxruntime.quantization.calibrate import TensorData
+    from onnxruntime.quantization.quant_utils import write_calibration_table
+
+    directory.mkdir(parents=True, exist_ok=True)
+    data = {k: TensorData(lowest=np.array(-a, np.float32), highest=np.array(a, np.float32)) for k, a in ranges.items()}
+    write_calibration_table(data, dir=str(directory))
+    return directory / "calibration.flatbuffers"
+
+
 @dataclass(frozen=True)
 class Agreement:
     images: int

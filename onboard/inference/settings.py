@@ -32,7 +32,9 @@ class InferenceConfig:
     intra_op_threads: int = ranged(0, 0, 256)
     # TensorRT EP: build FP16 engines.
     trt_fp16: bool = True
-    # TensorRT EP: build INT8 engines (needs a calibration table next to the model).
+    # TensorRT EP: build INT8 engines (needs a calibration table next to the model). An INT8 copy
+    # with TensorRT ranges (grounding-dino-swint-int8, mobilesam-*-int8) runs INT8 whatever this says:
+    # its fp32 source, with the ranges `aerie models quantize` measured as the table.
     trt_int8: bool = False
     # TensorRT EP engine cache; engines are keyed by the model file's sha256.
     # Empty means <model_dir>/trt-cache.

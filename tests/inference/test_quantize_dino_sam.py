@@ -243,3 +243,17 @@ def test_build_engine_reads_the_ranges_and_says_when_tensorrt_is_missing(model_d
         assert "mobilesam_encoder.int8.ranges.json (mobilesam-encoder-int8 trt_calibration) is absent" in capsys.readouterr().err
     finally:
         (model_dir / "moved.json").rename(model_dir / "mobilesam_encoder.int8.ranges.json")
+
+
+def test_the_ranges_become_onnx_runtime_s_tensorrt_calibration_table(model_dir, tmp_path):
+    from onnxruntime.quantization.CalTableFlatBuffers.TrtTable import TrtTable
+
+    from onboard.inference.derived import read_ranges
+    from onboard.inference.quantize import write_trt_calibration_table
+
+    ranges = read_ranges(model_dir / "mobilesam_decoder.int8.ranges.json")
+    table = write_trt_calibration_table(ranges, tmp_path / "cache")
+    t = TrtTable.GetRootAsTrtTable(table.read_bytes(), 0)
+    read = {t.Dict(i).Key().decode(): float(t.Dict(i).Value()) for i in range(t.DictLength())}
+    assert read.keys() == ranges.keys()
+    assert all(abs(read[k] - ranges[k]) <= 1e-6 * max(1.0, ranges[k]) for k in ranges)

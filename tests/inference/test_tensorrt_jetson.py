@@ -84,3 +84,21 @@ def test_fp16_engine_of_the_fp16_copy(tmp_path):
     float16_model(path, fp16)
     engine = build_engine(fp16, tmp_path / "gd.fp16.engine", fp16=True, profiles=[parse_profile(p) for p in profile])
     assert load_engine(engine).num_io_tensors == 8
+
+
+@pytest.mark.jetson
+def test_an_int8_copy_runs_as_tensorrt_int8_of_its_fp32_source(tmp_path):
+    """Where TensorRT is live, `open_model` on an INT8 entry opens the fp32 file with the ranges' table."""
+    from onboard.inference import models_cli
+    from onboard.inference.manifest import load_manifest
+    from onboard.inference.ort_session import open_model
+    from onboard.inference.settings import InferenceConfig
+    from sim.standin_networks import build_sam_encoder_network
+
+    models = tmp_path / "models"
+    assert models_cli.main(["--model-dir", str(models), "import", "mobilesam-encoder",
+                            str(build_sam_encoder_network(tmp_path / "enc.onnx"))]) == 0
+    assert models_cli.main(["--model-dir", str(models), "quantize", "mobilesam-encoder-int8"]) == 0
+    s = open_model(load_manifest().get("mobilesam-encoder-int8"), models, InferenceConfig(model_dir=str(models)))
+    assert s.provider == TRT and s.path.name == "mobilesam_encoder.onnx"
+    assert s.run({"image": np.zeros((1, 3, 1024, 1024), np.float32)})[0].shape == (1, 256, 64, 64)
