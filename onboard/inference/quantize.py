@@ -199,7 +199,8 @@ def tensor_ranges(src: Path, feeds: Sequence[dict[str, np.ndarray]], calibrate: 
         try:
             cal = create_calibrator(str(src), None, augmented_model_path=str(Path(tmp) / "augmented.onnx"),
                                     calibrate_method=methods[calibrate], providers=["CPUExecutionProvider"])
-            cal.collect_data(_reader(list(feeds)))
+            for feed in feeds:  # one at a time: the calibrator keeps every tensor of what it is given at once
+                cal.collect_data(_reader([feed]))
             data = cal.compute_data()
         except Exception as exc:
             raise QuantizeError(f"calibrating {src} for TensorRT failed: {exc}") from exc
