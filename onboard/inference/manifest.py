@@ -174,3 +174,15 @@ def require_verified_companion(spec: ModelSpec, key: str, directory: Path) -> Pa
         raise ModelFileError(f"{path} ({spec.name} {key}) is corrupted or not the file recorded: "
                              f"sha256 {actual} != expected {expected}")
     return path
+
+
+def verify_companions(spec: ModelSpec, directory: Path) -> list[VerifyResult]:
+    """The companions present whose sha256 was recorded here (imported, or made by `quantize`), checked."""
+    recorded = read_local_checksums(directory)
+    out = []
+    for key, file_name in spec.companions.items():
+        path = directory / file_name
+        if file_name in recorded and path.exists():
+            actual = sha256_file(path)
+            out.append(VerifyResult(key, path, "ok" if actual == recorded[file_name] else "mismatch", recorded[file_name], actual))
+    return out

@@ -66,7 +66,7 @@ def _list(args, cfg, manifest, directory) -> int:
 
 
 def _verify(args, cfg, manifest, directory) -> int:
-    from onboard.inference.manifest import verify_model
+    from onboard.inference.manifest import verify_companions, verify_model
 
     bad = 0
     for name in args.names or list(manifest.models):
@@ -79,6 +79,10 @@ def _verify(args, cfg, manifest, directory) -> int:
             print(f"ABSENT   {name}: {r.path}", file=sys.stderr)
         else:
             print(f"{r.status.upper():8} {name}: {r.path}")
+        for c in verify_companions(manifest.get(name), directory):
+            if c.status == "mismatch":
+                bad += 1
+                print(f"MISMATCH {name} {c.name}: {c.path} sha256 {c.actual} != expected {c.expected}", file=sys.stderr)
     return 1 if bad else 0
 
 

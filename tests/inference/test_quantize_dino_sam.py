@@ -104,6 +104,10 @@ def test_verify_refuses_a_changed_copy(model_dir, tmp_path, capsys):
     (copy / spec.file).write_bytes(bytes(data))
     assert _cli(copy, "verify", spec.name) == 1
     assert "MISMATCH mobilesam-decoder-int8" in capsys.readouterr().err
+    ranges = copy / load_manifest().get("grounding-dino-swint-int8").companions["trt_calibration"]
+    ranges.write_text(ranges.read_text().replace('"ranges": {', '"ranges": {"forged": 1.0, ', 1))
+    assert _cli(copy, "verify", "grounding-dino-swint-int8") == 1
+    assert "MISMATCH grounding-dino-swint-int8 trt_calibration" in capsys.readouterr().err
 
 
 def _sigmoid(x):
