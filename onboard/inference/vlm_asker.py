@@ -70,8 +70,9 @@ class VlmCounts:
 
 class VlmAsker:
     def __init__(self, chat: Chat, *, deadline_s: float, retries: int = 1, caption_tokens: int = 60,
-                 worker: ThreadWorker | None = None) -> None:
+                 worker: ThreadWorker | None = None, image_max_side: int = 0) -> None:
         self._chat = chat
+        self.image_max_side = image_max_side  # frames are scaled down to this longest side (0: as captured)
         self.retries = retries
         self.caption_tokens = caption_tokens
         self.worker = worker or ThreadWorker("vlm", deadline_s)
@@ -87,7 +88,7 @@ class VlmAsker:
         if vlm is None:
             return None
         return VlmAsker(lambda m, schema, most: vlm.chat(m, json_schema=schema, max_tokens=most),
-                        deadline_s=cfg.call_deadline_s, retries=cfg.json_retries)
+                        deadline_s=cfg.call_deadline_s, retries=cfg.json_retries, image_max_side=cfg.vlm_image_max_side)
 
     @property
     def busy(self) -> bool:
@@ -98,7 +99,8 @@ class VlmAsker:
         from onboard.inference.llama_backend import vision_messages
 
         # The frame is encoded on the worker too: a 1920 x 1080 PNG is ~0.1 s, not to be spent on the event loop.
-        return self._ask("caption", step, lambda: self._chat(vision_messages(prompt, [frame]), None, self.caption_tokens))
+        return self._ask("caption", step, lambda: self._chat(
+            vision_messages(prompt, [frame], max_side=self.image_max_side), None, self.caption_tokens))
 
     def ask_confirm(self, step: int, frame: np.ndarray, goal: str, kind: str = "") -> bool:
         """Ask whether `frame` (RGB) shows the goal; False (not asked) while a call is in flight."""
@@ -106,8 +108,9 @@ class VlmAsker:
 
         prompt = CONFIRM_PROMPT.format(goal=goal, kind=f", {kind}" if kind else "")
         generate = lambda m, schema: self._chat(m, schema, None)  # noqa: E731
-        return self._ask("confirm", step, lambda: call_contract(generate, vision_messages(prompt, [frame]), GoalSeen,
-                                                                fallback=GoalSeen.fallback, retries=self.retries))
+        return self._ask("confirm", step, lambda: call_contract(
+            generate, vision_messages(prompt, [frame], max_side=self.image_max_side), GoalSeen,
+            fallback=GoalSeen.fallback, retries=self.retries))
 
     def _ask(self, kind: str, step: int, call: Callable[[], Any]) -> bool:
         if self._pending is not None:

@@ -146,3 +146,46 @@ def test_the_camera_answer_is_said_with_the_lock_and_never_decides_it(shows):
     assert reason.startswith(plain.state.dynamic.action.reason)
     assert reason.endswith(f"camera {'shows' if shows else 'does not show'} it (high, step 0)")
     assert "camera" not in plain.state.dynamic.action.reason
+
+
+def _png_shape(url: str) -> tuple[int, int]:
+    import base64
+
+    import cv2
+    import numpy as np
+
+    return cv2.imdecode(np.frombuffer(base64.b64decode(url.split(",", 1)[1]), np.uint8), cv2.IMREAD_COLOR).shape[:2]
+
+
+def test_frames_are_scaled_down_to_the_configured_side_before_encoding():
+    import numpy as np
+
+    from onboard.inference.llama_backend import fit_longest_side, vision_messages
+
+    frame = np.zeros((1080, 1920, 3), np.uint8)
+    small = np.zeros((300, 400, 3), np.uint8)
+    assert fit_longest_side(frame, 768).shape == (432, 768, 3)
+    assert fit_longest_side(small, 768) is small and fit_longest_side(frame, 0) is frame  # never up; 0: as given
+    content = vision_messages("what is there?", [frame, small], max_side=768)[0]["content"]
+    assert [_png_shape(c["image_url"]["url"]) for c in content[:2]] == [(432, 768), (300, 400)]
+    assert InferenceConfig().vlm_image_max_side == 768
+
+
+def test_the_asker_sends_frames_at_the_configured_side():
+    import numpy as np
+
+    seen: list = []
+    called = threading.Event()
+
+    def chat(messages, schema, most):
+        seen.append(_png_shape(messages[-1]["content"][0]["image_url"]["url"]))
+        called.set()
+        return "a street"
+
+    asker = VlmAsker(chat, deadline_s=60.0, image_max_side=512)
+    try:
+        assert asker.ask_caption(1, np.zeros((1080, 1920, 3), np.uint8), "what is there?")
+        assert called.wait(60.0)
+        assert seen == [(288, 512)]
+    finally:
+        asker.close()
