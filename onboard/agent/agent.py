@@ -149,7 +149,7 @@ class GraphAgent:
             d.vlm_caption = (answer.step, answer.text)
         elif answer.kind == "confirm" and answer.goal_seen is not None:
             d.goal_seen.append({**answer.to_json(), "shows_goal": answer.goal_seen.shows_goal,
-                                "confidence": answer.goal_seen.confidence})
+                                "confidence": answer.goal_seen.confidence, "delivered": d.timestep})
 
     def findings(self, most: int) -> SharedFindings | None:
         """What this vehicle found itself so far (own frame), for the others of its fleet: the `most` newest

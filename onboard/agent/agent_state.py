@@ -113,6 +113,8 @@ class DynamicState:
     vlm_caption: tuple[int, str] | None = None
     vlm_answers: list[dict[str, Any]] = field(default_factory=list)
     goal_seen: list[dict[str, Any]] = field(default_factory=list)
+    goal_placed_at: int | None = None  # the step the goal's name was first read (confirm answers count from it)
+    confirm_again: bool = False  # the locate expert doubts the goal (a camera "no"): ask the VLM on the next frame
     # The "vlm" backend (onboard/agent/vlm_planner.py): this step's camera frame (RGB, `GraphAgent.see_frame`),
     # the question in flight (step, strategy, heading of its frame), the decision answer waiting to be taken in,
     # counts by outcome, the source of this step's move and of every step's.

@@ -162,6 +162,8 @@ def perceive_and_model(state: AgentState) -> dict[str, Any]:
     goal_pois = [p for p in obs.pois if s.goal.names_goal(p.name)]
     if goal_pois:
         p = max(goal_pois, key=lambda p: (len(p.name), -p.distance))
+        if s.memory.goal_fix is None:
+            update["goal_placed_at"] = d.timestep
         s.memory.see_goal(d.position, p.bearing, p.distance)
     s.memory.reached_prior_in_vain(d.position, s.config.arrive_within_m)
     return {**update, "perceived_at": d.timestep,

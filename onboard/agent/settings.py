@@ -25,6 +25,9 @@ class AgentConfig:
     # points to from its frame's heading, if within this many degrees; else the geometric move is flown.
     # Streets meet at about right angles, so 60 takes the street that way and never the one beside it.
     vlm_move_tolerance_deg: float = 60.0
+    # With a VLM (inference.vlm_model), a camera "no" to the goal read from afar holds the arrival for at most this
+    # many steps while the drone gets closer and the VLM looks again (onboard/agent/goal_confidence.py).
+    vlm_doubt_steps: int = 3
     # llm backend: wait inside the step for the model's plan (reproducible runs: `aerie bench nav --agent llm`).
     # false: fly the geometric plan at once and adopt the model's plan at the first step after it arrives.
     llm_plan_wait: bool = False

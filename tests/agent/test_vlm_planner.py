@@ -170,3 +170,12 @@ def test_a_decision_for_another_strategy_is_dropped_as_stale(tiny_vlm):
         asker.close()
     assert d.vlm_plan["adopted"] == 1 and d.trajectory_history[2].reason.startswith("vlm forward (0.40, step 1)")
     assert d.vlm_plan["no_frame"] == 3 and asker.counts.asked == 0
+
+
+def test_a_config_with_the_vlm_planner_and_no_vlm_is_refused_by_name():
+    from onboard.config import AerieConfig
+    from onboard.inference.settings import InferenceConfig
+
+    with pytest.raises(ValueError, match="inference.vlm_model"):
+        AerieConfig(agent=VLM)
+    assert AerieConfig(agent=VLM, inference=InferenceConfig(vlm_model="tiny-vlm")).agent.planner == "vlm"
