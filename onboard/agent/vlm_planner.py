@@ -82,10 +82,12 @@ def move_for(movement: str, heading: float, moves: tuple[NeighbourMove, ...], to
     return best if abs(angle_diff(best.bearing, bearing)) <= tolerance_deg else None
 
 
-def _count(d, key: str) -> dict[str, Any]:
-    stats = dict(d.vlm_plan)
-    stats[key] = stats.get(key, 0) + 1
-    return stats
+def _count(stats: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """`stats` (DynamicState.vlm_plan) with one more of each key: a new dict, for a node's update."""
+    out = dict(stats)
+    for key in keys:
+        out[key] = out.get(key, 0) + 1
+    return out
 
 
 def take_decision(state: AgentState) -> dict[str, Any]:
@@ -95,33 +97,30 @@ def take_decision(state: AgentState) -> dict[str, Any]:
     update: dict[str, Any] = {"vlm_decision": None}
     if answer is None:
         return update
-    if asked is not None and asked["step"] == answer.step:
+    own = asked is not None and asked["step"] == answer.step
+    if own:
         update["vlm_request"] = None
-    heading = asked["heading"] if asked is not None and asked["step"] == answer.step else d.observation.heading
+    heading = asked["heading"] if own else d.observation.heading
     if answer.decision is None or answer.used_fallback:  # refused twice, or the call failed: geometric move kept
-        d.vlm_plan = _count(d, "fallbacks")
-        update["vlm_source"] = "vlm-fallback"
-        return update
+        return {**update, "vlm_plan": _count(d.vlm_plan, "fallbacks"), "vlm_source": "vlm-fallback"}
     if answer.kind != d.strategy or d.action is None or d.action.kind != ActionKind.MOVE:
-        d.vlm_plan = _count(d, "stale")  # asked about another strategy, or the expert looks or arrives now
-        update["vlm_source"] = "vlm-stale"
-        return update
+        # asked about another strategy, or the expert looks or arrives now
+        return {**update, "vlm_plan": _count(d.vlm_plan, "stale"), "vlm_source": "vlm-stale"}
     dec = answer.decision
     move = move_for(dec.movement, heading, d.observation.moves, s.config.vlm_move_tolerance_deg)
     done = getattr(dec, "next_strategy", getattr(dec, "decision", "")) == "next_subtask"
+    counts = ["kept" if move is None else "adopted"]  # kept: stop / ascend / descend, or no street that way
     if move is None:
-        d.vlm_plan = _count(d, "kept")  # stop / ascend / descend, or no street that way
         update["vlm_source"] = "vlm-kept"
     else:
-        d.vlm_plan = _count(d, "adopted")
         update["vlm_source"] = "vlm"
         reason = f"vlm {dec.movement} ({dec.confidence:.2f}, step {answer.step}): {dec.reason}"[:200]
         update["action"] = AgentAction.move(move.node, reason)
         update["subtask_context"] = {**d.subtask_context, "CoT_summary": dec.reason[:120], "movement": move.node}
     if done and d.plan is not None and d.current_task_index + 1 < len(d.plan.sub_goals):
         update["current_task_index"] = d.current_task_index + 1  # the next step's expert judges the hand-over
-        d.vlm_plan = _count(d, "next_subtask")
-    return update
+        counts.append("next_subtask")
+    return {**update, "vlm_plan": _count(d.vlm_plan, *counts)}
 
 
 def ask(state: AgentState) -> dict[str, Any]:
@@ -132,27 +131,28 @@ def ask(state: AgentState) -> dict[str, Any]:
     if d.strategy not in STRATEGIES:
         return {}
     if s.vlm.busy:  # a confirm (or a caption) holds the VLM's worker: this step is not asked about
-        d.vlm_plan = _count(d, "busy")
-        return {}
+        return {"vlm_plan": _count(d.vlm_plan, "busy")}
     if d.camera_frame is None:
-        d.vlm_plan = _count(d, "no_frame")
-        return {}
+        return {"vlm_plan": _count(d.vlm_plan, "no_frame")}
     landmark, semantic = (np.ascontiguousarray(im[:, :, ::-1]) for im in render_maps(state))  # BGR -> RGB
     prompt = decision_prompt(state, d.strategy)
     if not s.vlm.ask_decision(d.timestep, d.strategy, [d.camera_frame, landmark, semantic], prompt,
                               SYSTEM[d.strategy]):
         return {}
-    d.vlm_plan = _count(d, "asked")
-    return {"vlm_request": {"step": d.timestep, "strategy": d.strategy, "heading": float(d.observation.heading)}}
+    return {"vlm_plan": _count(d.vlm_plan, "asked"),
+            "vlm_request": {"step": d.timestep, "strategy": d.strategy, "heading": float(d.observation.heading)}}
 
 
 def vlm_step(state: AgentState) -> dict[str, Any]:
-    """Node after the expert: take in an answer that arrived, then ask about this step (waiting: answer it now)."""
+    """Node after the expert: take in an answer that arrived, then ask about this step (waiting: answer it now).
+
+    Its parts apply their updates in turn (the second reads what the first changed); the node's own is the
+    step's source.
+    """
     from onboard.agent.agent_state import apply_update
 
     d, s = state.dynamic, state.static
-    update = {"vlm_source": "vlm-pending" if d.vlm_request is not None else "geometric"}
-    apply_update(state, update)
+    apply_update(state, {"vlm_source": "vlm-pending" if d.vlm_request is not None else "geometric"})
     if d.vlm_decision is not None:
         apply_update(state, take_decision(state))
     if d.vlm_request is None and d.strategy in STRATEGIES and d.action is not None and d.action.kind == ActionKind.MOVE:
@@ -163,8 +163,7 @@ def vlm_step(state: AgentState) -> dict[str, Any]:
                 note_answer(state, answer)
             if d.vlm_decision is not None:
                 apply_update(state, take_decision(state))
-    d.vlm_steps = d.vlm_steps + [(d.timestep, d.vlm_source)]
-    return {}
+    return {"vlm_steps": d.vlm_steps + [(d.timestep, d.vlm_source)]}
 
 
 def note_answer(state: AgentState, answer: Any) -> None:

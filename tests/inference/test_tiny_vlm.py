@@ -118,7 +118,6 @@ def test_the_experts_contracts_come_back_valid_from_a_frame_and_two_maps(tiny_vl
 
 def test_a_bounded_number_is_held_by_the_grammar_only_in_the_unit_interval():
     """[0, 1] gets its own rule; another range (PlaceAnchorPlan's angle) is left to the validator."""
-    from onboard.inference.contracts import PlaceAnchorPlan
     from onboard.inference.json_contract import schema_of
     from onboard.inference.llama_backend import _unit_bounded
 
