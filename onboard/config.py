@@ -49,6 +49,9 @@ class AerieConfig:
         if not 2.0 / self.fleet_channel.report_rate_hz <= self.fleet.channel_timeout_s:
             raise ValueError("fleet_channel.report_rate_hz must send at least two reports per "
                              "fleet.channel_timeout_s (else one lost report reads as a silent channel)")
+        if self.agent.planner == "vlm" and not self.inference.vlm_model:
+            raise ValueError("agent.planner: vlm needs a vision-language model: set inference.vlm_model (and "
+                             "vlm_mmproj) to a manifest entry (aerie models import)")
 
     @property
     def bridge(self) -> BridgeConfig:

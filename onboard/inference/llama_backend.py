@@ -184,18 +184,47 @@ class LlamaTextModel:
 _LOOSE_CHAR = r'''char ::= [^"\\] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'''
 _JSON_CHAR = r'''char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'''
 _GRAMMARS: dict[str, Any] = {}
+# The converter ignores a number's minimum and maximum (its own TODO), so noise wrote confidences of 624 that
+# the contract then refused: every navigate and search answer of the test VLM fell back. A number bounded to
+# [0, 1] is decoded through this rule instead: 0, 1, or 0.d to three decimals.
+UNIT_NUMBER_RULE = 'unit-number ::= ("0" ("." [0-9] ([0-9] [0-9]?)?)? | "1" ("." "0" ("0" "0"?)?)?) space'
+
+
+def _unit_bounded(schema: dict[str, Any]) -> set[str]:
+    """Names of the properties (at any depth) that are numbers bounded to [0, 1], and of no other kind anywhere."""
+    unit: set[str] = set()
+    other: set[str] = set()
+
+    def walk(s: dict[str, Any]) -> None:
+        for name, sub in (s.get("properties") or {}).items():
+            bounded = sub.get("type") == "number" and sub.get("minimum") == 0 and sub.get("maximum") == 1
+            (unit if bounded else other).add(name)
+            walk(sub)
+        if isinstance(s.get("items"), dict):
+            walk(s["items"])
+
+    walk(schema)
+    return unit - other
 
 
 def schema_grammar(schema: dict[str, Any]):
-    """The GBNF grammar of a JSON schema, strings limited to characters JSON allows unescaped (cached)."""
+    """The GBNF grammar of a JSON schema, strings limited to characters JSON allows unescaped and numbers
+    bounded to [0, 1] held there (cached)."""
     import json
+    import re
 
     from llama_cpp import llama_grammar
 
     key = json.dumps(schema, sort_keys=True)
     if key not in _GRAMMARS:
-        text = llama_grammar.json_schema_to_gbnf(json.dumps(schema))
-        _GRAMMARS[key] = llama_grammar.LlamaGrammar.from_string(text.replace(_LOOSE_CHAR, _JSON_CHAR), verbose=False)
+        text = llama_grammar.json_schema_to_gbnf(json.dumps(schema)).replace(_LOOSE_CHAR, _JSON_CHAR)
+        unit = _unit_bounded(schema)
+        for name in unit:
+            text = re.sub(r'^(\S+-kv ::= "\\"' + re.escape(name) + r'\\"" space ":" space )number$',
+                          r"\1unit-number", text, flags=re.M)
+        if unit:
+            text += "\n" + UNIT_NUMBER_RULE + "\n"
+        _GRAMMARS[key] = llama_grammar.LlamaGrammar.from_string(text, verbose=False)
     return _GRAMMARS[key]
 
 

@@ -131,23 +131,6 @@ def test_without_answers_the_agent_reports_as_before(summary_key):
     assert not agent.state.dynamic.current_observation["scene_description"].startswith("camera")
 
 
-@pytest.mark.parametrize("shows", [True, False])
-def test_the_camera_answer_is_said_with_the_lock_and_never_decides_it(shows):
-    """Arrival is the name read and the geometry: a confirm answer either way flies the same flight."""
-    from onboard.inference.vlm_asker import VlmAnswer
-
-    plain = _agent()
-    arrived, _, plain_trail = ToyCity().fly(plain, start=0)
-    told = _agent()
-    told.note_vlm(VlmAnswer("confirm", 0, 1.5, "{}", GoalSeen(shows, "high", "a cafe front")))
-    arrived_told, _, trail = ToyCity().fly(told, start=0)
-    assert arrived and arrived_told and trail == plain_trail
-    reason = told.state.dynamic.action.reason
-    assert reason.startswith(plain.state.dynamic.action.reason)
-    assert reason.endswith(f"camera {'shows' if shows else 'does not show'} it (high, step 0)")
-    assert "camera" not in plain.state.dynamic.action.reason
-
-
 def _png_shape(url: str) -> tuple[int, int]:
     import base64
 
