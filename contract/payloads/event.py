@@ -30,6 +30,7 @@ _BRIDGE: dict[str, str] = {
     "battery_land": "battery critical: landing",
     "geofence_set": "the geofence was uploaded", "command_refused": "a command refused (bridge or autopilot)",
     "intent_stale": "the setpoint intent went stale: holding",
+    "stream_stalled": "offboard lost to the own stale stream, taken back (count, mode)",
     "traffic_rejected": "a fleet member's position report was refused",
     "separation_refused": "a setpoint refused for separation",
     "fleet_channel_silent": "no fleet report within the timeout", "fleet_channel_restored": "fleet reports again",

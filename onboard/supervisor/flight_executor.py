@@ -56,6 +56,9 @@ TURN_STEP_TIMEOUT_S = 20.0
 # HEARTBEAT or two, which the landing waits this long for before it selects Hold.
 LANDING_MODES = ("LAND", "RETURN_TO_LAUNCH")
 MODE_AFTER_DISARM_S = 3.0
+# Offboard lost because this supervisor's own setpoint stream went stale (its loop starved): offboard
+# is taken back this many times a mission; one more ends the mission (and lands).
+MAX_STREAM_STALLS = 3
 
 
 class MissionAborted(RuntimeError):
@@ -88,6 +91,7 @@ class FlightExecutor:
         self.pilot = OffboardPilot(bridge)
         # The mode someone else switched to mid-mission (TakenOver); from then on nothing is commanded.
         self.taken_over: str | None = None
+        self.stream_stalls = 0  # offboard taken back after the own stream went stale (MAX_STREAM_STALLS)
         # The altitude moves are flown at: cruise, or a look-up's once its climb arrived, until back_to_cruise.
         self.flying_alt_m = cfg.cruise_alt_m
 
@@ -342,6 +346,18 @@ class FlightExecutor:
             deadline = max(deadline, time.monotonic() + 5.0) if waited else deadline
             if not self.pilot.engaged:
                 lost_at = self.bridge.monitor.link_lost_at
+                stalled_at = self.bridge.streamer.stalled_at
+                if stalled_at is not None and stalled_at >= self.pilot.engaged_at:
+                    # Not a person: the own stream went stale (an 8-vehicle bench run on a saturated
+                    # machine starved the loop 1 s) and PX4's offboard-loss failsafe holds. Take it back.
+                    self.stream_stalls += 1
+                    mode = str(self.bridge.state.flight_mode)
+                    self.on_event("stream_stalled", {"count": self.stream_stalls, "mode": mode})
+                    if self.stream_stalls > MAX_STREAM_STALLS:
+                        raise MissionAborted(f"the setpoint stream went stale {self.stream_stalls} times "
+                                             "(the supervisor cannot keep offboard fed)")
+                    await self._engage()
+                    continue
                 if lost_at is None or lost_at < self.pilot.engaged_at:
                     # Out of offboard with the link up: a person (RC, ground station) or PX4 took over.
                     self.taken_over = str(self.bridge.state.flight_mode)
