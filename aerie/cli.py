@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "world": ("sim.world.cli", "Build and render the Helsinki world"),
     "map": ("onboard.map.cli", "Build, describe and draw the onboard map (an OpenStreetMap extract)"),
     "fly": ("onboard.supervisor", "Run the onboard supervisor"),
-    "ground": ("ground_station.service", "Run the ground station (ingest, dashboard, post-flight lessons delivered to every vehicle); also show|sync|dashboard|analyse"),
+    "ground": ("ground_station.service", "Run the ground station (ingest, dashboard, post-flight lessons delivered to every vehicle); also show|sync|dashboard|analyse|migrate"),
     "keys": ("onboard.telemetry.keys", "Generate CurveZMQ key files"),
     "demo": ("aerie.demo", "Fly a full simulated mission on the embedded defaults"),
     "fleet configs": ("aerie.fleet_configs", "Write member configs, keys, missions and homes for N PX4 SITL instances"),

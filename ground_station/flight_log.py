@@ -1,5 +1,5 @@
 # Over 400 lines: one database: storing, the flights, acknowledgement cursors and the schema's migration all run in the same transactions over the same tables.
-"""The ground station's flight log: every received envelope, its flights and events, in SQLite.
+"""The ground station's flight log: every received envelope, its flights and events, in SQLite or PostgreSQL.
 
 Messages are keyed by ``(vehicle_id, stream_id, seq)``: the stream is the random
 id of the vehicle journal that numbered them (envelope v2), so a vehicle whose
@@ -19,12 +19,17 @@ all turns an aborted flight back into an ended one.
 Schema version 2 (``PRAGMA user_version``). A version-1 file (no streams) is
 migrated when opened for writing: its messages become the stream ``"v1"``.
 A file of a newer version is refused.
+
+On PostgreSQL (a ``postgresql://`` target) the same tables are made by the numbered
+migrations of :mod:`ground_station.migrations`, and several ingest processes may
+write at once: inserts are idempotent (``ON CONFLICT DO NOTHING``), so two that both
+hear a message store it once, and each stream's writers take its advisory lock so
+flights are rebuilt and cursors moved by one at a time (:mod:`ground_station.log_db`).
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +39,8 @@ import msgpack
 
 from contract.envelope import Envelope
 from contract.messages import Event, FlightStart, PayloadError
+from ground_station import migrations
+from ground_station.log_db import DatabaseError, LogDb, SqliteDb, is_url, open_db
 
 log = logging.getLogger("aerie.ground.flight_log")
 
@@ -127,7 +134,7 @@ DROP TABLE events_v1;
 
 
 class FlightLogError(RuntimeError):
-    """The flight log file cannot be opened or written."""
+    """The flight log cannot be opened or written."""
 
 
 
@@ -154,29 +161,32 @@ class Flight:
 
 
 class FlightLog:
-    """One connection to a flight log file (thread-confined)."""
+    """One connection to a flight log, file or server (thread-confined)."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        self._conn = conn
-        self.path = path
+    def __init__(self, db: LogDb) -> None:
+        self._conn = db
+        self.path = db.where
         self.unindexed_events = 0   # stored events whose payload does not decode (logged sparsely)
 
     @classmethod
-    def open(cls, path: str | Path) -> "FlightLog":
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def open(cls, target: str | Path) -> "FlightLog":
+        """The flight log at a file path (created or upgraded) or a ``postgresql://`` URL (migrated beforehand)."""
         try:
-            conn = sqlite3.connect(str(path), isolation_level=None, timeout=10.0)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.DatabaseError as exc:
-            raise FlightLogError(f"{path}: cannot open flight log ({exc})") from exc
+            db = open_db(target if is_url(target) else Path(target))
+        except DatabaseError as exc:
+            raise FlightLogError(f"cannot open flight log: {exc}") from exc
         try:
-            _upgrade(conn, path)
+            if isinstance(db, SqliteDb):
+                _upgrade(db)
+            else:
+                migrations.check(db)
+        except DatabaseError as exc:
+            db.close()
+            raise FlightLogError(str(exc)) from exc
         except BaseException:
-            conn.close()
+            db.close()
             raise
-        return cls(conn, path)
+        return cls(db)
 
     def close(self) -> None:
         self._conn.close()
@@ -198,11 +208,14 @@ class FlightLog:
         added = 0
         rebuild: set[tuple[str, str]] = set()
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            conn.begin()
+            for vid, stream in sorted({(env.vehicle_id, env.stream) for env, _ in items}):
+                conn.lock_stream(vid, stream)   # in one order everywhere: two writers never deadlock
             for env, frame in items:
                 cur = conn.execute(
-                    "INSERT OR IGNORE INTO messages (vehicle_id, stream_id, seq, type, t_ns, received_ns, frame) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (env.vehicle_id, env.stream, env.seq, env.type, env.t_ns, now, frame))
+                    "INSERT INTO messages (vehicle_id, stream_id, seq, type, t_ns, received_ns, frame) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    (env.vehicle_id, env.stream, env.seq, env.type, env.t_ns, now, frame))
                 if cur.rowcount != 1:
                     continue
                 added += 1
@@ -216,18 +229,20 @@ class FlightLog:
                             log.warning("event not indexed (%d so far): %s", self.unindexed_events, exc,
                                         extra={"fields": {"seq": env.seq}})
                     else:
-                        conn.execute("INSERT OR IGNORE INTO events (vehicle_id, stream_id, seq, t_ns, kind, detail) "
-                                     "VALUES (?, ?, ?, ?, ?, ?)", (env.vehicle_id, env.stream, env.seq, env.t_ns,
+                        conn.execute("INSERT INTO events (vehicle_id, stream_id, seq, t_ns, kind, detail) "
+                                     "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", (env.vehicle_id, env.stream, env.seq, env.t_ns,
                                                                   ev.kind, msgpack.packb(ev.detail, use_bin_type=True)))
                 elif env.type in ("flight_start", "flight_end"):
                     rebuild.add((env.vehicle_id, env.stream))
             for vid, stream in rebuild:
                 self._rebuild_flights(vid, stream)
-            conn.execute("COMMIT")
-        except sqlite3.DatabaseError as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            conn.commit()
+        except conn.errors as exc:
+            conn.rollback()
             raise FlightLogError(f"{self.path}: store failed ({exc})") from exc
+        except BaseException:
+            conn.rollback()
+            raise
         return added
 
     def note_stream(self, vehicle_id: str, stream_id: str) -> None:
@@ -236,8 +251,8 @@ class FlightLog:
 
     def _note_stream(self, vehicle_id: str, stream_id: str) -> None:
         self._conn.execute(
-            "INSERT OR IGNORE INTO streams (vehicle_id, stream_id, ordinal) VALUES "
-            "(?, ?, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM streams WHERE vehicle_id = ?))",
+            "INSERT INTO streams (vehicle_id, stream_id, ordinal) VALUES "
+            "(?, ?, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM streams WHERE vehicle_id = ?)) ON CONFLICT DO NOTHING",
             (vehicle_id, stream_id, vehicle_id))
 
     def abort_flight(self, flight: Flight, reason: str) -> Flight:
@@ -247,20 +262,21 @@ class FlightLog:
         and only a ``flight_end`` of that flight (arriving late) overrides it.
         """
         conn = self._conn
-        row = conn.execute("SELECT seq, t_ns FROM messages WHERE vehicle_id = ? AND stream_id = ? AND seq >= ? "
-                           "ORDER BY seq DESC LIMIT 1", (flight.vehicle_id, flight.stream_id, flight.start_seq)
-                           ).fetchone()
-        end_seq, end_t_ns = (int(row[0]), int(row[1])) if row else (flight.start_seq, flight.start_t_ns)
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute("INSERT OR REPLACE INTO aborts (vehicle_id, stream_id, start_seq, end_seq, end_t_ns, reason) "
-                         "VALUES (?, ?, ?, ?, ?, ?)",
+            conn.begin()
+            conn.lock_stream(flight.vehicle_id, flight.stream_id)
+            row = conn.execute("SELECT seq, t_ns FROM messages WHERE vehicle_id = ? AND stream_id = ? AND seq >= ? "
+                               "ORDER BY seq DESC LIMIT 1", (flight.vehicle_id, flight.stream_id, flight.start_seq)
+                               ).fetchone()
+            end_seq, end_t_ns = (int(row[0]), int(row[1])) if row else (flight.start_seq, flight.start_t_ns)
+            conn.execute("INSERT INTO aborts (vehicle_id, stream_id, start_seq, end_seq, end_t_ns, reason) "
+                         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (vehicle_id, stream_id, start_seq) DO UPDATE SET "
+                         "end_seq = excluded.end_seq, end_t_ns = excluded.end_t_ns, reason = excluded.reason",
                          (flight.vehicle_id, flight.stream_id, flight.start_seq, end_seq, end_t_ns, reason))
             self._rebuild_flights(flight.vehicle_id, flight.stream_id)
-            conn.execute("COMMIT")
-        except sqlite3.DatabaseError as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            conn.commit()
+        except conn.errors as exc:
+            conn.rollback()
             raise FlightLogError(f"{self.path}: abort failed ({exc})") from exc
         return next(f for f in self.flights(flight.vehicle_id)
                     if (f.stream_id, f.start_seq) == (flight.stream_id, flight.start_seq))
@@ -300,6 +316,18 @@ class FlightLog:
         ``first_available``: the vehicle no longer holds seqs below it, so a hole there
         can never be filled; it is skipped and counted as unrecoverable.
         """
+        conn = self._conn
+        try:
+            conn.begin()
+            conn.lock_stream(vehicle_id, stream_id)   # a second ingest process moves it after us, never under us
+            contiguous = self._advance(vehicle_id, stream_id, seen, first_available)
+            conn.commit()
+        except conn.errors as exc:
+            conn.rollback()
+            raise FlightLogError(f"{self.path}: advance failed ({exc})") from exc
+        return contiguous
+
+    def _advance(self, vehicle_id: str, stream_id: str, seen: int, first_available: int | None) -> int:
         conn = self._conn
         self._note_stream(vehicle_id, stream_id)
         key = (vehicle_id, stream_id)
@@ -433,8 +461,9 @@ class FlightLog:
                                                          (vehicle_id,))}
 
 
-def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
-    """Create a new log, migrate a version-1 one, accept version 2, refuse anything newer."""
+def _upgrade(db: SqliteDb) -> None:
+    """Create a new log file, migrate a version-1 one, accept version 2, refuse anything newer."""
+    conn, path = db.conn, db.path
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
@@ -451,7 +480,7 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
                 for stmt in _statements(_MIGRATE_V1):
                     conn.execute(stmt)
                 vehicles = [r[0] for r in conn.execute("SELECT DISTINCT vehicle_id FROM messages")]
-                fl = FlightLog(conn, path)
+                fl = FlightLog(db)
                 for vid in vehicles:
                     fl._rebuild_flights(vid, LEGACY_STREAM)
             elif old is None:
@@ -465,7 +494,7 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-    except sqlite3.DatabaseError as exc:
+    except db.errors as exc:
         raise FlightLogError(f"{path}: cannot open flight log ({exc})") from exc
 
 

@@ -26,8 +26,9 @@ from contract.envelope import Envelope, EnvelopeError, decode
 from contract.payloads.base import PayloadError
 from contract.replay import (AckRefused, AckReply, AckRequest, ReplayReply, ReplayRequest, Request, StatusReply,
                              StatusRequest, replies, requests)
-from ground_station.flight_log import Flight, FlightLog
-from ground_station.settings import GroundConfig, VehicleLinkConfig, resolve
+from ground_station.flight_log import Flight, FlightLog, FlightLogError
+from ground_station.log_db import is_url, redact
+from ground_station.settings import GroundConfig, VehicleLinkConfig, log_target, resolve
 
 log = logging.getLogger("aerie.ground")
 
@@ -275,7 +276,7 @@ class GroundStation:
     def __init__(self, cfg: GroundConfig, *, base_dir: str | Path = ".") -> None:
         self.cfg = cfg
         self.base_dir = Path(base_dir)
-        self.db_path = resolve(self.base_dir, cfg.db_path)
+        self.db_path = log_target(cfg, self.base_dir)   # a file path or a postgresql:// URL
         self.links: dict[str, VehicleLink] = {}
         self._stop = threading.Event()
         self.started = threading.Event()
@@ -295,8 +296,11 @@ class GroundStation:
         import zmq
         from zmq.utils.monitor import recv_monitor_message
 
+        try:
+            flight_log = FlightLog.open(self.db_path)
+        except FlightLogError as exc:
+            raise IngestError(str(exc)) from exc
         ctx = zmq.Context()
-        flight_log = FlightLog.open(self.db_path)
         try:
             for vcfg in self.cfg.vehicles:
                 self.links[vcfg.vehicle_id] = VehicleLink(vcfg, self.cfg, self.base_dir, ctx, flight_log)
@@ -313,7 +317,7 @@ class GroundStation:
             self._register(poller, owner, link, "dealer")
         deadline = time.monotonic() + duration_s if duration_s is not None else None
         last_stats = time.monotonic()
-        log.info("ground station running", extra={"fields": {"db": str(self.db_path), "vehicles": list(self.links)}})
+        log.info("ground station running", extra={"fields": {"db": redact(self.db_path) if is_url(self.db_path) else str(self.db_path), "vehicles": list(self.links)}})
         self.started.set()
         try:
             while not self._stop.is_set() and (deadline is None or time.monotonic() < deadline):

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable
 
+from ground_station.log_db import is_url
 from ground_station.flight_analysis import SUCCESS_RADIUS_M, FlightAnalysis, analyse
 
 __all__ = ["FlightAnalysis", "PostFlightWatcher", "analyse", "analyse_log", "bundle_name", "export_analysis", "pending_flights"]
@@ -97,7 +98,7 @@ class PostFlightWatcher:
 
     def __init__(self, db_path: str | Path, out_dir: str | Path, memory_path: str | Path, *,
                  success_radius_m: float = SUCCESS_RADIUS_M, interval_s: float = 2.0) -> None:
-        self.db_path = Path(db_path)
+        self.db_path = db_path if is_url(db_path) else Path(db_path)
         self.out_dir = Path(out_dir)
         self.memory_path = Path(memory_path)
         self.success_radius_m = success_radius_m

@@ -31,6 +31,11 @@ class VehicleLinkConfig:
 class GroundConfig:
     # The flight log (SQLite, WAL): flights, messages, events, rejected-frame counters.
     db_path: str = "flight_log.sqlite"
+    # A PostgreSQL server for the flight log instead of db_path, as a URL
+    # (postgresql://user@host:5432/aerie); several ground hosts and ingest processes can then
+    # share one log. "" keeps the SQLite file. Run `aerie ground migrate` once first
+    # (docs/GROUND_DATABASE.md).
+    database: str = ""
     # Vehicles to subscribe to.
     vehicles: list[VehicleLinkConfig] = field(default_factory=lambda: [VehicleLinkConfig()])
     # Authenticate and encrypt with CurveZMQ. Off only for tests on loopback.
@@ -124,9 +129,17 @@ def load_ground_config(path: str | Path) -> tuple[GroundConfig, Path]:
     ids = [v.vehicle_id for v in cfg.vehicles]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"{path}: 'vehicles' lists a vehicle_id twice")
+    if cfg.database and not cfg.database.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(f"{path}: database must be a postgresql:// URL (or \"\" for the db_path file), "
+                          f"not {cfg.database.split('://')[0]!r}")
     if not (1 <= cfg.dashboard_max_live_clients <= 10000):
         raise ConfigError(f"{path}: dashboard_max_live_clients must be 1 to 10000, not {cfg.dashboard_max_live_clients}")
     return cfg, path.resolve().parent
+
+
+def log_target(cfg: GroundConfig, base_dir: str | Path) -> str | Path:
+    """Where the flight log lives: the ``database`` URL, else the ``db_path`` file."""
+    return cfg.database or resolve(base_dir, cfg.db_path)
 
 
 def resolve(base_dir: str | Path, path: str) -> Path:

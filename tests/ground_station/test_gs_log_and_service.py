@@ -24,8 +24,8 @@ def _env(seq: int, msg_type: str = "state", payload: object = None, vid: str = "
     return decode(frame, max_bytes=1 << 20), frame
 
 
-def test_out_of_order_storage_flights_and_missing_ranges(tmp_path: Path) -> None:
-    with FlightLog.open(tmp_path / "fl.sqlite") as fl:
+def test_out_of_order_storage_flights_and_missing_ranges(log_target: str | Path) -> None:
+    with FlightLog.open(log_target) as fl:
         # The end of the flight and a middle part arrive before its start (replay order).
         assert fl.store([_env(6, "flight_end", {}), _env(4), _env(5)]) == 3
         assert fl.advance("u", STREAM, seen=6) == 0
@@ -41,8 +41,8 @@ def test_out_of_order_storage_flights_and_missing_ranges(tmp_path: Path) -> None
         assert fl.events("u") == [(3, "failsafe", {"value": "rc"})]
 
 
-def test_pruned_seqs_are_skipped_and_counted_as_unrecoverable(tmp_path: Path) -> None:
-    with FlightLog.open(tmp_path / "fl.sqlite") as fl:
+def test_pruned_seqs_are_skipped_and_counted_as_unrecoverable(log_target: str | Path) -> None:
+    with FlightLog.open(log_target) as fl:
         fl.store([_env(2), _env(9)])
         assert fl.advance("u", STREAM, first_available=8) == 7   # 8 is still held by the vehicle
         fl.store([_env(8)])
