@@ -168,6 +168,11 @@ class FlightLog:
         self.path = db.where
         self.unindexed_events = 0   # stored events whose payload does not decode (logged sparsely)
 
+    @property
+    def db(self) -> LogDb:
+        """The connection, for what shares the flight log's transactions' thread (the ingest's leases)."""
+        return self._conn
+
     @classmethod
     def open(cls, target: str | Path) -> "FlightLog":
         """The flight log at a file path (created or upgraded) or a ``postgresql://`` URL (migrated beforehand)."""

@@ -27,6 +27,7 @@ from contract.payloads.base import PayloadError
 from contract.replay import (AckRefused, AckReply, AckRequest, ReplayReply, ReplayRequest, Request, StatusReply,
                              StatusRequest, replies, requests)
 from ground_station.flight_log import Flight, FlightLog, FlightLogError
+from ground_station.leases import LeaseBook
 from ground_station.log_db import is_url, redact
 from ground_station.settings import GroundConfig, VehicleLinkConfig, log_target, resolve
 
@@ -278,6 +279,8 @@ class GroundStation:
         self.base_dir = Path(base_dir)
         self.db_path = log_target(cfg, self.base_dir)   # a file path or a postgresql:// URL
         self.links: dict[str, VehicleLink] = {}
+        # With ingest_lease_s: leases claimed, lost (taken while we stalled) and handed on (over our share).
+        self.lease_counters: Counter[str] = Counter()
         self._stop = threading.Event()
         self.started = threading.Event()
 
@@ -301,20 +304,23 @@ class GroundStation:
         except FlightLogError as exc:
             raise IngestError(str(exc)) from exc
         ctx = zmq.Context()
+        poller = zmq.Poller()
+        owner: dict[Any, tuple[VehicleLink, str]] = {}
+        leases = (LeaseBook(flight_log.db, [v.vehicle_id for v in self.cfg.vehicles], self.cfg.ingest_lease_s)
+                  if self.cfg.ingest_lease_s > 0 else None)
         try:
-            for vcfg in self.cfg.vehicles:
-                self.links[vcfg.vehicle_id] = VehicleLink(vcfg, self.cfg, self.base_dir, ctx, flight_log)
+            if leases is None:
+                for vcfg in self.cfg.vehicles:
+                    self._add_link(vcfg, ctx, flight_log, poller, owner)
+            else:
+                self._lease_turn(leases, ctx, flight_log, poller, owner)
         except Exception as exc:
             for link in self.links.values():
                 link.close()
             flight_log.close()
             ctx.term()
             raise IngestError(f"ground station setup failed: {exc}") from exc
-        poller = zmq.Poller()
-        owner: dict[Any, tuple[VehicleLink, str]] = {}
-        for link in self.links.values():
-            self._register(poller, owner, link, "sub")
-            self._register(poller, owner, link, "dealer")
+        lease_turn_at = time.monotonic()
         deadline = time.monotonic() + duration_s if duration_s is not None else None
         last_stats = time.monotonic()
         log.info("ground station running", extra={"fields": {"db": redact(self.db_path) if is_url(self.db_path) else str(self.db_path), "vehicles": list(self.links)}})
@@ -348,6 +354,9 @@ class GroundStation:
                         if now - link.reopened_at[role] >= _REOPEN_MIN_INTERVAL_S:
                             self._reopen(poller, owner, link, role, now)
                     self._tend(link, flight_log, now)
+                if leases is not None and now - lease_turn_at >= self.cfg.ingest_lease_s / 3:
+                    lease_turn_at = now
+                    self._lease_turn(leases, ctx, flight_log, poller, owner)
                 if self.cfg.stats_interval_s and now - last_stats >= self.cfg.stats_interval_s:
                     last_stats = now
                     for link in self.links.values():
@@ -363,9 +372,56 @@ class GroundStation:
                 except Exception:  # noqa: BLE001 - closing anyway
                     log.exception("final commit failed")
                 link.close()
+            if leases is not None:
+                try:
+                    leases.close()   # everything committed: the others may take the vehicles at once
+                except Exception:  # noqa: BLE001 - the leases run out by themselves
+                    log.exception("releasing the leases failed")
             flight_log.close()
             ctx.term()
         return self.counters()
+
+    def _add_link(self, vcfg: VehicleLinkConfig, ctx: Any, flight_log: FlightLog, poller: Any,
+                  owner: dict[Any, tuple[VehicleLink, str]]) -> None:
+        link = VehicleLink(vcfg, self.cfg, self.base_dir, ctx, flight_log)   # resumes from the log's cursor
+        self.links[vcfg.vehicle_id] = link
+        self._register(poller, owner, link, "sub")
+        self._register(poller, owner, link, "dealer")
+
+    def _drop_link(self, vehicle_id: str, flight_log: FlightLog, poller: Any,
+                   owner: dict[Any, tuple[VehicleLink, str]]) -> None:
+        """Commit what the vehicle's link holds, then close it (its lease is another process's now)."""
+        link = self.links.pop(vehicle_id)
+        try:
+            self._commit(link, flight_log)
+            flight_log.save_rejects(vehicle_id, link.counters)
+        finally:
+            for role in ("sub", "dealer"):
+                for sock in (getattr(link, role), link.monitors.get(role)):
+                    if sock is not None:
+                        poller.unregister(sock)
+                        owner.pop(sock, None)
+            link.close()
+
+    def _lease_turn(self, leases: LeaseBook, ctx: Any, flight_log: FlightLog, poller: Any,
+                    owner: dict[Any, tuple[VehicleLink, str]]) -> None:
+        """Follow the leases: drop the vehicles lost or over our share, open those claimed."""
+        turn = leases.turn()
+        for vid in turn.lost:
+            if vid in self.links:
+                self._drop_link(vid, flight_log, poller, owner)
+        for vid in turn.excess:
+            if vid in self.links:
+                self._drop_link(vid, flight_log, poller, owner)
+            leases.release(vid)
+        by_id = {v.vehicle_id: v for v in self.cfg.vehicles}
+        for vid in turn.claimed:
+            self._add_link(by_id[vid], ctx, flight_log, poller, owner)
+        self.lease_counters.update(claimed=len(turn.claimed), lost=len(turn.lost), handed_on=len(turn.excess))
+        if turn.claimed or turn.lost or turn.excess:
+            log.info("vehicle leases changed", extra={"fields": {
+                "holder": leases.holder, "claimed": turn.claimed, "lost": turn.lost, "handed_on": turn.excess,
+                "serving": sorted(self.links)}})
 
     @staticmethod
     def _register(poller: Any, owner: dict[Any, tuple[VehicleLink, str]], link: VehicleLink, role: str) -> None:

@@ -63,6 +63,11 @@ class GroundConfig:
     # A flight still open after this many seconds without a message from its vehicle is
     # closed as aborted (its post-flight lessons then run on what arrived); 0 never.
     flight_abort_timeout_s: float = 120.0
+    # 0: this process ingests every vehicle of `vehicles`. Above 0 (needs `database`): it shares
+    # them with the other ingest processes on that database by leases of this many seconds,
+    # renewed every third of it; a process that dies has its vehicles taken over by the others
+    # about this long after (ground_station/leases.py). Run `aerie ground migrate` first.
+    ingest_lease_s: float = ranged(0.0, 0.0, 3600.0)
     # Most frames read from the sockets before one flight-log commit.
     commit_batch_max: int = 1000
     # Seconds between logging each vehicle's counters (0 disables).
@@ -132,6 +137,8 @@ def load_ground_config(path: str | Path) -> tuple[GroundConfig, Path]:
     if cfg.database and not cfg.database.startswith(("postgresql://", "postgres://")):
         raise ConfigError(f"{path}: database must be a postgresql:// URL (or \"\" for the db_path file), "
                           f"not {cfg.database.split('://')[0]!r}")
+    if cfg.ingest_lease_s and not cfg.database:
+        raise ConfigError(f"{path}: ingest_lease_s needs a PostgreSQL `database` (the leases live there)")
     if not (1 <= cfg.dashboard_max_live_clients <= 10000):
         raise ConfigError(f"{path}: dashboard_max_live_clients must be 1 to 10000, not {cfg.dashboard_max_live_clients}")
     return cfg, path.resolve().parent
