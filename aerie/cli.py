@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench reading": ("sim.reading_bench", "Reading shop signs on the world's rendered views, per camera setting"),
     "bench instructions": ("sim.instructions_bench", "Reading descriptions: accuracy per phrasing family and reader"),
     "bench telemetry": ("sim.telemetry_bench", "ZeroMQ telemetry throughput and latency"),
+    "bench ground": ("sim.ground_bench", "The ground under a simulated fleet, one ingest process killed: loss, takeover, msg/s, latency"),
     "bench explore": ("sim.explore_bench", "Exploration coverage: lock-step pairs, or N vehicle processes in real time (--processes)"),
     "bench fly": ("sim.fly_bench", "The supervisor (aerie fly) on Helsinki tasks: step time, peak memory, SR/SPL"),
     "bench fleet-channel": ("sim.fleet_channel_bench", "The fleet channel peer to peer vs through a relay: latency, delivery, CPU"),
