@@ -46,6 +46,9 @@ log = logging.getLogger("aerie.ground.flight_log")
 
 SCHEMA_VERSION = 2
 
+# Rows in one INSERT on a server (7 parameters each, far below PostgreSQL's 65535).
+_ROWS_PER_INSERT = 500
+
 # The stream id given to the messages of a version-1 flight log (they carry none).
 LEGACY_STREAM = "v1"
 
@@ -216,15 +219,18 @@ class FlightLog:
             conn.begin()
             for vid, stream in sorted({(env.vehicle_id, env.stream) for env, _ in items}):
                 conn.lock_stream(vid, stream)   # in one order everywhere: two writers never deadlock
-            for env, frame in items:
-                cur = conn.execute(
-                    "INSERT INTO messages (vehicle_id, stream_id, seq, type, t_ns, received_ns, frame) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    (env.vehicle_id, env.stream, env.seq, env.type, env.t_ns, now, frame))
-                if cur.rowcount != 1:
+            new = self._insert_messages(items, now)
+            noted: set[tuple[str, str]] = set()
+            events: list[tuple[Any, ...]] = []
+            for env, _ in items:
+                key = (env.vehicle_id, env.stream, env.seq)
+                if key not in new:
                     continue
+                new.discard(key)   # a frame twice in one batch counts once
                 added += 1
-                self._note_stream(env.vehicle_id, env.stream)
+                if key[:2] not in noted:
+                    noted.add(key[:2])
+                    self._note_stream(env.vehicle_id, env.stream)
                 if env.type == "event":
                     try:   # the message is stored whatever; only a decodable event is indexed
                         ev = Event.decode(env.payload)
@@ -234,11 +240,12 @@ class FlightLog:
                             log.warning("event not indexed (%d so far): %s", self.unindexed_events, exc,
                                         extra={"fields": {"seq": env.seq}})
                     else:
-                        conn.execute("INSERT INTO events (vehicle_id, stream_id, seq, t_ns, kind, detail) "
-                                     "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", (env.vehicle_id, env.stream, env.seq, env.t_ns,
-                                                                  ev.kind, msgpack.packb(ev.detail, use_bin_type=True)))
+                        events.append((env.vehicle_id, env.stream, env.seq, env.t_ns, ev.kind,
+                                       msgpack.packb(ev.detail, use_bin_type=True)))
                 elif env.type in ("flight_start", "flight_end"):
                     rebuild.add((env.vehicle_id, env.stream))
+            conn.executemany("INSERT INTO events (vehicle_id, stream_id, seq, t_ns, kind, detail) "
+                             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", events)
             for vid, stream in rebuild:
                 self._rebuild_flights(vid, stream)
             conn.commit()
@@ -249,6 +256,31 @@ class FlightLog:
             conn.rollback()
             raise
         return added
+
+    def _insert_messages(self, items: list[tuple[Envelope, bytes]], now: int) -> set[tuple[str, str, int]]:
+        """Insert what is not stored yet; returns the keys this call inserted.
+
+        SQLite is in this process, so a statement per message costs nothing; a server is a round
+        trip away, so there a few hundred rows go in one statement that returns the keys it added.
+        """
+        conn = self._conn
+        sql = "INSERT INTO messages (vehicle_id, stream_id, seq, type, t_ns, received_ns, frame) VALUES "
+        new: set[tuple[str, str, int]] = set()
+        if conn.kind == "sqlite":
+            for env, frame in items:
+                cur = conn.execute(sql + "(?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                                   (env.vehicle_id, env.stream, env.seq, env.type, env.t_ns, now, frame))
+                if cur.rowcount == 1:
+                    new.add((env.vehicle_id, env.stream, env.seq))
+            return new
+        for i in range(0, len(items), _ROWS_PER_INSERT):
+            chunk = items[i:i + _ROWS_PER_INSERT]
+            args = [x for env, frame in chunk for x in (env.vehicle_id, env.stream, env.seq, env.type, env.t_ns, now,
+                                                        frame)]
+            found = conn.execute(sql + ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
+                                 + " ON CONFLICT DO NOTHING RETURNING vehicle_id, stream_id, seq", args)
+            new.update((str(v), str(st), int(q)) for v, st, q in found.fetchall())
+        return new
 
     def note_stream(self, vehicle_id: str, stream_id: str) -> None:
         """Record that ``stream_id`` exists; a stream not heard before becomes the vehicle's current one."""
