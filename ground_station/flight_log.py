@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -209,11 +210,15 @@ class FlightLog:
 
     def store(self, items: list[tuple[Envelope, bytes]]) -> int:
         """Store envelopes (idempotent) in one transaction; returns how many were new."""
+        return sum(self.store_counted(items).values())
+
+    def store_counted(self, items: list[tuple[Envelope, bytes]]) -> Counter[str]:
+        """Store envelopes of any vehicles (idempotent) in one transaction; returns how many were new, per vehicle."""
+        added: Counter[str] = Counter()
         if not items:
-            return 0
+            return added
         conn = self._conn
         now = time.time_ns()
-        added = 0
         rebuild: set[tuple[str, str]] = set()
         try:
             conn.begin()
@@ -227,7 +232,7 @@ class FlightLog:
                 if key not in new:
                     continue
                 new.discard(key)   # a frame twice in one batch counts once
-                added += 1
+                added[env.vehicle_id] += 1
                 if key[:2] not in noted:
                     noted.add(key[:2])
                     self._note_stream(env.vehicle_id, env.stream)
@@ -353,16 +358,28 @@ class FlightLog:
         ``first_available``: the vehicle no longer holds seqs below it, so a hole there
         can never be filled; it is skipped and counted as unrecoverable.
         """
+        return self.advance_many([(vehicle_id, stream_id, seen, first_available)])[(vehicle_id, stream_id)]
+
+    def advance_many(self, moves: list[tuple[str, str, int, int | None]]) -> dict[tuple[str, str], int]:
+        """:meth:`advance` for several streams, ``(vehicle_id, stream_id, seen, first_available)`` each, in one
+        transaction; returns each stream's cursor."""
         conn = self._conn
+        out: dict[tuple[str, str], int] = {}
+        if not moves:
+            return out
         try:
             conn.begin()
-            conn.lock_stream(vehicle_id, stream_id)   # a second ingest process moves it after us, never under us
-            contiguous = self._advance(vehicle_id, stream_id, seen, first_available)
+            for vid, stream, seen, first_available in sorted(moves, key=lambda m: (m[0], m[1])):
+                conn.lock_stream(vid, stream)   # a second ingest process moves it after us, never under us
+                out[(vid, stream)] = self._advance(vid, stream, seen, first_available)
             conn.commit()
         except conn.errors as exc:
             conn.rollback()
             raise FlightLogError(f"{self.path}: advance failed ({exc})") from exc
-        return contiguous
+        except BaseException:
+            conn.rollback()
+            raise
+        return out
 
     def _advance(self, vehicle_id: str, stream_id: str, seen: int, first_available: int | None) -> int:
         conn = self._conn

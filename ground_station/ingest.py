@@ -353,6 +353,8 @@ class GroundStation:
                     for role in sorted(link.reopen):
                         if now - link.reopened_at[role] >= _REOPEN_MIN_INTERVAL_S:
                             self._reopen(poller, owner, link, role, now)
+                self._commit(list(self.links.values()), flight_log)
+                for link in self.links.values():
                     self._tend(link, flight_log, now)
                 if leases is not None and now - lease_turn_at >= self.cfg.ingest_lease_s / 3:
                     lease_turn_at = now
@@ -367,7 +369,7 @@ class GroundStation:
         finally:
             for link in self.links.values():
                 try:
-                    self._commit(link, flight_log)
+                    self._commit([link], flight_log)
                     flight_log.save_rejects(link.vehicle_id, link.counters)
                 except Exception:  # noqa: BLE001 - closing anyway
                     log.exception("final commit failed")
@@ -393,7 +395,7 @@ class GroundStation:
         """Commit what the vehicle's link holds, then close it (its lease is another process's now)."""
         link = self.links.pop(vehicle_id)
         try:
-            self._commit(link, flight_log)
+            self._commit([link], flight_log)
             flight_log.save_rejects(vehicle_id, link.counters)
         finally:
             for role in ("sub", "dealer"):
@@ -445,21 +447,33 @@ class GroundStation:
         link.counters[f"{role}_reopened"] += 1
         log.warning("telemetry socket re-created", extra={"fields": {"vehicle": link.vehicle_id, "socket": role}})
 
-    def _commit(self, link: VehicleLink, flight_log: FlightLog) -> None:
-        batch, link.pending = link.pending, []
-        if batch:
-            link.counters["stored"] += flight_log.store(batch)
-        if link.stream_switch is not None:
-            link.switch_stream(flight_log)
-        if link.stream is not None and (batch or link.first_available != link.first_applied):
-            link.first_applied = link.first_available
-            link.contiguous = flight_log.advance(link.vehicle_id, link.stream, seen=link.max_seen,
-                                                 first_available=link.first_available)
+    def _commit(self, links: list[VehicleLink], flight_log: FlightLog) -> None:
+        """Store what the links hold, follow new streams, move the cursors: one transaction for all
+        the vehicles' frames and one for all their cursors (on a server, round trips are the cost)."""
+        batches = {link.vehicle_id: link.pending for link in links if link.pending}
+        for link in links:
+            link.pending = []
+        if batches:
+            added = flight_log.store_counted([item for batch in batches.values() for item in batch])
+            for link in links:
+                if link.vehicle_id in batches:
+                    link.counters["stored"] += added[link.vehicle_id]
+        moves: dict[tuple[str, str], VehicleLink] = {}
+        for link in links:
+            if link.stream_switch is not None:
+                link.switch_stream(flight_log)
+            if link.stream is not None and (link.vehicle_id in batches or link.first_available != link.first_applied):
+                link.first_applied = link.first_available
+                moves[(link.vehicle_id, link.stream)] = link
+        if moves:
+            cursors = flight_log.advance_many([(vid, stream, link.max_seen, link.first_available)
+                                               for (vid, stream), link in moves.items()])
+            for key, link in moves.items():
+                link.contiguous = cursors[key]
 
     def _tend(self, link: VehicleLink, flight_log: FlightLog, now: float) -> None:
-        """Commit, then ask for status, missing ranges and acknowledge what is committed."""
+        """After the commit: ask for status, missing ranges and acknowledge what is committed."""
         cfg = self.cfg
-        self._commit(link, flight_log)
         if now - link.status_sent_at >= cfg.status_interval_s:
             if link.send(StatusRequest()):
                 link.status_cursors.append(link.contiguous)
