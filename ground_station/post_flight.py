@@ -107,6 +107,7 @@ class PostFlightWatcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._store: Any = None
+        self._fleet: Any = None   # on a PostgreSQL ground: its fleet memory (ground_station.fleet_memory)
 
     def start(self) -> "PostFlightWatcher":
         self._thread = threading.Thread(target=self._run, name="post-flight", daemon=True)
@@ -125,6 +126,9 @@ class PostFlightWatcher:
         if self._store is not None:
             self._store.close()
             self._store = None
+        if self._fleet is not None:
+            self._fleet.close()
+            self._fleet = None
 
     def poll(self) -> list[Path]:
         """One pass: analyse what ended since the last pass."""
@@ -135,6 +139,12 @@ class PostFlightWatcher:
             return []
         fl = reader.log
         try:
+            if is_url(self.db_path):   # another host's analyses count as done here
+                if self._fleet is None:
+                    from ground_station.fleet_memory import FleetMemory
+
+                    self._fleet = FleetMemory.open(str(self.db_path))
+                self._fleet.materialize(self.out_dir)
             if not pending_flights(fl, self.out_dir):
                 return []
             if self._store is None:
@@ -143,6 +153,10 @@ class PostFlightWatcher:
 
                 self._store = ExperienceStore.open(self.memory_path, MiniLMEmbedder.load())
             written = analyse_log(fl, self.out_dir, self._store, success_radius_m=self.success_radius_m)
+            if self._fleet is not None:
+                self._fleet.embedder = self._store.embedder
+                for path in written:
+                    self._fleet.add_bundle(path)
         finally:
             reader.close()
         self.written.extend(written)
