@@ -143,8 +143,10 @@ class PostgresDb(LogDb):
         self.conn.close()
 
 
-def open_sqlite(path: str | Path, *, readonly: bool = False) -> SqliteDb:
-    """A SQLite database file in WAL mode (read-only: opened by URI with ``mode=ro``, never created)."""
+def open_sqlite(path: str | Path, *, readonly: bool = False, threads: bool = False) -> SqliteDb:
+    """A SQLite database file in WAL mode (read-only: opened by URI with ``mode=ro``, never created).
+
+    ``threads``: the connection may be used from several threads (each use under the caller's lock)."""
     path = Path(path)
     try:
         if readonly:
@@ -152,7 +154,7 @@ def open_sqlite(path: str | Path, *, readonly: bool = False) -> SqliteDb:
                                    timeout=10.0, check_same_thread=False)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(path), isolation_level=None, timeout=10.0)
+            conn = sqlite3.connect(str(path), isolation_level=None, timeout=10.0, check_same_thread=not threads)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
     except sqlite3.DatabaseError as exc:

@@ -272,7 +272,9 @@ def main(argv: list[str]) -> int:
         return 1
     station = GroundStation(cfg, base_dir=base_dir)
     watcher = _watcher(cfg, base_dir).start() if cfg.post_flight_enabled else None
-    courier = LessonCourier(cfg, base_dir).start() if cfg.lesson_delivery_enabled else None
+    # With leases, each process's courier serves the vehicles its ingest holds.
+    serving = (lambda: set(station.links)) if cfg.ingest_lease_s > 0 else None
+    courier = LessonCourier(cfg, base_dir, serving=serving).start() if cfg.lesson_delivery_enabled else None
 
     def _stop(signum: int, frame: object) -> None:
         station.stop()
