@@ -116,27 +116,33 @@ def _vehicles_stored_since(target: str | Path, t_ns: int) -> int:
 
 
 def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    """Set up the flight log (a throwaway server unless --database), fly, measure; the server always stopped."""
+    if args.backend != "postgresql":
+        return _fly(args, folder, str(folder / "flight_log.sqlite"))
+    if args.database:
+        from ground_station import migrations
+        from ground_station.log_db import open_postgres
+
+        db = open_postgres(args.database)
+        try:
+            migrations.migrate(db)
+        finally:
+            db.close()
+        return _fly(args, folder, args.database)
+    from sim.pg_server import PgCluster
+
+    cluster = PgCluster.start_new(durable=True)
+    try:
+        return _fly(args, folder, cluster.new_database())
+    finally:
+        cluster.stop()
+
+
+def _fly(args: argparse.Namespace, folder: Path, target: str) -> dict[str, Any]:
     import numpy as np
 
     from ground_station.flight_log import FlightLog
 
-    cluster = None
-    if args.backend == "postgresql":
-        if args.database:
-            from ground_station import migrations
-            from ground_station.log_db import open_postgres
-
-            target: str = args.database
-            db = open_postgres(target)
-            migrations.migrate(db)
-            db.close()
-        else:
-            from sim.pg_server import PgCluster
-
-            cluster = PgCluster.start_new(durable=True)
-            target = cluster.new_database()
-    else:
-        target = str(folder / "flight_log.sqlite")
     lease_s = args.lease_s if args.backend == "postgresql" else 0.0
     children, grounds = [], []
     try:
@@ -186,16 +192,12 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         for child in children:
             if child.poll() is None:
                 child.kill()
-    try:
-        with FlightLog.open(target) as fl:
-            lost = sum(b - a + 1 for v, last in published.items()
-                       for a, b in fl.missing(v, fl.current_stream(v) or "", 1, last, limit=10 ** 6))
-            flights = [f for v in published for f in fl.flights(v)]
-            rows = fl.db.execute("SELECT received_ns - t_ns, t_ns FROM messages").fetchall()
-            server = fl.db.execute("SELECT version()").fetchone()[0] if fl.db.kind == "postgresql" else None
-    finally:
-        if cluster is not None:
-            cluster.stop()
+    with FlightLog.open(target) as fl:
+        lost = sum(b - a + 1 for v, last in published.items()
+                   for a, b in fl.missing(v, fl.current_stream(v) or "", 1, last, limit=10 ** 6))
+        flights = [f for v in published for f in fl.flights(v)]
+        rows = fl.db.execute("SELECT received_ns - t_ns, t_ns FROM messages").fetchall()
+        server = fl.db.execute("SELECT version()").fetchone()[0] if fl.db.kind == "postgresql" else None
     lat = np.array([r[0] for r in rows], dtype=np.float64) / 1e6
     t_pub = np.array([r[1] for r in rows], dtype=np.int64)
     outage = (t_pub >= t_kill_ns) & (t_pub <= t_kill_ns + int(takeover_s * 1e9))

@@ -13,7 +13,7 @@ from pathlib import Path
 from ground_station.flight_log import FlightLog
 from ground_station.log_db import open_postgres
 from onboard.telemetry.publisher import TelemetryPublisher
-from tests.ground_station.pgkit import PgCluster, pg_cluster  # noqa: F401 - fixture
+from tests.ground_station.pgkit import PgCluster
 from tests.telemetry.linkkit import REPO, fly, ground_cfg, python, vehicle_cfg, wait_until, write_ground_yaml
 
 FLEET = ["v1", "v2", "v3", "v4"]

@@ -14,7 +14,6 @@ from ground_station.flight_log import FlightLog
 from contract.envelope import decode
 from onboard.telemetry.journal import Journal
 from onboard.telemetry.publisher import TelemetryPublisher
-from tests.ground_station.pgkit import log_target, pg_cluster  # noqa: F401 - fixtures: on both backends
 from tests.telemetry.linkkit import (REPO, GroundThread, ground_cfg, log_place, make_keys, python, vehicle_cfg,
                                      wait_until, write_ground_yaml)
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from ground_station.flight_log import FlightLog
 from onboard.telemetry.publisher import TelemetryPublisher
-from tests.ground_station.pgkit import log_target, pg_cluster  # noqa: F401 - fixtures: each test on both backends
 from tests.telemetry.linkkit import GroundThread, fly, ground_cfg, log_place, make_keys, vehicle_cfg, wait_until
 
 
