@@ -366,6 +366,10 @@ class GroundStation:
                         log.info("ground station counters", extra={"fields": {"vehicle": link.vehicle_id,
                                                                               "contiguous": link.contiguous,
                                                                               **link.counters}})
+        except (FlightLogError, *flight_log.db.errors) as exc:
+            # The database is gone (a server restarted, a file's disk failed): stop, so whatever supervises
+            # this process starts it again; the vehicles' journals keep everything until it acknowledges.
+            raise IngestError(f"flight log failed: {str(exc).strip()}") from exc
         finally:
             for link in self.links.values():
                 try:

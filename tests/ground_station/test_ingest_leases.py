@@ -43,3 +43,35 @@ def test_two_books_split_the_fleet_and_the_survivor_takes_all(pg_cluster: PgClus
     finally:
         a_db.close()
         b_db.close()
+
+
+def test_an_ingest_whose_server_connection_dies_stops_with_a_clear_error(pg_cluster: PgCluster) -> None:
+    import threading
+
+    from ground_station.ingest import GroundStation, IngestError
+    from ground_station.settings import GroundConfig, VehicleLinkConfig
+
+    url = pg_cluster.new_database()
+    cfg = GroundConfig(database=url, ingest_lease_s=0.3, curve=False, stats_interval_s=0.0,
+                       vehicles=[VehicleLinkConfig("v1", "tcp://127.0.0.1:1", "tcp://127.0.0.1:2")])
+    station = GroundStation(cfg)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            station.run(duration_s=120.0)
+        except BaseException as exc:  # noqa: BLE001 - inspected below
+            errors.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert station.started.wait(30)
+    admin = open_postgres(url)
+    try:
+        assert admin.execute("SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+                             "current_database() AND pid <> pg_backend_pid()").fetchone()[0] >= 1
+    finally:
+        admin.close()
+    thread.join(60)
+    assert not thread.is_alive()
+    assert len(errors) == 1 and isinstance(errors[0], IngestError) and "flight log failed" in str(errors[0])
