@@ -1,4 +1,4 @@
-# Over 400 lines: one thread's ingest: each vehicle's link and the station loop that owns every socket share the flight log and the counters, and a gap filled or a flight aborted crosses both.
+# Over 400 lines: one thread's ingest: each vehicle's link and the station loop that owns every socket share the flight log and the counters, and a gap filled or a flight aborted crosses both; the vehicle leases open and close those links inside the same loop.
 """Ground-station ingest: subscribe to vehicles, fill gaps by replay, log everything, acknowledge.
 
 One thread runs :meth:`GroundStation.run`; it owns every socket and the flight
