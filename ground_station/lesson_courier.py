@@ -157,9 +157,11 @@ class LessonCourier:
     """Delivers ``post_flight_dir``'s bundles to every vehicle of ``cfg``: one-shot passes or a thread per vehicle."""
 
     def __init__(self, cfg: GroundConfig, base_dir: str | Path = ".", *,
-                 serving: Callable[[], set[str]] | None = None) -> None:
-        """``serving``: the vehicles this process delivers to now (its leased ones); None: every configured one."""
+                 serving: Callable[[], set[str]] | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        """``serving``: the vehicles this process delivers to now (its leased ones); None: every configured one.
+        ``clock``: what back-offs are timed by (tests pass a synthetic one)."""
         self.cfg = cfg
+        self._clock = clock
         self.base_dir = Path(base_dir)
         self.bundle_dir = resolve(base_dir, cfg.post_flight_dir)
         self.ledger_path: str | Path = cfg.database or resolve(base_dir, cfg.lesson_delivery_ledger)
@@ -183,7 +185,7 @@ class LessonCourier:
         if not self.cfg.database:
             return
         with self._fleet_lock:
-            now = time.monotonic()
+            now = self._clock()
             if now - self._fleet_synced_at < self.cfg.lesson_delivery_interval_s:
                 return
             self._fleet_synced_at = now
@@ -242,7 +244,7 @@ class LessonCourier:
         from ground_station.memory_sync import SyncError, SyncRefused, push_bundle
 
         v = self._vehicles[vehicle_id]
-        if time.monotonic() < v.next_try:
+        if self._clock() < v.next_try:
             return 0
         if self._serving is not None and vehicle_id not in self._serving():
             return 0   # another ingest process holds this vehicle's lease: its courier delivers
@@ -305,7 +307,7 @@ class LessonCourier:
         v.silent += 1
         v.counts["no_answer"] += 1
         delay = min(self.cfg.lesson_delivery_max_backoff_s, self.cfg.lesson_delivery_interval_s * 2 ** min(v.silent, 30))
-        v.next_try = time.monotonic() + delay
+        v.next_try = self._clock() + delay
         (log.warning if v.silent == 1 else log.info)(
             "vehicle did not take its lessons; trying again later", extra={"fields": {
                 "vehicle_id": v.link.vehicle_id, "why": why[:300], "silent": v.silent, "retry_in_s": round(delay, 1)}})
@@ -325,7 +327,7 @@ class LessonCourier:
                 self.deliver_to(vehicle_id)
             except Exception:  # noqa: BLE001 - the courier outlives any one failure
                 log.exception("lesson delivery to %s failed", vehicle_id)
-            wait = max(self.cfg.lesson_delivery_interval_s, v.next_try - time.monotonic())
+            wait = max(self.cfg.lesson_delivery_interval_s, v.next_try - self._clock())
             self._stop.wait(wait)
 
     def stop(self, timeout: float | None = None) -> None:
@@ -373,5 +375,5 @@ class LessonCourier:
                         "delivered_now": v.counts["delivered"], "added": v.counts["added"],
                         "already_present": v.counts["already_present"], "refused_now": v.counts["refused"],
                         "attempts": v.counts["attempts"], "no_answer": v.counts["no_answer"],
-                        "backing_off_s": round(max(0.0, v.next_try - time.monotonic()), 1)}
+                        "backing_off_s": round(max(0.0, v.next_try - self._clock()), 1)}
         return out
