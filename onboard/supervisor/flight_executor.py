@@ -32,10 +32,10 @@ from common.geodesy import ned_from_geo
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError
-from firmware_bridge.intents import PositionNed
+from firmware_bridge.intents import PositionNed, yaw_error_deg
 from firmware_bridge.ground_mode import leave_offboard_on_ground
 from firmware_bridge.maneuvers import arm_when_ready, position_from_home, wait_until
-from firmware_bridge.offboard_pilot import OffboardPilot, yaw_error_deg
+from firmware_bridge.offboard_pilot import OffboardPilot
 from firmware_bridge.safety_envelope import SafetyViolation
 from onboard.supervisor.airborne import wait_down
 from onboard.supervisor.settings import SupervisorConfig
