@@ -230,7 +230,7 @@ class TelemetryHub:
             north = self._state.yaw_deg + body
         self._set(gimbal_pitch_deg=a.euler_angle_forward.pitch_deg, gimbal_yaw_body_deg=body,
                   gimbal_yaw_deg=north % 360.0 if math.isfinite(north) else north,
-                  gimbal_attitude_t=time.monotonic())
+                  gimbal_attitude_t=time.monotonic(), gimbal_attitude_us=int(a.timestamp_us))
 
     def _on_gimbal_control(self, c: Any) -> None:
         mode = c.control_mode.name

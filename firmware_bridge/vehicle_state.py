@@ -66,6 +66,7 @@ class VehicleState:
     gimbal_yaw_deg: float = field(default_factory=_nan)
     gimbal_yaw_body_deg: float = field(default_factory=_nan)
     gimbal_attitude_t: float = field(default_factory=_nan)
+    gimbal_attitude_us: int = 0  # the gimbal's own time of that report (its boot clock, microseconds)
     gimbal_pitch_min_deg: float = field(default_factory=_nan)
     gimbal_pitch_max_deg: float = field(default_factory=_nan)
     gimbal_yaw_min_deg: float = field(default_factory=_nan)
