@@ -126,6 +126,7 @@ class LookAround:
             self.fusion.add(step, view, read)
             log.append({"view": k, "heading_deg": round(hd, 1), "reported_yaw_deg": round(yaw, 1),
                         "pitch_deg": round(view.pitch_deg, 1), "turned": turned, "pointed_by": pointing.by,
+                        "vehicle_yaw_deg": round(s.yaw_deg, 1) if math.isfinite(s.yaw_deg) else None,
                         "frame": None if why else f"rgb_timestep_{step:04d}{tag}_view{k}.png", "bad_frame": why,
                         "timings_ms": {a: round(b, 1) for a, b in read.timings_ms.items()},
                         "reads": [sighting_json(x) for x in read.sightings]})
