@@ -37,6 +37,9 @@ from firmware_bridge.vehicle_state import VehicleState
 log = logging.getLogger(__name__)
 
 WATCH_S = 0.25  # how often the silence watchdog looks at the attitude's age
+# A pointing has settled when the gimbal reports turning slower than this (a frame taken while it still
+# slews is taken on the way, at an angle the tolerance allows but the camera has already left).
+SETTLED_DEG_S = 2.0
 
 
 class GimbalUnavailable(BridgeError):
@@ -163,7 +166,8 @@ class GimbalPort:
 
     async def point(self, pitch_deg: float, yaw_deg: float, tolerance_deg: float) -> Pointing:
         """Point the camera ``pitch_deg`` from the horizon and ``yaw_deg`` from north, and wait (at most
-        ``gimbal.point_timeout_s``) until the reported attitude is within ``tolerance_deg`` of both.
+        ``gimbal.point_timeout_s``) until the reported attitude is within ``tolerance_deg`` of both and the
+        gimbal has stopped turning.
 
         Raises GimbalUnavailable when there is no gimbal to point or it refuses or ignores the command.
         """
@@ -191,7 +195,8 @@ class GimbalPort:
                 track.append([round(s.gimbal_attitude_t - t0, 2), round(s.gimbal_pitch_deg, 1),
                               round(s.gimbal_yaw_deg, 1)])
             return (self.fresh(s) and s.gimbal_attitude_t >= t0 and abs(s.gimbal_pitch_deg - pitch) <= tolerance_deg
-                    and yaw_error_deg(s.gimbal_yaw_deg, yaw) <= tolerance_deg)
+                    and yaw_error_deg(s.gimbal_yaw_deg, yaw) <= tolerance_deg
+                    and not s.gimbal_rate_deg_s > SETTLED_DEG_S)  # NaN: a gimbal that reports no rate
 
         reached = True
         try:

@@ -228,7 +228,10 @@ class TelemetryHub:
         north = a.euler_angle_north.yaw_deg
         if not math.isfinite(north):  # MAVSDK had no vehicle heading yet
             north = self._state.yaw_deg + body
+        rates = [abs(math.degrees(r)) for r in (a.angular_velocity.pitch_rad_s, a.angular_velocity.yaw_rad_s)
+                 if math.isfinite(r)]
         self._set(gimbal_pitch_deg=a.euler_angle_forward.pitch_deg, gimbal_yaw_body_deg=body,
+                  gimbal_rate_deg_s=max(rates) if rates else math.nan,
                   gimbal_yaw_deg=north % 360.0 if math.isfinite(north) else north,
                   gimbal_attitude_t=time.monotonic(), gimbal_attitude_us=int(a.timestamp_us))
 

@@ -67,6 +67,7 @@ class VehicleState:
     gimbal_yaw_body_deg: float = field(default_factory=_nan)
     gimbal_attitude_t: float = field(default_factory=_nan)
     gimbal_attitude_us: int = 0  # the gimbal's own time of that report (its boot clock, microseconds)
+    gimbal_rate_deg_s: float = field(default_factory=_nan)  # its faster axis's turn rate then (NaN: not reported)
     gimbal_pitch_min_deg: float = field(default_factory=_nan)
     gimbal_pitch_max_deg: float = field(default_factory=_nan)
     gimbal_yaw_min_deg: float = field(default_factory=_nan)
