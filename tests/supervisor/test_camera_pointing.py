@@ -50,6 +50,7 @@ async def test_a_look_around_points_the_gimbal_through_its_headings_and_the_vehi
         yaw0, done, yaws, truth, history = await _fly_and_point(
             v, lambda yaw: ordered_headings(VIEWS, yaw), -30.0)
     headings = ordered_headings(VIEWS, yaw0)
+    print(f"gimbal: {VIEWS} views pointed in {sum(p.seconds for p in done):.1f} s")
     assert [p.by for p in done] == ["gimbal"] * VIEWS  # 5 x 72 deg: all within the gimbal's +-160
     for heading, p, yaw in zip(headings, done, yaws):
         assert p.pointed and _angle(p.yaw_deg, heading) <= TOLERANCE_DEG and p.pitch_deg == pytest.approx(-30.0, abs=TOLERANCE_DEG)
@@ -76,6 +77,7 @@ async def test_without_a_gimbal_the_vehicle_turns_to_each_heading_as_before():
         yaw0, done, yaws, truth, history = await _fly_and_point(
             v, lambda yaw: ordered_headings(VIEWS, yaw), -30.0)
     headings = ordered_headings(VIEWS, yaw0)
+    print(f"no gimbal: {VIEWS} views turned to in {sum(p.seconds for p in done):.1f} s")
     assert [p.by for p in done] == ["vehicle"] * VIEWS and all(p.pitch_deg is None for p in done)
     for heading, p, yaw in zip(headings, done, yaws):
         assert p.pointed and _angle(yaw, heading) <= TOLERANCE_DEG + 1.0
