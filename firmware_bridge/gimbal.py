@@ -61,12 +61,12 @@ class GimbalPort:
     """The bridge's one way to the gimbal; `available` says whether a pointing may be asked of it now."""
 
     def __init__(self, cfg: GimbalConfig, system: Any, hub: TelemetryHub, command_timeout_s: float,
-                 emit: Callable[[str, dict[str, Any]], Any]) -> None:
+                 on_event: Callable[[str, dict[str, Any]], Any]) -> None:
         self.cfg = cfg
         self._system = system
         self._hub = hub
         self._timeout_s = command_timeout_s
-        self._emit = emit
+        self._on_event = on_event
         self._plugin: Any = None
         self._watch: asyncio.Task | None = None
         self._deadline = math.inf  # discovery window's end (time.monotonic())
@@ -140,7 +140,7 @@ class GimbalPort:
             result = "TIMEOUT"
         except Exception as exc:  # GimbalError: its result names why (DENIED comes back as ERROR)
             result = getattr(getattr(exc, "result", None), "name", type(exc).__name__)
-        self._emit("gimbal_command", {"command": name, **detail, "result": result,
+        self._on_event("gimbal_command", {"command": name, **detail, "result": result,
                                       "seconds": round(time.monotonic() - t0, 3)})
         if result != "SUCCESS":
             raise GimbalUnavailable(f"gimbal {name}: {result}")
@@ -205,7 +205,7 @@ class GimbalPort:
             reached = False
         s = self._hub.state
         done = Pointing(pitch, yaw, reached, time.monotonic() - t0, (s.gimbal_pitch_deg, s.gimbal_yaw_deg))
-        self._emit("gimbal_attitude", {"pitch_deg": round(s.gimbal_pitch_deg, 2), "yaw_deg": round(s.gimbal_yaw_deg, 2),
+        self._on_event("gimbal_attitude", {"pitch_deg": round(s.gimbal_pitch_deg, 2), "yaw_deg": round(s.gimbal_yaw_deg, 2),
                                        "yaw_body_deg": round(s.gimbal_yaw_body_deg, 2), "asked": [pitch, yaw],
                                        "reached": reached, "seconds": round(done.seconds, 3),
                                        "vehicle_yaw_deg": round(s.yaw_deg, 1) if math.isfinite(s.yaw_deg) else None,
@@ -223,8 +223,8 @@ class GimbalPort:
             fresh = self.fresh(s)
             if not fresh and not self.silent:
                 self.silent = True
-                self._emit("gimbal_silent", {"age_s": round(time.monotonic() - s.gimbal_attitude_t, 2)})
+                self._on_event("gimbal_silent", {"age_s": round(time.monotonic() - s.gimbal_attitude_t, 2)})
             elif fresh and self.silent:
                 self.silent = False
-                self._emit("gimbal_restored", {"pitch_deg": round(s.gimbal_pitch_deg, 1),
+                self._on_event("gimbal_restored", {"pitch_deg": round(s.gimbal_pitch_deg, 1),
                                                "yaw_deg": round(s.gimbal_yaw_deg, 1)})
