@@ -205,11 +205,12 @@ class GimbalPort:
             reached = False
         s = self._hub.state
         done = Pointing(pitch, yaw, reached, time.monotonic() - t0, (s.gimbal_pitch_deg, s.gimbal_yaw_deg))
-        self._on_event("gimbal_attitude", {"pitch_deg": round(s.gimbal_pitch_deg, 2), "yaw_deg": round(s.gimbal_yaw_deg, 2),
-                                       "yaw_body_deg": round(s.gimbal_yaw_body_deg, 2), "asked": [pitch, yaw],
-                                       "reached": reached, "seconds": round(done.seconds, 3),
-                                       "vehicle_yaw_deg": round(s.yaw_deg, 1) if math.isfinite(s.yaw_deg) else None,
-                                       "track": track[-40:]})
+        self._on_event("gimbal_attitude", {
+            "pitch_deg": round(s.gimbal_pitch_deg, 2), "yaw_deg": round(s.gimbal_yaw_deg, 2),
+            "yaw_body_deg": round(s.gimbal_yaw_body_deg, 2), "asked": [pitch, yaw], "reached": reached,
+            "seconds": round(done.seconds, 3),
+            "vehicle_yaw_deg": round(s.yaw_deg, 1) if math.isfinite(s.yaw_deg) else None,
+            "track": track[-40:]})  # the attitudes on the way, (seconds, pitch, heading): its last 4 s
         return done
 
     # -- silence -------------------------------------------------------------------------------

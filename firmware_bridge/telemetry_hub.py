@@ -75,7 +75,8 @@ class TelemetryHub:
         self._stream("status_text", t.subscribe_status_text, self._on_status_text)
         self._stream("heartbeat", lambda: mavlink_direct.subscribe_message("HEARTBEAT"), self._on_heartbeat)
         # The gimbal's end stops: MAVSDK's gimbal plugin asks for this message but does not pass its limits on.
-        self._stream("gimbal_manager_information", lambda: mavlink_direct.subscribe_message("GIMBAL_MANAGER_INFORMATION"),
+        self._stream("gimbal_manager_information",
+                     lambda: mavlink_direct.subscribe_message("GIMBAL_MANAGER_INFORMATION"),
                      self._on_gimbal_manager_information)
 
     def start_gimbal(self, gimbal: Any) -> None:

@@ -158,8 +158,10 @@ class GimbalManager:
                        now: float) -> tuple[int, int] | None:
         """A COMMAND_LONG/INT for the manager or the device: (MAV_RESULT, the component that answers),
         None when it is no gimbal command, or (-1, -1) when the gimbal is silent (no answer, no effect)."""
-        ours = (target_compid == GIMBAL_COMPID or command in (CMD_DO_GIMBAL_MANAGER_CONFIGURE, CMD_DO_GIMBAL_MANAGER_PITCHYAW)
-                or (command == CMD_REQUEST_MESSAGE and _num(p[0]) in (GIMBAL_MANAGER_INFORMATION, GIMBAL_MANAGER_STATUS)))
+        ours = (target_compid == GIMBAL_COMPID
+                or command in (CMD_DO_GIMBAL_MANAGER_CONFIGURE, CMD_DO_GIMBAL_MANAGER_PITCHYAW)
+                or (command == CMD_REQUEST_MESSAGE
+                    and _num(p[0]) in (GIMBAL_MANAGER_INFORMATION, GIMBAL_MANAGER_STATUS)))
         if not ours or target_compid not in (0, MANAGER_COMPID, GIMBAL_COMPID):
             return None
         if self.silent:
