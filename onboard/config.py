@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from firmware_bridge.settings import BridgeConfig, FleetConfig, LinkConfig, SafetyConfig, StreamerConfig
+from firmware_bridge.settings import BridgeConfig, FleetConfig, GimbalConfig, LinkConfig, SafetyConfig, StreamerConfig
 from onboard.agent.settings import AgentConfig
 from onboard.inference.settings import InferenceConfig
 from common.log_setup import LoggingConfig
@@ -35,6 +35,8 @@ class AerieConfig:
     streamer: StreamerConfig = field(default_factory=StreamerConfig)
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     fleet: FleetConfig = field(default_factory=FleetConfig)
+    # The camera gimbal, where the autopilot announces one (firmware_bridge/gimbal.py).
+    gimbal: GimbalConfig = field(default_factory=GimbalConfig)
     fleet_channel: FleetChannelConfig = field(default_factory=FleetChannelConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
@@ -55,7 +57,8 @@ class AerieConfig:
 
     @property
     def bridge(self) -> BridgeConfig:
-        return BridgeConfig(link=self.link, streamer=self.streamer, safety=self.safety, fleet=self.fleet)
+        return BridgeConfig(link=self.link, streamer=self.streamer, safety=self.safety, fleet=self.fleet,
+                            gimbal=self.gimbal)
 
 
 def load_config(path: str | Path | None = None) -> AerieConfig:

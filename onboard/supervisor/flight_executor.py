@@ -32,12 +32,13 @@ from common.geodesy import ned_from_geo
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError
-from firmware_bridge.intents import PositionNed
+from firmware_bridge.intents import PositionNed, yaw_error_deg
 from firmware_bridge.ground_mode import leave_offboard_on_ground
 from firmware_bridge.maneuvers import arm_when_ready, position_from_home, wait_until
-from firmware_bridge.offboard_pilot import OffboardPilot, yaw_error_deg
+from firmware_bridge.offboard_pilot import OffboardPilot
 from firmware_bridge.safety_envelope import SafetyViolation
 from onboard.supervisor.airborne import wait_down
+from onboard.supervisor.camera_pointing import CameraPointing, point_camera
 from onboard.supervisor.settings import SupervisorConfig
 from onboard.supervisor.touchdown import brake, clear_of_the_fleet
 
@@ -266,6 +267,12 @@ class FlightExecutor:
                                               "reason": self.pilot.refused})
             return False
         return turned
+
+    async def point_camera(self, heading_deg: float, pitch_deg: float | None = None,
+                           tolerance_deg: float = TURN_TOLERANCE_DEG) -> CameraPointing:
+        """The camera to `heading_deg` (from north) and `pitch_deg`: the gimbal where the autopilot announces one,
+        waited for on its reported attitude, else the vehicle turns as `turn_to` (`camera_pointing.py`)."""
+        return await point_camera(self, heading_deg, pitch_deg, tolerance_deg)
 
     def _held_position(self) -> PositionNed:
         """Where the pilot holds the vehicle now (the waypoint it arrived at), else where it is."""
