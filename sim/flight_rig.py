@@ -50,6 +50,7 @@ class SimRig:
     task: ResolvedTask
     vehicle: Any
     server: WorldObservationServer
+    gimbal: bool = True  # the simulated vehicle announces a camera gimbal (sim/vehicle/gimbal_manager.py)
 
     def mission(self, name: str | None = None) -> Mission:
         return Mission(instruction=self.task.task.description, name=name or self.task.id,
@@ -90,7 +91,7 @@ class SimRig:
         self.vehicle.stop()
         lat, lon = (float(v) for v in self.world.graph.latlon[self.task.start_node])
         self.vehicle = SimVehicleProcess(home=(lat, lon, 10.0), seed=self.task.start_node, params=dict(SIM_PARAMS),
-                                         prearm_delay_s=0.5).start()
+                                         prearm_delay_s=0.5, gimbal=self.gimbal).start()
 
     def close(self) -> None:
         self.server.close()
@@ -104,18 +105,20 @@ class SimRig:
 
 
 def start_rig(task_id: str = "t019", *, world: World | None = None, noise: str = "prep", seed: int = 0,
-              tasks_path: str | Path = DEFAULT_TASKS, offer_moves: bool = True) -> SimRig:
-    """The sim vehicle at the task's start and the world feed; `offer_moves=False`: the feed is a sensor only."""
+              tasks_path: str | Path = DEFAULT_TASKS, offer_moves: bool = True, gimbal: bool = True) -> SimRig:
+    """The sim vehicle at the task's start and the world feed; `offer_moves=False`: the feed is a sensor only;
+    `gimbal=False`: a vehicle without a camera gimbal (the look-around turns the vehicle)."""
     from sim.vehicle import SimVehicleProcess
     from sim.world.cache import load_world
 
     world = world or load_world(None)
     rt = load_task(task_id, world, tasks_path)
     lat, lon = (float(v) for v in world.graph.latlon[rt.start_node])
-    vehicle = SimVehicleProcess(home=(lat, lon, 10.0), seed=seed, params=dict(SIM_PARAMS), prearm_delay_s=0.5).start()
+    vehicle = SimVehicleProcess(home=(lat, lon, 10.0), seed=seed, params=dict(SIM_PARAMS), prearm_delay_s=0.5,
+                                gimbal=gimbal).start()
     try:
         server = WorldObservationServer(world, noise=noise, seed=seed, offer_moves=offer_moves).start()
     except BaseException:
         vehicle.stop()
         raise
-    return SimRig(world, rt, vehicle, server)
+    return SimRig(world, rt, vehicle, server, gimbal)

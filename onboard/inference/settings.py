@@ -32,7 +32,9 @@ class InferenceConfig:
     intra_op_threads: int = ranged(0, 0, 256)
     # TensorRT EP: build FP16 engines.
     trt_fp16: bool = True
-    # TensorRT EP: build INT8 engines (needs a calibration table next to the model).
+    # TensorRT EP: build INT8 engines (needs a calibration table next to the model). An INT8 copy
+    # with TensorRT ranges (grounding-dino-swint-int8, mobilesam-*-int8) runs INT8 whatever this says:
+    # its fp32 source, with the ranges `aerie models quantize` measured as the table.
     trt_int8: bool = False
     # TensorRT EP engine cache; engines are keyed by the model file's sha256.
     # Empty means <model_dir>/trt-cache.
@@ -119,6 +121,11 @@ class InferenceConfig:
     # llama-cpp-python chat handler class for the VLM ("MTMDChatHandler",
     # "Llava15ChatHandler", "MoondreamChatHandler", ...).
     vlm_chat_handler: str = "Llava15ChatHandler"
+    # Frames and maps are scaled down to this longest side (px) before the VLM sees them (0: as
+    # captured). Qwen2.5-VL spends a token per 28 x 28 pixels: a 1920 x 1080 frame is ~2,600 tokens,
+    # at 768 px ~400; Gemma 3 (896 x 896) and SmolVLM (512 px tiles) resize to their own sizes
+    # anyway. Why 768: docs/VLM_ON_JETSON.md.
+    vlm_image_max_side: int = ranged(768, 0, 8192)
     # llama.cpp context window, tokens.
     n_ctx: int = ranged(2048, 0, 1 << 20)
     # llama.cpp CPU threads for decoding (0 = half the cores).
