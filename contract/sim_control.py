@@ -31,7 +31,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "truth": (), "stats": (), "commands": (), "ping": (),
     "battery": ("percent",), "battery_drain_scale": ("scale",), "wind": ("n", "e", "d", "gust"),
     "param": ("name", "value"), "gps": ("fix",), "link": ("down",), "statustext": ("severity", "text"),
-    "mode": ("mode",),
+    "mode": ("mode",), "gimbal": ("down",),
 }
 
 
@@ -52,7 +52,7 @@ class SimControl(Payload):
     name: str | None = None           # param: a PX4 parameter and its new value
     value: float | None = None
     fix: bool | None = None           # gps: fix present
-    down: bool | None = None          # link: MAVLink silenced both ways
+    down: bool | None = None          # link: MAVLink silenced both ways; gimbal: the gimbal silenced
     severity: int | None = None       # statustext: MAVLink severity and text
     text: str | None = None
     mode: str | None = None           # mode: a pilot's switch

@@ -33,6 +33,7 @@ from firmware_bridge.events import EventFanout, FlightStateEvents
 from firmware_bridge.failsafe_monitor import FailsafeMonitor
 from firmware_bridge.fleet_guard import FleetGuard
 from firmware_bridge.fleet_picture import TrafficReport
+from firmware_bridge.gimbal import GimbalPort
 from firmware_bridge.intents import Intent
 from firmware_bridge.safety_envelope import SafetyEnvelope, SafetyViolation, Verdict
 from firmware_bridge.settings import BridgeConfig, GeofenceConfig
@@ -115,6 +116,8 @@ class FlightBridge:
             separation_check=self.fleet.check_goto,
         )
         self.flight_events = FlightStateEvents(self.hub, self.events)
+        # The camera gimbal, if the autopilot announces one (moves no vehicle: no envelope, no separation).
+        self.gimbal = GimbalPort(cfg.gimbal, link.system, self.hub, cfg.link.command_timeout_s, self.events.emit)
         self.streamer = SetpointStreamer(
             link.system._system,  # the native System under the asyncio wrapper
             cfg.streamer,
@@ -139,6 +142,7 @@ class FlightBridge:
                                      f"these telemetry streams never delivered: {', '.join(missing)}")
             bridge.monitor.start()
             bridge.flight_events.start()
+            bridge.gimbal.start()  # after the hub's subscriptions: its end stops arrive once, when MAVSDK asks
             await bridge.wait_healthy(cfg.link.health_timeout_s)
         except BaseException:
             await bridge.close()
@@ -163,7 +167,9 @@ class FlightBridge:
         self.streamer.close()
         await self.flight_events.stop()
         await self.monitor.stop()
+        await self.gimbal.stop()
         await self.hub.stop()
+        self.gimbal.destroy()
         for plugin in (self._telemetry, self._mavlink_direct, self._action):
             plugin.destroy()
         self.link.close()

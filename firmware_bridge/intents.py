@@ -50,3 +50,8 @@ class GlobalTarget:
 
 
 Intent = PositionNed | VelocityNed
+
+
+def yaw_error_deg(a: float, b: float) -> float:
+    """The unsigned angle between two headings, degrees (0..180); NaN when either is unknown."""
+    return abs((a - b + 180.0) % 360.0 - 180.0)

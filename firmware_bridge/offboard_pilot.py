@@ -70,11 +70,6 @@ def bearing_deg(start: PositionNed, goal: PositionNed, default: float) -> float:
     return math.degrees(math.atan2(de, dn)) % 360.0 if math.hypot(dn, de) >= 1.0 else default
 
 
-def yaw_error_deg(a: float, b: float) -> float:
-    """The unsigned angle between two headings, degrees (0..180); NaN when either is unknown."""
-    return abs((a - b + 180.0) % 360.0 - 180.0)
-
-
 class OffboardPilot:
     """Keeps one offboard intent fresh from engage() to release(); moves change what that intent is."""
 

@@ -22,12 +22,13 @@ they already are, only getting nearer in 3D is a conflict, so moving apart
 
 The margin. Predictions are of commanded motion; the vehicles follow late
 (the autopilot's response, a report up to a period old, the distance a climb
-takes to stop), so the rule judges a cylinder grown by how fast the two close
-now times ``separation_margin_s``: across by their horizontal closing speed,
-up and down by their vertical one. Two vehicles level on their layers close
-at no vertical speed, so the layer spacing keeps them apart as before; two
-climbing towards each other are judged with room for the climb that does not
-stop at once (bench runs had a vehicle climb 9.5 m under another, 36).
+takes to stop), so the rule judges a cylinder grown by ``separation_margin_s``
+times: across, how fast the two close horizontally; up and down, how fast
+either climbs or descends, whichever way (a climb lags its prediction as
+much when it opens the gap as when it closes it: an 8-vehicle bench run had
+a vehicle pass 9.9 m under one climbing away from it, 36). Two vehicles level
+on their layers move at no vertical speed, so the layer spacing keeps them
+apart as before.
 
 The resolution is by member id, so both vehicles reach the same answer
 without talking: towards a lower id this vehicle yields over the full
@@ -163,14 +164,15 @@ class Margin:
 
 
 def margin(here: Kinematics, there: Kinematics, cfg: FleetConfig) -> Margin:
-    """The growth for a pair: their closing speeds now, times ``separation_margin_s``; none when opening."""
-    dn, de, da = there.north_m - here.north_m, there.east_m - here.east_m, there.alt_m - here.alt_m
-    rvn, rve, rva = there.vn_m_s - here.vn_m_s, there.ve_m_s - here.ve_m_s, -(there.vd_m_s - here.vd_m_s)
+    """The growth for a pair, times ``separation_margin_s``: their horizontal closing speed (none when
+    opening), and the sum of their vertical speeds whichever way."""
+    dn, de = there.north_m - here.north_m, there.east_m - here.east_m
+    rvn, rve = there.vn_m_s - here.vn_m_s, there.ve_m_s - here.ve_m_s
     h = math.hypot(dn, de)
     closing_h = -(dn * rvn + de * rve) / h if h > 1e-6 else math.hypot(rvn, rve)
-    closing_v = -math.copysign(1.0, da) * rva if abs(da) > 1e-6 else abs(rva)
+    vertical = abs(here.vd_m_s) + abs(there.vd_m_s)
     grow = cfg.separation_margin_s
-    return Margin(max(0.0, closing_h) * grow, max(0.0, closing_v) * grow)
+    return Margin(max(0.0, closing_h) * grow, vertical * grow if math.isfinite(vertical) else 0.0)
 
 
 def judged_near(horizontal_m: float, vertical_m: float, cfg: FleetConfig, grown: Margin) -> bool:

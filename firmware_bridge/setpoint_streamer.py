@@ -80,6 +80,9 @@ class SetpointStreamer:
         # offboard), seconds: what a supervisor reports as its setpoint timing.
         self.periods_s: deque[float] = deque(maxlen=200_000)
         self._prev_tick: float | None = None
+        # When the stream last stopped because no fresh intent came (the supervisor's loop stalled),
+        # time.monotonic(): the executor tells that apart from a person taking the vehicle over.
+        self.stalled_at: float | None = None
         self._last_sent: tuple | None = None
         self.priority = "default"
 
@@ -227,6 +230,7 @@ class SetpointStreamer:
                 self._prev_tick = None
                 if self._plugin is not None:
                     self._drop_plugin()
+                    self.stalled_at = now
                     age = now - stamped.t
                     log.warning(
                         "no fresh intent for %.2f s: setpoint stream stopped, autopilot failsafe takes over", age,

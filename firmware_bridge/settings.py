@@ -155,11 +155,29 @@ class FleetConfig:
 
 
 @dataclass(frozen=True)
+class GimbalConfig:
+    # Point the camera with the vehicle's gimbal when the autopilot announces one (MAVLink gimbal
+    # protocol v2, through MAVSDK's gimbal plugin); false: the vehicle turns to point it. The gimbal
+    # moves no vehicle, so the safety envelope has nothing to say about it.
+    use: bool = True
+    # A gimbal announced within this many seconds of connecting is used. MAVSDK asks each component
+    # for it on the component's HEARTBEATs (1 Hz), so a gimbal is found within a second or two.
+    discovery_s: float = ranged(5.0, 0.0, 120.0)
+    # No attitude report from the gimbal for this long: it is silent (a gimbal_silent event), and
+    # the camera is pointed by turning the vehicle until it reports again.
+    attitude_timeout_s: float = ranged(1.0, 0.1, 60.0)
+    # A pointing whose reported attitude is not within the tolerance after this many seconds is
+    # given up (a gimbal turns about 90 deg/s: half a circle takes 2 s).
+    point_timeout_s: float = ranged(8.0, 0.5, 120.0)
+
+
+@dataclass(frozen=True)
 class BridgeConfig:
     link: LinkConfig = field(default_factory=LinkConfig)
     streamer: StreamerConfig = field(default_factory=StreamerConfig)
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     fleet: FleetConfig = field(default_factory=FleetConfig)
+    gimbal: GimbalConfig = field(default_factory=GimbalConfig)
 
     def __post_init__(self) -> None:
         layer = self.fleet.layer_alt_m

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import logging
 import math
 import time
@@ -73,6 +74,16 @@ class TelemetryHub:
         self._stream("home", t.subscribe_home, self._on_home)
         self._stream("status_text", t.subscribe_status_text, self._on_status_text)
         self._stream("heartbeat", lambda: mavlink_direct.subscribe_message("HEARTBEAT"), self._on_heartbeat)
+        # The gimbal's end stops: MAVSDK's gimbal plugin asks for this message but does not pass its limits on.
+        self._stream("gimbal_manager_information",
+                     lambda: mavlink_direct.subscribe_message("GIMBAL_MANAGER_INFORMATION"),
+                     self._on_gimbal_manager_information)
+
+    def start_gimbal(self, gimbal: Any) -> None:
+        """The gimbal plugin's streams (firmware_bridge/gimbal.py starts them once the plugin exists)."""
+        self._stream("gimbal_list", gimbal.subscribe_gimbal_list, self._on_gimbal_list)
+        self._stream("gimbal_attitude", gimbal.subscribe_attitude, self._on_gimbal_attitude)
+        self._stream("gimbal_control", gimbal.subscribe_control_status, self._on_gimbal_control)
 
     async def stop(self) -> None:
         for task in self._tasks.values():
@@ -199,6 +210,37 @@ class TelemetryHub:
             if queue.full():
                 queue.get_nowait()
             queue.put_nowait(text)
+
+    def _on_gimbal_manager_information(self, msg: Any) -> None:
+        if msg.system_id != self._autopilot_sysid:
+            return
+        f = json.loads(msg.fields_json)
+        deg = {k: math.degrees(float(f[k])) for k in ("pitch_min", "pitch_max", "yaw_min", "yaw_max")}
+        self._set(gimbal_pitch_min_deg=deg["pitch_min"], gimbal_pitch_max_deg=deg["pitch_max"],
+                  gimbal_yaw_min_deg=deg["yaw_min"], gimbal_yaw_max_deg=deg["yaw_max"])
+
+    def _on_gimbal_list(self, gimbals: Any) -> None:
+        self._set(gimbal_id=int(gimbals.gimbals[0].gimbal_id) if gimbals.gimbals else 0)
+
+    def _on_gimbal_attitude(self, a: Any) -> None:
+        if a.gimbal_id != (self._state.gimbal_id or 1):  # the first gimbal is the camera's
+            return
+        body = a.euler_angle_forward.yaw_deg
+        north = a.euler_angle_north.yaw_deg
+        if not math.isfinite(north):  # MAVSDK had no vehicle heading yet
+            north = self._state.yaw_deg + body
+        rates = [abs(math.degrees(r)) for r in (a.angular_velocity.pitch_rad_s, a.angular_velocity.yaw_rad_s)
+                 if math.isfinite(r)]
+        self._set(gimbal_pitch_deg=a.euler_angle_forward.pitch_deg, gimbal_yaw_body_deg=body,
+                  gimbal_rate_deg_s=max(rates) if rates else math.nan,
+                  gimbal_yaw_deg=north % 360.0 if math.isfinite(north) else north,
+                  gimbal_attitude_t=time.monotonic(), gimbal_attitude_us=int(a.timestamp_us))
+
+    def _on_gimbal_control(self, c: Any) -> None:
+        mode = c.control_mode.name
+        if mode == "NONE" and c.sysid_primary_control != 0:
+            mode = "OTHER"
+        self._set(gimbal_control=mode)
 
     def _on_heartbeat(self, msg: Any) -> None:
         if msg.system_id == self._autopilot_sysid and msg.component_id == 1:

@@ -58,6 +58,22 @@ class VehicleState:
     home_north_m: float = 0.0
     home_east_m: float = 0.0
     home_down_m: float = 0.0
+    # Camera gimbal (MAVSDK's gimbal plugin; firmware_bridge/gimbal.py): its MAVSDK id (0: none announced),
+    # pitch from the horizon, yaw from north and from the vehicle's nose (degrees), the time.monotonic() of
+    # its last attitude report, and the end stops its manager announced (degrees; yaw from the nose).
+    gimbal_id: int = 0
+    gimbal_pitch_deg: float = field(default_factory=_nan)
+    gimbal_yaw_deg: float = field(default_factory=_nan)
+    gimbal_yaw_body_deg: float = field(default_factory=_nan)
+    gimbal_attitude_t: float = field(default_factory=_nan)
+    gimbal_attitude_us: int = 0  # the gimbal's own time of that report (its boot clock, microseconds)
+    gimbal_rate_deg_s: float = field(default_factory=_nan)  # its faster axis's turn rate then (NaN: not reported)
+    gimbal_pitch_min_deg: float = field(default_factory=_nan)
+    gimbal_pitch_max_deg: float = field(default_factory=_nan)
+    gimbal_yaw_min_deg: float = field(default_factory=_nan)
+    gimbal_yaw_max_deg: float = field(default_factory=_nan)
+    # Who controls the gimbal: "PRIMARY"/"SECONDARY" (this companion), "NONE", or "OTHER" (someone else).
+    gimbal_control: str = "NONE"
     # time.monotonic() of the last autopilot HEARTBEAT, and of any telemetry at all.
     last_heartbeat_t: float = field(default_factory=_nan)
     last_update_t: float = field(default_factory=_nan)

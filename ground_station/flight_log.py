@@ -1,5 +1,5 @@
 # Over 400 lines: one database: storing, the flights, acknowledgement cursors and the schema's migration all run in the same transactions over the same tables.
-"""The ground station's flight log: every received envelope, its flights and events, in SQLite.
+"""The ground station's flight log: every received envelope, its flights and events, in SQLite or PostgreSQL.
 
 Messages are keyed by ``(vehicle_id, stream_id, seq)``: the stream is the random
 id of the vehicle journal that numbered them (envelope v2), so a vehicle whose
@@ -19,13 +19,19 @@ all turns an aborted flight back into an ended one.
 Schema version 2 (``PRAGMA user_version``). A version-1 file (no streams) is
 migrated when opened for writing: its messages become the stream ``"v1"``.
 A file of a newer version is refused.
+
+On PostgreSQL (a ``postgresql://`` target) the same tables are made by the numbered
+migrations of :mod:`ground_station.migrations`, and several ingest processes may
+write at once: inserts are idempotent (``ON CONFLICT DO NOTHING``), so two that both
+hear a message store it once, and each stream's writers take its advisory lock so
+flights are rebuilt and cursors moved by one at a time (:mod:`ground_station.log_db`).
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -34,10 +40,15 @@ import msgpack
 
 from contract.envelope import Envelope
 from contract.messages import Event, FlightStart, PayloadError
+from ground_station import migrations
+from ground_station.log_db import DatabaseError, LogDb, SqliteDb, is_url, open_db
 
 log = logging.getLogger("aerie.ground.flight_log")
 
 SCHEMA_VERSION = 2
+
+# Rows in one INSERT on a server (7 parameters each, far below PostgreSQL's 65535).
+_ROWS_PER_INSERT = 500
 
 # The stream id given to the messages of a version-1 flight log (they carry none).
 LEGACY_STREAM = "v1"
@@ -127,7 +138,7 @@ DROP TABLE events_v1;
 
 
 class FlightLogError(RuntimeError):
-    """The flight log file cannot be opened or written."""
+    """The flight log cannot be opened or written."""
 
 
 
@@ -154,29 +165,37 @@ class Flight:
 
 
 class FlightLog:
-    """One connection to a flight log file (thread-confined)."""
+    """One connection to a flight log, file or server (thread-confined)."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        self._conn = conn
-        self.path = path
+    def __init__(self, db: LogDb) -> None:
+        self._conn = db
+        self.path = db.where
         self.unindexed_events = 0   # stored events whose payload does not decode (logged sparsely)
 
+    @property
+    def db(self) -> LogDb:
+        """The connection, for what shares the flight log's transactions' thread (the ingest's leases)."""
+        return self._conn
+
     @classmethod
-    def open(cls, path: str | Path) -> "FlightLog":
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def open(cls, target: str | Path) -> "FlightLog":
+        """The flight log at a file path (created or upgraded) or a ``postgresql://`` URL (migrated beforehand)."""
         try:
-            conn = sqlite3.connect(str(path), isolation_level=None, timeout=10.0)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.DatabaseError as exc:
-            raise FlightLogError(f"{path}: cannot open flight log ({exc})") from exc
+            db = open_db(target if is_url(target) else Path(target))
+        except DatabaseError as exc:
+            raise FlightLogError(f"cannot open flight log: {exc}") from exc
         try:
-            _upgrade(conn, path)
+            if isinstance(db, SqliteDb):
+                _upgrade(db)
+            else:
+                migrations.check(db)
+        except DatabaseError as exc:
+            db.close()
+            raise FlightLogError(str(exc)) from exc
         except BaseException:
-            conn.close()
+            db.close()
             raise
-        return cls(conn, path)
+        return cls(db)
 
     def close(self) -> None:
         self._conn.close()
@@ -191,22 +210,32 @@ class FlightLog:
 
     def store(self, items: list[tuple[Envelope, bytes]]) -> int:
         """Store envelopes (idempotent) in one transaction; returns how many were new."""
+        return sum(self.store_counted(items).values())
+
+    def store_counted(self, items: list[tuple[Envelope, bytes]]) -> Counter[str]:
+        """Store envelopes of any vehicles (idempotent) in one transaction; returns how many were new, per vehicle."""
+        added: Counter[str] = Counter()
         if not items:
-            return 0
+            return added
         conn = self._conn
         now = time.time_ns()
-        added = 0
         rebuild: set[tuple[str, str]] = set()
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            for env, frame in items:
-                cur = conn.execute(
-                    "INSERT OR IGNORE INTO messages (vehicle_id, stream_id, seq, type, t_ns, received_ns, frame) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (env.vehicle_id, env.stream, env.seq, env.type, env.t_ns, now, frame))
-                if cur.rowcount != 1:
+            conn.begin()
+            for vid, stream in sorted({(env.vehicle_id, env.stream) for env, _ in items}):
+                conn.lock_stream(vid, stream)   # in one order everywhere: two writers never deadlock
+            new = self._insert_messages(items, now)
+            noted: set[tuple[str, str]] = set()
+            events: list[tuple[Any, ...]] = []
+            for env, _ in items:
+                key = (env.vehicle_id, env.stream, env.seq)
+                if key not in new:
                     continue
-                added += 1
-                self._note_stream(env.vehicle_id, env.stream)
+                new.discard(key)   # a frame twice in one batch counts once
+                added[env.vehicle_id] += 1
+                if key[:2] not in noted:
+                    noted.add(key[:2])
+                    self._note_stream(env.vehicle_id, env.stream)
                 if env.type == "event":
                     try:   # the message is stored whatever; only a decodable event is indexed
                         ev = Event.decode(env.payload)
@@ -216,19 +245,47 @@ class FlightLog:
                             log.warning("event not indexed (%d so far): %s", self.unindexed_events, exc,
                                         extra={"fields": {"seq": env.seq}})
                     else:
-                        conn.execute("INSERT OR IGNORE INTO events (vehicle_id, stream_id, seq, t_ns, kind, detail) "
-                                     "VALUES (?, ?, ?, ?, ?, ?)", (env.vehicle_id, env.stream, env.seq, env.t_ns,
-                                                                  ev.kind, msgpack.packb(ev.detail, use_bin_type=True)))
+                        events.append((env.vehicle_id, env.stream, env.seq, env.t_ns, ev.kind,
+                                       msgpack.packb(ev.detail, use_bin_type=True)))
                 elif env.type in ("flight_start", "flight_end"):
                     rebuild.add((env.vehicle_id, env.stream))
+            conn.executemany("INSERT INTO events (vehicle_id, stream_id, seq, t_ns, kind, detail) "
+                             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", events)
             for vid, stream in rebuild:
                 self._rebuild_flights(vid, stream)
-            conn.execute("COMMIT")
-        except sqlite3.DatabaseError as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            conn.commit()
+        except conn.errors as exc:
+            conn.rollback()
             raise FlightLogError(f"{self.path}: store failed ({exc})") from exc
+        except BaseException:
+            conn.rollback()
+            raise
         return added
+
+    def _insert_messages(self, items: list[tuple[Envelope, bytes]], now: int) -> set[tuple[str, str, int]]:
+        """Insert what is not stored yet; returns the keys this call inserted.
+
+        SQLite is in this process, so a statement per message costs nothing; a server is a round
+        trip away, so there a few hundred rows go in one statement that returns the keys it added.
+        """
+        conn = self._conn
+        sql = "INSERT INTO messages (vehicle_id, stream_id, seq, type, t_ns, received_ns, frame) VALUES "
+        new: set[tuple[str, str, int]] = set()
+        if conn.kind == "sqlite":
+            for env, frame in items:
+                cur = conn.execute(sql + "(?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                                   (env.vehicle_id, env.stream, env.seq, env.type, env.t_ns, now, frame))
+                if cur.rowcount == 1:
+                    new.add((env.vehicle_id, env.stream, env.seq))
+            return new
+        for i in range(0, len(items), _ROWS_PER_INSERT):
+            chunk = items[i:i + _ROWS_PER_INSERT]
+            args = [x for env, frame in chunk for x in (env.vehicle_id, env.stream, env.seq, env.type, env.t_ns, now,
+                                                        frame)]
+            found = conn.execute(sql + ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
+                                 + " ON CONFLICT DO NOTHING RETURNING vehicle_id, stream_id, seq", args)
+            new.update((str(v), str(st), int(q)) for v, st, q in found.fetchall())
+        return new
 
     def note_stream(self, vehicle_id: str, stream_id: str) -> None:
         """Record that ``stream_id`` exists; a stream not heard before becomes the vehicle's current one."""
@@ -236,8 +293,8 @@ class FlightLog:
 
     def _note_stream(self, vehicle_id: str, stream_id: str) -> None:
         self._conn.execute(
-            "INSERT OR IGNORE INTO streams (vehicle_id, stream_id, ordinal) VALUES "
-            "(?, ?, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM streams WHERE vehicle_id = ?))",
+            "INSERT INTO streams (vehicle_id, stream_id, ordinal) VALUES "
+            "(?, ?, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM streams WHERE vehicle_id = ?)) ON CONFLICT DO NOTHING",
             (vehicle_id, stream_id, vehicle_id))
 
     def abort_flight(self, flight: Flight, reason: str) -> Flight:
@@ -247,20 +304,21 @@ class FlightLog:
         and only a ``flight_end`` of that flight (arriving late) overrides it.
         """
         conn = self._conn
-        row = conn.execute("SELECT seq, t_ns FROM messages WHERE vehicle_id = ? AND stream_id = ? AND seq >= ? "
-                           "ORDER BY seq DESC LIMIT 1", (flight.vehicle_id, flight.stream_id, flight.start_seq)
-                           ).fetchone()
-        end_seq, end_t_ns = (int(row[0]), int(row[1])) if row else (flight.start_seq, flight.start_t_ns)
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute("INSERT OR REPLACE INTO aborts (vehicle_id, stream_id, start_seq, end_seq, end_t_ns, reason) "
-                         "VALUES (?, ?, ?, ?, ?, ?)",
+            conn.begin()
+            conn.lock_stream(flight.vehicle_id, flight.stream_id)
+            row = conn.execute("SELECT seq, t_ns FROM messages WHERE vehicle_id = ? AND stream_id = ? AND seq >= ? "
+                               "ORDER BY seq DESC LIMIT 1", (flight.vehicle_id, flight.stream_id, flight.start_seq)
+                               ).fetchone()
+            end_seq, end_t_ns = (int(row[0]), int(row[1])) if row else (flight.start_seq, flight.start_t_ns)
+            conn.execute("INSERT INTO aborts (vehicle_id, stream_id, start_seq, end_seq, end_t_ns, reason) "
+                         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (vehicle_id, stream_id, start_seq) DO UPDATE SET "
+                         "end_seq = excluded.end_seq, end_t_ns = excluded.end_t_ns, reason = excluded.reason",
                          (flight.vehicle_id, flight.stream_id, flight.start_seq, end_seq, end_t_ns, reason))
             self._rebuild_flights(flight.vehicle_id, flight.stream_id)
-            conn.execute("COMMIT")
-        except sqlite3.DatabaseError as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            conn.commit()
+        except conn.errors as exc:
+            conn.rollback()
             raise FlightLogError(f"{self.path}: abort failed ({exc})") from exc
         return next(f for f in self.flights(flight.vehicle_id)
                     if (f.stream_id, f.start_seq) == (flight.stream_id, flight.start_seq))
@@ -300,6 +358,30 @@ class FlightLog:
         ``first_available``: the vehicle no longer holds seqs below it, so a hole there
         can never be filled; it is skipped and counted as unrecoverable.
         """
+        return self.advance_many([(vehicle_id, stream_id, seen, first_available)])[(vehicle_id, stream_id)]
+
+    def advance_many(self, moves: list[tuple[str, str, int, int | None]]) -> dict[tuple[str, str], int]:
+        """:meth:`advance` for several streams, ``(vehicle_id, stream_id, seen, first_available)`` each, in one
+        transaction; returns each stream's cursor."""
+        conn = self._conn
+        out: dict[tuple[str, str], int] = {}
+        if not moves:
+            return out
+        try:
+            conn.begin()
+            for vid, stream, seen, first_available in sorted(moves, key=lambda m: (m[0], m[1])):
+                conn.lock_stream(vid, stream)   # a second ingest process moves it after us, never under us
+                out[(vid, stream)] = self._advance(vid, stream, seen, first_available)
+            conn.commit()
+        except conn.errors as exc:
+            conn.rollback()
+            raise FlightLogError(f"{self.path}: advance failed ({exc})") from exc
+        except BaseException:
+            conn.rollback()
+            raise
+        return out
+
+    def _advance(self, vehicle_id: str, stream_id: str, seen: int, first_available: int | None) -> int:
         conn = self._conn
         self._note_stream(vehicle_id, stream_id)
         key = (vehicle_id, stream_id)
@@ -433,8 +515,9 @@ class FlightLog:
                                                          (vehicle_id,))}
 
 
-def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
-    """Create a new log, migrate a version-1 one, accept version 2, refuse anything newer."""
+def _upgrade(db: SqliteDb) -> None:
+    """Create a new log file, migrate a version-1 one, accept version 2, refuse anything newer."""
+    conn, path = db.conn, db.path
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
@@ -451,7 +534,7 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
                 for stmt in _statements(_MIGRATE_V1):
                     conn.execute(stmt)
                 vehicles = [r[0] for r in conn.execute("SELECT DISTINCT vehicle_id FROM messages")]
-                fl = FlightLog(conn, path)
+                fl = FlightLog(db)
                 for vid in vehicles:
                     fl._rebuild_flights(vid, LEGACY_STREAM)
             elif old is None:
@@ -465,7 +548,7 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-    except sqlite3.DatabaseError as exc:
+    except db.errors as exc:
         raise FlightLogError(f"{path}: cannot open flight log ({exc})") from exc
 
 

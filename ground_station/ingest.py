@@ -1,4 +1,4 @@
-# Over 400 lines: one thread's ingest: each vehicle's link and the station loop that owns every socket share the flight log and the counters, and a gap filled or a flight aborted crosses both.
+# Over 400 lines: one thread's ingest: each vehicle's link and the station loop that owns every socket share the flight log and the counters, and a gap filled or a flight aborted crosses both; the vehicle leases open and close those links inside the same loop.
 """Ground-station ingest: subscribe to vehicles, fill gaps by replay, log everything, acknowledge.
 
 One thread runs :meth:`GroundStation.run`; it owns every socket and the flight
@@ -26,8 +26,10 @@ from contract.envelope import Envelope, EnvelopeError, decode
 from contract.payloads.base import PayloadError
 from contract.replay import (AckRefused, AckReply, AckRequest, ReplayReply, ReplayRequest, Request, StatusReply,
                              StatusRequest, replies, requests)
-from ground_station.flight_log import Flight, FlightLog
-from ground_station.settings import GroundConfig, VehicleLinkConfig, resolve
+from ground_station.flight_log import Flight, FlightLog, FlightLogError
+from ground_station.leases import LeaseBook
+from ground_station.log_db import is_url, redact
+from ground_station.settings import GroundConfig, VehicleLinkConfig, log_target, resolve
 
 log = logging.getLogger("aerie.ground")
 
@@ -275,8 +277,10 @@ class GroundStation:
     def __init__(self, cfg: GroundConfig, *, base_dir: str | Path = ".") -> None:
         self.cfg = cfg
         self.base_dir = Path(base_dir)
-        self.db_path = resolve(self.base_dir, cfg.db_path)
+        self.db_path = log_target(cfg, self.base_dir)   # a file path or a postgresql:// URL
         self.links: dict[str, VehicleLink] = {}
+        # With ingest_lease_s: leases claimed, lost (taken while we stalled) and handed on (over our share).
+        self.lease_counters: Counter[str] = Counter()
         self._stop = threading.Event()
         self.started = threading.Event()
 
@@ -295,25 +299,31 @@ class GroundStation:
         import zmq
         from zmq.utils.monitor import recv_monitor_message
 
-        ctx = zmq.Context()
-        flight_log = FlightLog.open(self.db_path)
         try:
-            for vcfg in self.cfg.vehicles:
-                self.links[vcfg.vehicle_id] = VehicleLink(vcfg, self.cfg, self.base_dir, ctx, flight_log)
+            flight_log = FlightLog.open(self.db_path)
+        except FlightLogError as exc:
+            raise IngestError(str(exc)) from exc
+        ctx = zmq.Context()
+        poller = zmq.Poller()
+        owner: dict[Any, tuple[VehicleLink, str]] = {}
+        leases = (LeaseBook(flight_log.db, [v.vehicle_id for v in self.cfg.vehicles], self.cfg.ingest_lease_s)
+                  if self.cfg.ingest_lease_s > 0 else None)
+        try:
+            if leases is None:
+                for vcfg in self.cfg.vehicles:
+                    self._add_link(vcfg, ctx, flight_log, poller, owner)
+            else:
+                self._lease_turn(leases, ctx, flight_log, poller, owner)
         except Exception as exc:
             for link in self.links.values():
                 link.close()
             flight_log.close()
             ctx.term()
             raise IngestError(f"ground station setup failed: {exc}") from exc
-        poller = zmq.Poller()
-        owner: dict[Any, tuple[VehicleLink, str]] = {}
-        for link in self.links.values():
-            self._register(poller, owner, link, "sub")
-            self._register(poller, owner, link, "dealer")
+        lease_turn_at = time.monotonic()
         deadline = time.monotonic() + duration_s if duration_s is not None else None
         last_stats = time.monotonic()
-        log.info("ground station running", extra={"fields": {"db": str(self.db_path), "vehicles": list(self.links)}})
+        log.info("ground station running", extra={"fields": {"db": redact(self.db_path) if is_url(self.db_path) else str(self.db_path), "vehicles": list(self.links)}})
         self.started.set()
         try:
             while not self._stop.is_set() and (deadline is None or time.monotonic() < deadline):
@@ -343,7 +353,12 @@ class GroundStation:
                     for role in sorted(link.reopen):
                         if now - link.reopened_at[role] >= _REOPEN_MIN_INTERVAL_S:
                             self._reopen(poller, owner, link, role, now)
+                self._commit(list(self.links.values()), flight_log)
+                for link in self.links.values():
                     self._tend(link, flight_log, now)
+                if leases is not None and now - lease_turn_at >= self.cfg.ingest_lease_s / 3:
+                    lease_turn_at = now
+                    self._lease_turn(leases, ctx, flight_log, poller, owner)
                 if self.cfg.stats_interval_s and now - last_stats >= self.cfg.stats_interval_s:
                     last_stats = now
                     for link in self.links.values():
@@ -351,17 +366,68 @@ class GroundStation:
                         log.info("ground station counters", extra={"fields": {"vehicle": link.vehicle_id,
                                                                               "contiguous": link.contiguous,
                                                                               **link.counters}})
+        except (FlightLogError, *flight_log.db.errors) as exc:
+            # The database is gone (a server restarted, a file's disk failed): stop, so whatever supervises
+            # this process starts it again; the vehicles' journals keep everything until it acknowledges.
+            raise IngestError(f"flight log failed: {str(exc).strip()}") from exc
         finally:
             for link in self.links.values():
                 try:
-                    self._commit(link, flight_log)
+                    self._commit([link], flight_log)
                     flight_log.save_rejects(link.vehicle_id, link.counters)
                 except Exception:  # noqa: BLE001 - closing anyway
                     log.exception("final commit failed")
                 link.close()
+            if leases is not None:
+                try:
+                    leases.close()   # everything committed: the others may take the vehicles at once
+                except Exception:  # noqa: BLE001 - the leases run out by themselves
+                    log.exception("releasing the leases failed")
             flight_log.close()
             ctx.term()
         return self.counters()
+
+    def _add_link(self, vcfg: VehicleLinkConfig, ctx: Any, flight_log: FlightLog, poller: Any,
+                  owner: dict[Any, tuple[VehicleLink, str]]) -> None:
+        link = VehicleLink(vcfg, self.cfg, self.base_dir, ctx, flight_log)   # resumes from the log's cursor
+        self.links[vcfg.vehicle_id] = link
+        self._register(poller, owner, link, "sub")
+        self._register(poller, owner, link, "dealer")
+
+    def _drop_link(self, vehicle_id: str, flight_log: FlightLog, poller: Any,
+                   owner: dict[Any, tuple[VehicleLink, str]]) -> None:
+        """Commit what the vehicle's link holds, then close it (its lease is another process's now)."""
+        link = self.links.pop(vehicle_id)
+        try:
+            self._commit([link], flight_log)
+            flight_log.save_rejects(vehicle_id, link.counters)
+        finally:
+            for role in ("sub", "dealer"):
+                for sock in (getattr(link, role), link.monitors.get(role)):
+                    if sock is not None:
+                        poller.unregister(sock)
+                        owner.pop(sock, None)
+            link.close()
+
+    def _lease_turn(self, leases: LeaseBook, ctx: Any, flight_log: FlightLog, poller: Any,
+                    owner: dict[Any, tuple[VehicleLink, str]]) -> None:
+        """Follow the leases: drop the vehicles lost or over our share, open those claimed."""
+        turn = leases.turn()
+        for vid in turn.lost:
+            if vid in self.links:
+                self._drop_link(vid, flight_log, poller, owner)
+        for vid in turn.excess:
+            if vid in self.links:
+                self._drop_link(vid, flight_log, poller, owner)
+            leases.release(vid)
+        by_id = {v.vehicle_id: v for v in self.cfg.vehicles}
+        for vid in turn.claimed:
+            self._add_link(by_id[vid], ctx, flight_log, poller, owner)
+        self.lease_counters.update(claimed=len(turn.claimed), lost=len(turn.lost), handed_on=len(turn.excess))
+        if turn.claimed or turn.lost or turn.excess:
+            log.info("vehicle leases changed", extra={"fields": {
+                "holder": leases.holder, "claimed": turn.claimed, "lost": turn.lost, "handed_on": turn.excess,
+                "serving": sorted(self.links)}})
 
     @staticmethod
     def _register(poller: Any, owner: dict[Any, tuple[VehicleLink, str]], link: VehicleLink, role: str) -> None:
@@ -385,21 +451,33 @@ class GroundStation:
         link.counters[f"{role}_reopened"] += 1
         log.warning("telemetry socket re-created", extra={"fields": {"vehicle": link.vehicle_id, "socket": role}})
 
-    def _commit(self, link: VehicleLink, flight_log: FlightLog) -> None:
-        batch, link.pending = link.pending, []
-        if batch:
-            link.counters["stored"] += flight_log.store(batch)
-        if link.stream_switch is not None:
-            link.switch_stream(flight_log)
-        if link.stream is not None and (batch or link.first_available != link.first_applied):
-            link.first_applied = link.first_available
-            link.contiguous = flight_log.advance(link.vehicle_id, link.stream, seen=link.max_seen,
-                                                 first_available=link.first_available)
+    def _commit(self, links: list[VehicleLink], flight_log: FlightLog) -> None:
+        """Store what the links hold, follow new streams, move the cursors: one transaction for all
+        the vehicles' frames and one for all their cursors (on a server, round trips are the cost)."""
+        batches = {link.vehicle_id: link.pending for link in links if link.pending}
+        for link in links:
+            link.pending = []
+        if batches:
+            added = flight_log.store_counted([item for batch in batches.values() for item in batch])
+            for link in links:
+                if link.vehicle_id in batches:
+                    link.counters["stored"] += added[link.vehicle_id]
+        moves: dict[tuple[str, str], VehicleLink] = {}
+        for link in links:
+            if link.stream_switch is not None:
+                link.switch_stream(flight_log)
+            if link.stream is not None and (link.vehicle_id in batches or link.first_available != link.first_applied):
+                link.first_applied = link.first_available
+                moves[(link.vehicle_id, link.stream)] = link
+        if moves:
+            cursors = flight_log.advance_many([(vid, stream, link.max_seen, link.first_available)
+                                               for (vid, stream), link in moves.items()])
+            for key, link in moves.items():
+                link.contiguous = cursors[key]
 
     def _tend(self, link: VehicleLink, flight_log: FlightLog, now: float) -> None:
-        """Commit, then ask for status, missing ranges and acknowledge what is committed."""
+        """After the commit: ask for status, missing ranges and acknowledge what is committed."""
         cfg = self.cfg
-        self._commit(link, flight_log)
         if now - link.status_sent_at >= cfg.status_interval_s:
             if link.send(StatusRequest()):
                 link.status_cursors.append(link.contiguous)

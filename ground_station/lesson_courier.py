@@ -14,6 +14,13 @@ after the acknowledgement, so a crash in between, a lost acknowledgement or a
 lost ledger sends the bundle again; the vehicle's import is idempotent (content
 ids) and answers already_present.
 
+On a PostgreSQL ground (``database``) the ledger is the server's ``deliveries``
+table and the bundles are fleet memory's (:mod:`ground_station.fleet_memory`,
+copied into ``post_flight_dir`` before each listing), so every host delivers
+every host's lessons and a vehicle settles each bundle once, whichever ingest
+process serves it; with ``ingest_lease_s`` each process delivers only to the
+vehicles it holds the lease of.
+
 *Why a ledger file of its own* (``deliveries.sqlite``, WAL) rather than a table
 in the flight log: the flight log's writer is the ingest thread, which batches
 its commits; the courier must neither wait on that write lock nor hold it while
@@ -32,14 +39,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-import sqlite3
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from ground_station.log_db import LogDb, is_url, open_db
 from ground_station.settings import GroundConfig, VehicleLinkConfig, resolve
 
 log = logging.getLogger("aerie.ground.lesson_courier")
@@ -85,20 +92,30 @@ class Delivery:
 
 
 class DeliveryLedger:
-    """The SQLite table of settled deliveries; one connection shared by the vehicles' threads under a lock."""
+    """The table of settled deliveries (a SQLite file, or the ground's PostgreSQL server); one connection
+    shared by the vehicles' threads under a lock."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: LogDb) -> None:
         self._conn = conn
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, path: str | Path) -> "DeliveryLedger":
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.executescript(_SCHEMA)
+    def open(cls, target: str | Path) -> "DeliveryLedger":
+        """The ledger file at a path, or the ``deliveries`` table of a migrated ``postgresql://`` database."""
+        if is_url(target):
+            from ground_station import migrations
+
+            conn = open_db(target)
+            try:
+                migrations.check(conn)
+            except BaseException:
+                conn.close()
+                raise
+            return cls(conn)
+        from ground_station.log_db import open_sqlite
+
+        conn = open_sqlite(target, threads=True)
+        conn.execute(_SCHEMA)
         return cls(conn)
 
     def settled(self, vehicle_id: str) -> set[tuple[str, str]]:
@@ -110,8 +127,8 @@ class DeliveryLedger:
 
     def record(self, d: Delivery) -> None:
         """Keep the first settlement of a pair (a re-send after a lost row changes nothing)."""
-        with self._lock, self._conn:
-            self._conn.execute("INSERT OR IGNORE INTO deliveries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        with self._lock:   # one statement: atomic by itself
+            self._conn.execute("INSERT INTO deliveries VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                                (d.bundle, d.sha256, d.vehicle_id, d.outcome, d.at, d.added, d.already_present,
                                 d.reason))
 
@@ -139,11 +156,19 @@ class _Vehicle:
 class LessonCourier:
     """Delivers ``post_flight_dir``'s bundles to every vehicle of ``cfg``: one-shot passes or a thread per vehicle."""
 
-    def __init__(self, cfg: GroundConfig, base_dir: str | Path = ".") -> None:
+    def __init__(self, cfg: GroundConfig, base_dir: str | Path = ".", *,
+                 serving: Callable[[], set[str]] | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        """``serving``: the vehicles this process delivers to now (its leased ones); None: every configured one.
+        ``clock``: what back-offs are timed by (tests pass a synthetic one)."""
         self.cfg = cfg
+        self._clock = clock
         self.base_dir = Path(base_dir)
         self.bundle_dir = resolve(base_dir, cfg.post_flight_dir)
-        self.ledger_path = resolve(base_dir, cfg.lesson_delivery_ledger)
+        self.ledger_path: str | Path = cfg.database or resolve(base_dir, cfg.lesson_delivery_ledger)
+        self._serving = serving
+        self._fleet: Any = None              # fleet memory, on a PostgreSQL ground
+        self._fleet_lock = threading.Lock()
+        self._fleet_synced_at = float("-inf")
         # One attempt per push: the courier's next turn is the retry, after the vehicle's back-off.
         self._push_cfg = dataclasses.replace(cfg, sync_timeout_s=cfg.lesson_delivery_timeout_s, sync_attempts=1)
         self._vehicles = {link.vehicle_id: _Vehicle(link) for link in cfg.vehicles}
@@ -155,8 +180,27 @@ class LessonCourier:
         self._threads: list[threading.Thread] = []
 
     # ------------------------------------------------------------------ files and ledger
+    def _sync_fleet_bundles(self) -> None:
+        """On a PostgreSQL ground, copy every host's bundles into the folder (at most once per interval)."""
+        if not self.cfg.database:
+            return
+        with self._fleet_lock:
+            now = self._clock()
+            if now - self._fleet_synced_at < self.cfg.lesson_delivery_interval_s:
+                return
+            self._fleet_synced_at = now
+            try:
+                if self._fleet is None:
+                    from ground_station.fleet_memory import FleetMemory
+
+                    self._fleet = FleetMemory.open(self.cfg.database)
+                self._fleet.materialize(self.bundle_dir)
+            except Exception:  # noqa: BLE001 - the folder's bundles still go out; tried again next interval
+                log.exception("reading the fleet's lesson bundles failed")
+
     def bundles(self) -> list[BundleFile]:
         """The bundles in the directory, by name, each hashed once per (size, mtime)."""
+        self._sync_fleet_bundles()
         try:
             paths = sorted(p for p in self.bundle_dir.glob("*.bundle") if p.is_file())
         except OSError:
@@ -200,8 +244,10 @@ class LessonCourier:
         from ground_station.memory_sync import SyncError, SyncRefused, push_bundle
 
         v = self._vehicles[vehicle_id]
-        if time.monotonic() < v.next_try:
+        if self._clock() < v.next_try:
             return 0
+        if self._serving is not None and vehicle_id not in self._serving():
+            return 0   # another ingest process holds this vehicle's lease: its courier delivers
         settled = 0
         for b in self.pending(vehicle_id):
             if self._stop.is_set():
@@ -261,7 +307,7 @@ class LessonCourier:
         v.silent += 1
         v.counts["no_answer"] += 1
         delay = min(self.cfg.lesson_delivery_max_backoff_s, self.cfg.lesson_delivery_interval_s * 2 ** min(v.silent, 30))
-        v.next_try = time.monotonic() + delay
+        v.next_try = self._clock() + delay
         (log.warning if v.silent == 1 else log.info)(
             "vehicle did not take its lessons; trying again later", extra={"fields": {
                 "vehicle_id": v.link.vehicle_id, "why": why[:300], "silent": v.silent, "retry_in_s": round(delay, 1)}})
@@ -281,7 +327,7 @@ class LessonCourier:
                 self.deliver_to(vehicle_id)
             except Exception:  # noqa: BLE001 - the courier outlives any one failure
                 log.exception("lesson delivery to %s failed", vehicle_id)
-            wait = max(self.cfg.lesson_delivery_interval_s, v.next_try - time.monotonic())
+            wait = max(self.cfg.lesson_delivery_interval_s, v.next_try - self._clock())
             self._stop.wait(wait)
 
     def stop(self, timeout: float | None = None) -> None:
@@ -296,6 +342,10 @@ class LessonCourier:
             if self._ledger is not None:
                 self._ledger.close()
                 self._ledger = None
+        with self._fleet_lock:
+            if self._fleet is not None:
+                self._fleet.close()
+                self._fleet = None
 
     # ------------------------------------------------------------------ what it did
     def counters(self) -> dict[str, dict[str, Any]]:
@@ -309,7 +359,7 @@ class LessonCourier:
         with self._ledger_lock:
             ledger = self._ledger
         temporary = None
-        if ledger is None and self.ledger_path.exists():   # after stop(): read it once more
+        if ledger is None and (is_url(self.ledger_path) or Path(self.ledger_path).exists()):   # after stop(): once more
             ledger = temporary = DeliveryLedger.open(self.ledger_path)
         try:
             rows_of = {vid: ledger.rows(vid) if ledger is not None else [] for vid in self._vehicles}
@@ -325,5 +375,5 @@ class LessonCourier:
                         "delivered_now": v.counts["delivered"], "added": v.counts["added"],
                         "already_present": v.counts["already_present"], "refused_now": v.counts["refused"],
                         "attempts": v.counts["attempts"], "no_answer": v.counts["no_answer"],
-                        "backing_off_s": round(max(0.0, v.next_try - time.monotonic()), 1)}
+                        "backing_off_s": round(max(0.0, v.next_try - self._clock()), 1)}
         return out

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable
 
+from ground_station.log_db import is_url
 from ground_station.flight_analysis import SUCCESS_RADIUS_M, FlightAnalysis, analyse
 
 __all__ = ["FlightAnalysis", "PostFlightWatcher", "analyse", "analyse_log", "bundle_name", "export_analysis", "pending_flights"]
@@ -97,7 +98,7 @@ class PostFlightWatcher:
 
     def __init__(self, db_path: str | Path, out_dir: str | Path, memory_path: str | Path, *,
                  success_radius_m: float = SUCCESS_RADIUS_M, interval_s: float = 2.0) -> None:
-        self.db_path = Path(db_path)
+        self.db_path = db_path if is_url(db_path) else Path(db_path)
         self.out_dir = Path(out_dir)
         self.memory_path = Path(memory_path)
         self.success_radius_m = success_radius_m
@@ -106,6 +107,7 @@ class PostFlightWatcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._store: Any = None
+        self._fleet: Any = None   # on a PostgreSQL ground: its fleet memory (ground_station.fleet_memory)
 
     def start(self) -> "PostFlightWatcher":
         self._thread = threading.Thread(target=self._run, name="post-flight", daemon=True)
@@ -124,6 +126,9 @@ class PostFlightWatcher:
         if self._store is not None:
             self._store.close()
             self._store = None
+        if self._fleet is not None:
+            self._fleet.close()
+            self._fleet = None
 
     def poll(self) -> list[Path]:
         """One pass: analyse what ended since the last pass."""
@@ -134,6 +139,12 @@ class PostFlightWatcher:
             return []
         fl = reader.log
         try:
+            if is_url(self.db_path):   # another host's analyses count as done here
+                if self._fleet is None:
+                    from ground_station.fleet_memory import FleetMemory
+
+                    self._fleet = FleetMemory.open(str(self.db_path))
+                self._fleet.materialize(self.out_dir)
             if not pending_flights(fl, self.out_dir):
                 return []
             if self._store is None:
@@ -142,6 +153,10 @@ class PostFlightWatcher:
 
                 self._store = ExperienceStore.open(self.memory_path, MiniLMEmbedder.load())
             written = analyse_log(fl, self.out_dir, self._store, success_radius_m=self.success_radius_m)
+            if self._fleet is not None:
+                self._fleet.embedder = self._store.embedder
+                for path in written:
+                    self._fleet.add_bundle(path)
         finally:
             reader.close()
         self.written.extend(written)

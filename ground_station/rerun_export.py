@@ -90,7 +90,9 @@ def export_flight(db_path: str | Path, vehicle_id: str, start_seq: int, out: str
     """Write the flight as an ``.rrd`` at ``out`` (replaced only once the recording is complete)."""
     reader = open_reader(db_path)
     if reader is None:
-        raise ExportError(f"{db_path}: no flight log yet")
+        from ground_station.log_db import is_url, redact
+
+        raise ExportError(f"{redact(str(db_path)) if is_url(db_path) else db_path}: no flight log yet")
     try:
         flight = find_flight(reader.log, vehicle_id, start_seq)
         envelopes = list(reader.log.flight_messages(flight))

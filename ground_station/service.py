@@ -3,6 +3,8 @@
 `aerie ground sync --config FILE --vehicle ID BUNDLE`: deliver a memory export bundle to a vehicle.
 `aerie ground show --config FILE`: what the flight log holds (cursors, flights, rejected frames) as JSON.
 `aerie ground dashboard --config FILE`: serve the web dashboard on the flight log without ingesting.
+`aerie ground migrate --config FILE`: create or upgrade the PostgreSQL database named by ``database``
+(numbered SQL migrations; a SQLite flight log upgrades itself when opened).
 `aerie ground analyse --config FILE`: write the post-flight lesson bundles of ended flights that have none.
 `aerie ground export-rrd --config FILE VEHICLE_ID START_SEQ --out PATH`: one flight as a Rerun recording
 (VEHICLE_ID and START_SEQ as `show` lists them; exit 2 when there is no such flight).
@@ -67,9 +69,43 @@ def sync_main(argv: list[str]) -> int:
     return 0
 
 
+def migrate_main(argv: list[str]) -> int:
+    from ground_station import migrations
+    from ground_station.flight_log import FlightLog, FlightLogError
+    from ground_station.log_db import DatabaseError, open_postgres
+    from ground_station.settings import log_target
+
+    parser = argparse.ArgumentParser(prog="aerie ground migrate",
+                                     description="Create or upgrade the ground database's schema")
+    parser.add_argument("--config", required=True, help="ground-station YAML file")
+    args = parser.parse_args(argv)
+    loaded = _load_config("aerie ground migrate", args.config)
+    if loaded is None:
+        return 1
+    cfg, base_dir = loaded
+    target = log_target(cfg, base_dir)
+    try:
+        if not cfg.database:   # a SQLite file is upgraded by opening it
+            with FlightLog.open(target) as fl:
+                print(json.dumps({"db": fl.path, "engine": "sqlite"}))
+            return 0
+        db = open_postgres(cfg.database)
+        try:
+            applied = migrations.migrate(db)
+            version = migrations.current_version(db)
+        finally:
+            db.close()
+    except (DatabaseError, FlightLogError) as exc:
+        print(f"aerie ground migrate: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps({"db": db.where, "engine": "postgresql", "version": version,
+                      "applied": [f"{m.version:04d}_{m.name}" for m in applied]}))
+    return 0
+
+
 def show_main(argv: list[str]) -> int:
-    from ground_station.flight_log import FlightLog
-    from ground_station.settings import resolve
+    from ground_station.flight_log import FlightLog, FlightLogError
+    from ground_station.settings import log_target
 
     parser = argparse.ArgumentParser(prog="aerie ground show", description="Summarise the flight log")
     parser.add_argument("--config", required=True, help="ground-station YAML file")
@@ -78,12 +114,16 @@ def show_main(argv: list[str]) -> int:
     if loaded is None:
         return 1
     cfg, base_dir = loaded
-    path = resolve(base_dir, cfg.db_path)
-    if not path.exists():
+    path = log_target(cfg, base_dir)
+    if not cfg.database and not path.exists():
         print(f"aerie ground show: {path}: no flight log yet", file=sys.stderr)
         return 1
-    with FlightLog.open(path) as fl:
-        print(json.dumps({"db": str(path), "vehicles": fl.summary()}, indent=2, sort_keys=True))
+    try:
+        with FlightLog.open(path) as fl:
+            print(json.dumps({"db": str(fl.path), "vehicles": fl.summary()}, indent=2, sort_keys=True))
+    except FlightLogError as exc:
+        print(f"aerie ground show: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -140,9 +180,9 @@ def dashboard_main(argv: list[str]) -> int:
 
 def _watcher(cfg: "GroundConfig", base_dir: "Path") -> "PostFlightWatcher":
     from ground_station.post_flight import PostFlightWatcher
-    from ground_station.settings import resolve
+    from ground_station.settings import log_target, resolve
 
-    return PostFlightWatcher(resolve(base_dir, cfg.db_path), resolve(base_dir, cfg.post_flight_dir),
+    return PostFlightWatcher(log_target(cfg, base_dir), resolve(base_dir, cfg.post_flight_dir),
                              resolve(base_dir, cfg.post_flight_memory),
                              success_radius_m=cfg.post_flight_success_radius_m)
 
@@ -158,7 +198,7 @@ def analyse_main(argv: list[str]) -> int:
         return 1
     cfg, base_dir = loaded
     watcher = _watcher(cfg, base_dir)
-    if not watcher.db_path.exists():
+    if not cfg.database and not watcher.db_path.exists():
         print(f"aerie ground analyse: {watcher.db_path}: no flight log yet", file=sys.stderr)
         return 1
     try:
@@ -171,7 +211,7 @@ def analyse_main(argv: list[str]) -> int:
 
 def export_rrd_main(argv: list[str]) -> int:
     from ground_station.rerun_export import ExportError, FlightNotFound, export_flight
-    from ground_station.settings import resolve
+    from ground_station.settings import log_target
 
     parser = argparse.ArgumentParser(prog="aerie ground export-rrd",
                                      description="Export one flight to a Rerun recording (.rrd) for the Rerun viewer")
@@ -185,7 +225,7 @@ def export_rrd_main(argv: list[str]) -> int:
         return 1
     cfg, base_dir = loaded
     try:
-        summary = export_flight(resolve(base_dir, cfg.db_path), args.vehicle_id, args.start_seq, args.out)
+        summary = export_flight(log_target(cfg, base_dir), args.vehicle_id, args.start_seq, args.out)
     except FlightNotFound as exc:
         print(f"aerie ground export-rrd: {exc}", file=sys.stderr)
         return 2
@@ -199,6 +239,8 @@ def export_rrd_main(argv: list[str]) -> int:
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "sync":
         return sync_main(argv[1:])
+    if argv and argv[0] == "migrate":
+        return migrate_main(argv[1:])
     if argv and argv[0] == "show":
         return show_main(argv[1:])
     if argv and argv[0] == "dashboard":
@@ -230,7 +272,9 @@ def main(argv: list[str]) -> int:
         return 1
     station = GroundStation(cfg, base_dir=base_dir)
     watcher = _watcher(cfg, base_dir).start() if cfg.post_flight_enabled else None
-    courier = LessonCourier(cfg, base_dir).start() if cfg.lesson_delivery_enabled else None
+    # With leases, each process's courier serves the vehicles its ingest holds.
+    serving = (lambda: set(station.links)) if cfg.ingest_lease_s > 0 else None
+    courier = LessonCourier(cfg, base_dir, serving=serving).start() if cfg.lesson_delivery_enabled else None
 
     def _stop(signum: int, frame: object) -> None:
         station.stop()

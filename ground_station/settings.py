@@ -31,6 +31,11 @@ class VehicleLinkConfig:
 class GroundConfig:
     # The flight log (SQLite, WAL): flights, messages, events, rejected-frame counters.
     db_path: str = "flight_log.sqlite"
+    # A PostgreSQL server for the flight log instead of db_path, as a URL
+    # (postgresql://user@host:5432/aerie); several ground hosts and ingest processes can then
+    # share one log. "" keeps the SQLite file. Run `aerie ground migrate` once first
+    # (docs/GROUND_DATABASE.md).
+    database: str = ""
     # Vehicles to subscribe to.
     vehicles: list[VehicleLinkConfig] = field(default_factory=lambda: [VehicleLinkConfig()])
     # Authenticate and encrypt with CurveZMQ. Off only for tests on loopback.
@@ -58,6 +63,11 @@ class GroundConfig:
     # A flight still open after this many seconds without a message from its vehicle is
     # closed as aborted (its post-flight lessons then run on what arrived); 0 never.
     flight_abort_timeout_s: float = 120.0
+    # 0: this process ingests every vehicle of `vehicles`. Above 0 (needs `database`): it shares
+    # them with the other ingest processes on that database by leases of this many seconds,
+    # renewed every third of it; a process that dies has its vehicles taken over by the others
+    # about this long after (ground_station/leases.py). Run `aerie ground migrate` first.
+    ingest_lease_s: float = ranged(0.0, 0.0, 3600.0)
     # Most frames read from the sockets before one flight-log commit.
     commit_batch_max: int = 1000
     # Seconds between logging each vehicle's counters (0 disables).
@@ -124,9 +134,19 @@ def load_ground_config(path: str | Path) -> tuple[GroundConfig, Path]:
     ids = [v.vehicle_id for v in cfg.vehicles]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"{path}: 'vehicles' lists a vehicle_id twice")
+    if cfg.database and not cfg.database.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(f"{path}: database must be a postgresql:// URL (or \"\" for the db_path file), "
+                          f"not {cfg.database.split('://')[0]!r}")
+    if cfg.ingest_lease_s and not cfg.database:
+        raise ConfigError(f"{path}: ingest_lease_s needs a PostgreSQL `database` (the leases live there)")
     if not (1 <= cfg.dashboard_max_live_clients <= 10000):
         raise ConfigError(f"{path}: dashboard_max_live_clients must be 1 to 10000, not {cfg.dashboard_max_live_clients}")
     return cfg, path.resolve().parent
+
+
+def log_target(cfg: GroundConfig, base_dir: str | Path) -> str | Path:
+    """Where the flight log lives: the ``database`` URL, else the ``db_path`` file."""
+    return cfg.database or resolve(base_dir, cfg.db_path)
 
 
 def resolve(base_dir: str | Path, path: str) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from firmware_bridge.settings import BridgeConfig, FleetConfig, LinkConfig, SafetyConfig, StreamerConfig
+from firmware_bridge.settings import BridgeConfig, FleetConfig, GimbalConfig, LinkConfig, SafetyConfig, StreamerConfig
 from onboard.agent.settings import AgentConfig
 from onboard.inference.settings import InferenceConfig
 from common.log_setup import LoggingConfig
@@ -35,6 +35,8 @@ class AerieConfig:
     streamer: StreamerConfig = field(default_factory=StreamerConfig)
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     fleet: FleetConfig = field(default_factory=FleetConfig)
+    # The camera gimbal, where the autopilot announces one (firmware_bridge/gimbal.py).
+    gimbal: GimbalConfig = field(default_factory=GimbalConfig)
     fleet_channel: FleetChannelConfig = field(default_factory=FleetChannelConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
@@ -49,10 +51,14 @@ class AerieConfig:
         if not 2.0 / self.fleet_channel.report_rate_hz <= self.fleet.channel_timeout_s:
             raise ValueError("fleet_channel.report_rate_hz must send at least two reports per "
                              "fleet.channel_timeout_s (else one lost report reads as a silent channel)")
+        if self.agent.planner == "vlm" and not self.inference.vlm_model:
+            raise ValueError("agent.planner: vlm needs a vision-language model: set inference.vlm_model (and "
+                             "vlm_mmproj) to a manifest entry (aerie models import)")
 
     @property
     def bridge(self) -> BridgeConfig:
-        return BridgeConfig(link=self.link, streamer=self.streamer, safety=self.safety, fleet=self.fleet)
+        return BridgeConfig(link=self.link, streamer=self.streamer, safety=self.safety, fleet=self.fleet,
+                            gimbal=self.gimbal)
 
 
 def load_config(path: str | Path | None = None) -> AerieConfig:

@@ -6,7 +6,8 @@ OpenCV capture), so the simulator serves its camera as a stream rather than
 answering frame requests. Each frame is rendered by the world feed's renderer
 (`sim/world/render.py`) from the vehicle's *truth* (the sim vehicle's JSON/UDP
 control channel: position, heading, and the gimbal's ``gimbal_pitch_deg`` /
-``gimbal_yaw_deg`` when it reports them, else the camera's mounting pitch),
+``gimbal_yaw_deg`` (from north) where it has one, else the vehicle's heading and the
+camera's mounting pitch),
 never from what the autopilot reports: the stream shows where the vehicle is.
 
 MJPEG over HTTP (``multipart/x-mixed-replace``), because OpenCV's FFMPEG
@@ -69,9 +70,9 @@ def camera_pose(truth: dict[str, Any], origin: Any, mount_pitch_deg: float) -> t
     """(eye east/north/up in the world's metres, heading, pitch) of the camera for one truth record."""
     north, east = ned_from_geo(origin, float(truth["lat"]), float(truth["lon"]))
     up = max(1.0, float(truth["rel_alt"]))
-    gyaw = truth.get("gimbal_yaw_deg")
+    gyaw = truth.get("gimbal_yaw_deg")  # from north, as the sim vehicle's gimbal reports it
     gpitch = truth.get("gimbal_pitch_deg")
-    heading = (float(truth["yaw_deg"]) + (float(gyaw) if gyaw is not None else 0.0)) % 360.0
+    heading = float(gyaw if gyaw is not None else truth["yaw_deg"]) % 360.0
     pitch = float(gpitch) if gpitch is not None else mount_pitch_deg
     return np.array([east, north, up]), heading, pitch
 

@@ -50,6 +50,7 @@ class SimRig:
     task: ResolvedTask
     vehicle: Any
     server: WorldObservationServer
+    gimbal: bool = True  # the simulated vehicle announces a camera gimbal (sim/vehicle/gimbal_manager.py)
     camera: Any = None  # the vehicle's camera as a video stream (sim/camera_stream.py), once `stream_camera` ran
     camera_calibration: str = ""
 
@@ -109,7 +110,7 @@ class SimRig:
         self.vehicle.stop()
         lat, lon = (float(v) for v in self.world.graph.latlon[self.task.start_node])
         self.vehicle = SimVehicleProcess(home=(lat, lon, 10.0), seed=self.task.start_node, params=dict(SIM_PARAMS),
-                                         prearm_delay_s=0.5).start()
+                                         prearm_delay_s=0.5, gimbal=self.gimbal).start()
         if self.camera is not None:  # the same camera on the new vehicle
             from sim.camera_stream import truth_over_udp
 
@@ -129,18 +130,20 @@ class SimRig:
 
 
 def start_rig(task_id: str = "t019", *, world: World | None = None, noise: str = "prep", seed: int = 0,
-              tasks_path: str | Path = DEFAULT_TASKS, offer_moves: bool = True) -> SimRig:
-    """The sim vehicle at the task's start and the world feed; `offer_moves=False`: the feed is a sensor only."""
+              tasks_path: str | Path = DEFAULT_TASKS, offer_moves: bool = True, gimbal: bool = True) -> SimRig:
+    """The sim vehicle at the task's start and the world feed; `offer_moves=False`: the feed is a sensor only;
+    `gimbal=False`: a vehicle without a camera gimbal (the look-around turns the vehicle)."""
     from sim.vehicle import SimVehicleProcess
     from sim.world.cache import load_world
 
     world = world or load_world(None)
     rt = load_task(task_id, world, tasks_path)
     lat, lon = (float(v) for v in world.graph.latlon[rt.start_node])
-    vehicle = SimVehicleProcess(home=(lat, lon, 10.0), seed=seed, params=dict(SIM_PARAMS), prearm_delay_s=0.5).start()
+    vehicle = SimVehicleProcess(home=(lat, lon, 10.0), seed=seed, params=dict(SIM_PARAMS), prearm_delay_s=0.5,
+                                gimbal=gimbal).start()
     try:
         server = WorldObservationServer(world, noise=noise, seed=seed, offer_moves=offer_moves).start()
     except BaseException:
         vehicle.stop()
         raise
-    return SimRig(world, rt, vehicle, server)
+    return SimRig(world, rt, vehicle, server, gimbal)

@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tasks", default=DEFAULT_TASKS, help="task file (JSON, schema version 1)")
     p.add_argument("--agent", default="greedy", help="random | greedy | memory | geometric | geometric-no-reflection | geometric-no-plan | "
                                                       "geometric-no-anchors | geometric-no-look-up | llm | "
-                                                      "package.module:factory (factory(world) -> Agent)")
+                                                      "vlm | package.module:factory (factory(world) -> Agent)")
     p.add_argument("--perception", default="perfect",
                    help="perfect | prep | poor (the oracle's presets) | camera (a look-around of rendered frames at "
                         "each step, read by the text reader and fused: sim/benchmark/camera_perception.py)")
@@ -237,6 +237,22 @@ def _ablation(args: argparse.Namespace, world, resolved: list, argv: list[str], 
     return 0
 
 
+def vlm_figures(records: list[dict]) -> dict | None:
+    """The vlm agent's VLM use over the run: which model, calls per mission, seconds per call, answers' fate."""
+    runs = [r["vlm_planner"] for r in records if "vlm_planner" in r]
+    if not runs:
+        return None
+    from sim.benchmark.aerie_agents import vlm_asker
+
+    total = {k: sum(v.get(k, 0) for v in runs) for k in ("asked", "answered", "adopted", "kept", "stale", "fallbacks",
+                                                          "next_subtask", "busy", "no_frame")}
+    seconds = sum(v.get("seconds", 0.0) for v in runs)
+    what = vlm_asker()[1]
+    return {**what, **total, "calls_per_episode": round(total["answered"] / len(runs), 2),
+            "s_per_call": round(seconds / total["answered"], 3) if total["answered"] else None,
+            "note": "random weights: these figures measure cost, not skill" if what["random_weights"] else ""}
+
+
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     from sim.world.cache import load_world
@@ -339,6 +355,9 @@ def main(argv: list[str]) -> int:
         secs = sum(r["model_s"] for r in result["records"] if "model_s" in r)
         result["model"] = {"calls_per_episode": round(sum(calls) / len(calls), 2),
                            "s_per_call": round(secs / max(1, sum(calls)), 2)}
+    vlm = vlm_figures(result["records"])
+    if vlm is not None:
+        result["vlm"] = vlm
     s = result["summary"]
     print(f"{result['agent']} / {args.perception}: SR {s['sr']:.2f}  SPL {s['spl']:.3f}  steps/min {s['steps_over_min']:.2f}"
           f"  ABABA {s['ababa']:.1f}  STUCK {s['stuck']:.1f}  unique@10 {s['unique_ratio']:.2f}"
@@ -348,6 +367,10 @@ def main(argv: list[str]) -> int:
           + (f"  map {args.map}" + (f" stale {args.map_stale:g}" if args.map_stale else "") if args.map else "")
           + (f"  model {result['model']['calls_per_episode']:.1f} calls/ep, {result['model']['s_per_call']:.1f} s/call"
              if "model" in result else ""))
+    if vlm is not None:
+        print(f"vlm {vlm['model']}: {vlm['calls_per_episode']} calls/ep, {vlm['s_per_call']} s/call; answers "
+              f"adopted {vlm['adopted']}, kept {vlm['kept']}, stale {vlm['stale']}, fallbacks {vlm['fallbacks']}"
+              + (f"  ({vlm['note']})" if vlm.get("note") else ""))
     if "camera" in result:
         c = result["camera"]
         print(f"camera: {c['perception_ms_per_step_mean']} ms perception/step ({c['views_per_step']} views; "

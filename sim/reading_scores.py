@@ -52,15 +52,17 @@ def _angle(a: float, b: float) -> float:
 
 def evaluate_reading(reader, frames: Iterable, names: list[str], *, goal_min_confidence: float = 0.8,
                      gazetteer: list[str] | None = None, resolvable_px: float = RESOLVABLE_PX,
-                     groups: dict[str, Callable[[object], bool]] | None = None, ranger=None) -> dict[str, object]:
+                     groups: dict[str, Callable[[object], bool]] | None = None, ranger=None,
+                     walls=None) -> dict[str, object]:
     """`resolvable_px`: the least lettering scored, in the truth's pixels (`SignTruth.letter_px`); a bench that
     compares frame sizes gives its truth in one frame size so every setting is scored on the same signs.
     `groups`: name -> which scored signs belong to it, for a recall per group (a cause of misses, told apart).
-    `ranger` (`FootprintRanger`): range reads with the map's footprints, as a vehicle carrying a map does."""
+    `ranger` (`FootprintRanger`): range reads with the map's footprints, as a vehicle carrying a map does;
+    `walls` (the same): the map's walls for the reader's upright reading of walls seen aslant alone."""
     groups = groups or {}
     gazetteer = gazetteer or ["Kiasma"]
     goals: dict[str, object] = {}
-    det, rec, tot, cpu = [], [], [], []
+    det, rec, rect, tot, cpu = [], [], [], [], []
     resolvable = found = 0
     band_total = {b: 0 for b in BANDS_M}
     band_found = {b: 0 for b in BANDS_M}
@@ -77,10 +79,12 @@ def evaluate_reading(reader, frames: Iterable, names: list[str], *, goal_min_con
     for frame in frames:
         frames_n += 1
         c0 = time.process_time()
-        seen = reader.sightings(frame.image, frame.intr, frame.pose, names, **({"ranger": ranger} if ranger else {}))
+        extra = {k: v for k, v in (("ranger", ranger), ("walls", walls)) if v is not None}
+        seen = reader.sightings(frame.image, frame.intr, frame.pose, names, **extra)
         cpu.append((time.process_time() - c0) * 1e3)
         det.append(reader.timings_ms["detect"])
         rec.append(reader.timings_ms["recognise"])
+        rect.append(reader.timings_ms.get("rectify", 0.0))
         tot.append(reader.timings_ms["total"])
         for s in seen:
             if s.slips == 0 and s.name in known:
@@ -129,6 +133,8 @@ def evaluate_reading(reader, frames: Iterable, names: list[str], *, goal_min_con
         "text_cpu_p50_ms_per_view": p(cpu, 50),
         "text_detect_p50_ms": p(det, 50),
         "text_recognise_p50_ms": p(rec, 50),
+        # walls seen aslant warped upright, found and read (0 when the reader does not)
+        "text_rectify_p50_ms": p(rect, 50),
         "name_recall": found / resolvable if resolvable else None,
         "name_resolvable_signs": resolvable,
         "name_recall_by_band_m": {f"{lo}-{hi}": (band_found[(lo, hi)] / band_total[(lo, hi)] if band_total[(lo, hi)] else None,

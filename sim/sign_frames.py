@@ -22,7 +22,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from onboard.perception.camera_model import CameraIntrinsics, CameraPose, camera_axes
+from onboard.perception.camera_model import CameraIntrinsics, CameraPose, camera_axes, project_points
 from onboard.perception.types import Box
 
 FONT_DIRS = (Path("/usr/share/fonts/truetype/dejavu"),)
@@ -77,11 +77,8 @@ def fonts() -> list[Path]:
 
 
 def project(intr: CameraIntrinsics, pose: CameraPose, pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pixels (k, 2) and depths (k,) of NED points (k, 3)."""
-    forward, right, down = camera_axes(pose)
-    v = pts - np.array([pose.north, pose.east, pose.down])
-    z = v @ forward
-    return np.column_stack([intr.cx + intr.fx * (v @ right) / z, intr.cy + intr.fy * (v @ down) / z]), z
+    """Pixels (k, 2) and depths (k,) of NED points (k, 3): the flight loop's own projection."""
+    return project_points(intr, pose, pts)
 
 
 def lettering(text: str, font_path: Path, fg, bg, px: int = 64) -> tuple[np.ndarray, tuple[int, int, int, int]]:

@@ -161,22 +161,28 @@ def build_sam_decoder_standin(path: Path, *, official: bool = True) -> Path:
         # segment-anything's export: upscale inside the graph to orig_im_size (1024 square, crop, resize)
         inputs.append(helper.make_tensor_value_info("orig_im_size", TensorProto.FLOAT, [2]))
         outputs.insert(0, helper.make_tensor_value_info("masks", TensorProto.FLOAT, [1, 4, "H", "W"]))
-        nodes += [
-            _c("sq", np.array([1, 4, 1024, 1024], np.int64)), _c("f1024", np.array(1024.0, np.float32)),
-            _c("half", np.array(0.5, np.float32)), _c("lead", np.array([1, 4], np.int64)),
-            _c("z2", np.array([0, 0], np.int64)), _c("ax", np.array([2, 3], np.int64)),
-            helper.make_node("Resize", ["low_res_masks", "", "", "sq"], ["up"], mode="linear"),
-            helper.make_node("ReduceMax", ["orig_im_size"], ["longest"], keepdims=0),
-            helper.make_node("Div", ["f1024", "longest"], ["scale"]),
-            helper.make_node("Mul", ["orig_im_size", "scale"], ["scaled"]),
-            helper.make_node("Add", ["scaled", "half"], ["scaled_r"]),
-            helper.make_node("Floor", ["scaled_r"], ["new_hw_f"]),
-            helper.make_node("Cast", ["new_hw_f"], ["new_hw"], to=TensorProto.INT64),
-            helper.make_node("Slice", ["up", "z2", "new_hw", "ax"], ["cropped"]),
-            helper.make_node("Cast", ["orig_im_size"], ["orig_i"], to=TensorProto.INT64),
-            helper.make_node("Concat", ["lead", "orig_i"], ["out_size"], axis=0),
-            helper.make_node("Resize", ["cropped", "", "", "out_size"], ["masks"], mode="linear"),
-        ]
+        nodes += official_upscale_nodes()
     g = helper.make_graph(nodes, "sam_decoder_standin", inputs, outputs)
     onnx.save(helper.make_model(g, opset_imports=OPSET, ir_version=IR_VERSION), str(path))
     return path
+
+
+def official_upscale_nodes() -> list:
+    """segment-anything's in-graph upscaling of ``low_res_masks`` to ``orig_im_size`` (``masks``):
+    bilinear to the 1024 square, crop the unpadded region, bilinear to (H, W)."""
+    return [
+        _c("sq", np.array([1, 4, 1024, 1024], np.int64)), _c("f1024", np.array(1024.0, np.float32)),
+        _c("half", np.array(0.5, np.float32)), _c("lead", np.array([1, 4], np.int64)),
+        _c("z2", np.array([0, 0], np.int64)), _c("ax", np.array([2, 3], np.int64)),
+        helper.make_node("Resize", ["low_res_masks", "", "", "sq"], ["up"], mode="linear"),
+        helper.make_node("ReduceMax", ["orig_im_size"], ["longest"], keepdims=0),
+        helper.make_node("Div", ["f1024", "longest"], ["scale"]),
+        helper.make_node("Mul", ["orig_im_size", "scale"], ["scaled"]),
+        helper.make_node("Add", ["scaled", "half"], ["scaled_r"]),
+        helper.make_node("Floor", ["scaled_r"], ["new_hw_f"]),
+        helper.make_node("Cast", ["new_hw_f"], ["new_hw"], to=TensorProto.INT64),
+        helper.make_node("Slice", ["up", "z2", "new_hw", "ax"], ["cropped"]),
+        helper.make_node("Cast", ["orig_im_size"], ["orig_i"], to=TensorProto.INT64),
+        helper.make_node("Concat", ["lead", "orig_i"], ["out_size"], axis=0),
+        helper.make_node("Resize", ["cropped", "", "", "out_size"], ["masks"], mode="linear"),
+    ]

@@ -30,6 +30,7 @@ _BRIDGE: dict[str, str] = {
     "battery_land": "battery critical: landing",
     "geofence_set": "the geofence was uploaded", "command_refused": "a command refused (bridge or autopilot)",
     "intent_stale": "the setpoint intent went stale: holding",
+    "stream_stalled": "offboard lost to the own stale stream, taken back (count, mode)",
     "traffic_rejected": "a fleet member's position report was refused",
     "separation_refused": "a setpoint refused for separation",
     "fleet_channel_silent": "no fleet report within the timeout", "fleet_channel_restored": "fleet reports again",
@@ -37,6 +38,9 @@ _BRIDGE: dict[str, str] = {
     "separation_climb": "separation: climbing to the own layer", "separation_hold": "separation: holding",
     "separation_fallback": "separation: fleet silent, on the own layer",
     "separation_fallback_climb": "separation: fleet silent, climbing to the own layer where it stands",
+    "gimbal_command": "a command to the camera gimbal (take control, set angles) and its result",
+    "gimbal_attitude": "where a gimbal pointing ended: the reported attitude, reached or not, and its track",
+    "gimbal_silent": "the gimbal stopped reporting its attitude", "gimbal_restored": "the gimbal reports again",
 }
 # The supervisor's and the parts it runs (onboard/).
 _SUPERVISOR: dict[str, str] = {

@@ -69,7 +69,7 @@ log = logging.getLogger("aerie.ground.dashboard")
 class DashboardContext:
     """What the routes need; one per app, so two dashboards in one process share nothing."""
 
-    db_path: Path
+    db_path: Path | str   # the flight log file or its postgresql:// URL
     poll_interval_s: float = 0.25
     # Returns the world (origin and footprints); called once, in a worker thread, on the first /api/world.
     load_world: Callable[[], WorldData] | None = None

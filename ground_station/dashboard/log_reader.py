@@ -1,7 +1,7 @@
 """Read-only access to the flight log for the dashboard: flight lists, whole flights, and a live tail.
 
 The dashboard never talks to the ingest thread: it reads the same SQLite file
-(WAL lets readers run beside the writer), so it works the same inside
+(WAL lets readers run beside the writer) or PostgreSQL database, so it works the same inside
 ``aerie ground`` and from ``aerie ground dashboard`` on a copied log, and a slow
 browser can never hold up ingest. Messages may be stored out of seq order
 (replay fills holes later), so the tail remembers what it delivered above the
@@ -10,7 +10,6 @@ point where the log is complete instead of assuming seqs only grow.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ import msgpack
 
 from contract.messages import MapImage, PayloadError, State
 from ground_station.flight_log import Flight, FlightLog
+from ground_station.log_db import LogDb, is_url, open_db
 
 # A vehicle without any flight_start yet shows at most this many of its latest messages.
 _NO_FLIGHT_BACKLOG = 5000
@@ -39,7 +39,7 @@ class LogReader:
     never races a read still running for it.
     """
 
-    conn: sqlite3.Connection
+    conn: LogDb
     log: FlightLog
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -52,14 +52,20 @@ class LogReader:
             self.conn.close()
 
 
-def open_reader(path: str | Path) -> LogReader | None:
-    """A read-only reader of the flight log at ``path``; None if there is none yet."""
-    path = Path(path)
-    if not path.exists():
-        return None
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
-                           timeout=10.0, check_same_thread=False)
-    return LogReader(conn, FlightLog(conn, path))
+def open_reader(target: str | Path) -> LogReader | None:
+    """A read-only reader of the flight log at a file path or ``postgresql://`` URL; None if there is none yet."""
+    if not is_url(target):
+        target = Path(target)
+        if not target.exists():
+            return None
+    db = open_db(target, readonly=True)
+    if db.kind == "postgresql":
+        from ground_station.migrations import FLIGHT_LOG_VERSION, current_version
+
+        if current_version(db) < FLIGHT_LOG_VERSION:   # not migrated yet: no flight log, as for a missing file
+            db.close()
+            return None
+    return LogReader(db, FlightLog(db))
 
 
 def flight_dict(f: Flight) -> dict[str, Any]:

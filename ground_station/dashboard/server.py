@@ -20,7 +20,7 @@ from contract.access_token import AccessTokenError, load_token_hash
 from ground_station.dashboard.app import DashboardContext, create_app
 from ground_station.dashboard.city_layer import map_loader
 from ground_station.dashboard.auth import is_loopback
-from ground_station.settings import GroundConfig, resolve
+from ground_station.settings import GroundConfig, log_target, resolve
 
 log = logging.getLogger("aerie.ground.dashboard")
 
@@ -56,7 +56,7 @@ class DashboardServer:
                     f"dashboard_host {cfg.dashboard_host!r} is not a loopback address, so the dashboard needs its "
                     f"token, and there is none: {exc}. Make one with `aerie keys dashboard-token DIR` (or "
                     f"`aerie keys generate`) and set dashboard_token_hash, or bind to 127.0.0.1") from exc
-        ctx = DashboardContext(db_path=resolve(base_dir, cfg.db_path), poll_interval_s=cfg.dashboard_poll_interval_s,
+        ctx = DashboardContext(db_path=log_target(cfg, base_dir), poll_interval_s=cfg.dashboard_poll_interval_s,
                                load_world=city, token_digest=digest,
                                max_live_clients=cfg.dashboard_max_live_clients)
         return cls(ctx, host=cfg.dashboard_host, port=cfg.dashboard_port)

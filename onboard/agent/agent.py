@@ -12,6 +12,7 @@ from contract.results import write_episode
 from onboard.agent.agent_state import AgentState, StaticState
 from onboard.agent.corridor_map import CorridorMap
 from onboard.agent.instruction_reader import Generate, Reading, read_instruction
+from onboard.agent import vlm_planner
 from onboard.agent.graph import run_step
 from onboard.agent.map_knowledge import MapKnowledge
 from onboard.agent.mission_analysis import MissionAnalysis, await_analysis
@@ -56,20 +57,26 @@ class GraphAgent:
     instruction reader asks where the parser cannot settle; by default the
     plan model's, so both share one loaded model. `flight_id` names the flight
     in the memory file (reflections, the mission analysis); the supervisor
-    passes its own, the one the ground station sees in ``flight_start``.
+    passes its own, the one the ground station sees in ``flight_start``. `vlm` (a `VlmAsker`) answers the
+    navigate and search questions of the `vlm` backend (`onboard.agent.vlm_planner`); the caller hands each
+    step's camera frame in first (`see_frame`).
     """
 
     def __init__(self, config: AgentConfig | None = None, gazetteer: list[str] | None = None, *,
                  name: str = "geometric", memory: MemoryConfig | None = None, experience_store=None,
                  plan_model=None, step_spacing_m: float = 50.0, reader_generate: Generate | None = None,
-                 flight_id: str = "", aliases: Mapping[str, str] | None = None) -> None:
+                 flight_id: str = "", aliases: Mapping[str, str] | None = None, vlm: Any = None) -> None:
         self.config = config or AgentConfig()
         # Labels what this agent writes into the memory file; the merge key with the ground's lessons.
         self.flight_id = flight_id or uuid.uuid4().hex[:12]
         self.memory_config = memory or MemoryConfig()
-        if self.config.planner not in ("geometric", "llm"):
-            raise ValueError(f"unknown planner backend {self.config.planner!r}; use 'geometric' or 'llm'")
+        if self.config.planner not in ("geometric", "llm", "vlm"):
+            raise ValueError(f"unknown planner backend {self.config.planner!r}; use 'geometric', 'llm' or 'vlm'")
+        if self.config.planner == "vlm" and vlm is None:
+            raise ValueError("planner backend 'vlm' needs a VLM (inference.vlm_model and vlm_mmproj: the model that "
+                             "answers the navigate and search questions)")
         self.plan_model = plan_model
+        self.vlm = vlm
         self.reader_generate = reader_generate or getattr(plan_model, "generate_json", None)
         self.reading: Reading | None = None
         self.gazetteer = list(gazetteer or [])
@@ -106,14 +113,24 @@ class GraphAgent:
                 store=self.experience_store if c.use_persistent_reflections else None),
             controller=ErrorThresholdController(c.max_consecutive_failures, c.reflection_ttl_steps),
             experience_store=self.experience_store, plan_model=self.plan_model,
-            reflection_window=self.memory_config.reflection_window)
+            reflection_window=self.memory_config.reflection_window,
+            vlm=self.vlm if c.planner == "vlm" else None)
         self.state = AgentState(static)
 
     def act(self, observation: AgentObservation) -> AgentAction:
         if self.state is None:
             raise RuntimeError("call reset(description) before act()")
+        if self.state.static.vlm is not None:  # answers nobody handed in yet (the benchmark has no hook that does)
+            for answer in self.state.static.vlm.answers():
+                self.note_vlm(answer)
         action, self.last_path = run_step(self.state, observation)
+        self.state.dynamic.camera_frame = None  # a frame is this step's only: none next step unless handed in
         return action
+
+    def see_frame(self, frame: Any) -> None:
+        """This step's camera frame (RGB), for the `vlm` backend's question; handed in before `act`."""
+        if self.state is not None:
+            self.state.dynamic.camera_frame = frame
 
     def note_vlm(self, answer: Any) -> None:
         """A VLM answer (`onboard.inference.vlm_asker.VlmAnswer`) handed in between steps.
@@ -124,12 +141,15 @@ class GraphAgent:
         if self.state is None:
             return
         d = self.state.dynamic
+        if answer.kind in vlm_planner.STRATEGIES:  # the vlm backend's decision: taken in at the next step
+            vlm_planner.note_answer(self.state, answer)
+            return
         d.vlm_answers.append(answer.to_json())
         if answer.kind == "caption" and answer.text and not answer.errors:
             d.vlm_caption = (answer.step, answer.text)
         elif answer.kind == "confirm" and answer.goal_seen is not None:
             d.goal_seen.append({**answer.to_json(), "shows_goal": answer.goal_seen.shows_goal,
-                                "confidence": answer.goal_seen.confidence})
+                                "confidence": answer.goal_seen.confidence, "delivered": d.timestep})
 
     def findings(self, most: int) -> SharedFindings | None:
         """What this vehicle found itself so far (own frame), for the others of its fleet: the `most` newest
@@ -193,6 +213,7 @@ class GraphAgent:
             "reflections_inherited": st.static.reflections.inherited,
             "mission_analysis": None if d.mission_analysis is None else d.mission_analysis.to_json(),
             **({"vlm_goal_seen": list(d.goal_seen)} if d.goal_seen else {}),
+            **({"vlm_planner": vlm_planner.summary(st)} if st.static.vlm is not None else {}),
         }
 
     def _map_summary(self) -> dict[str, Any] | None:

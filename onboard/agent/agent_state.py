@@ -41,6 +41,7 @@ class StaticState:
     plan_model: Any = None  # onboard.inference.planner_model.PlannerModel, for the "llm" backend
     reflection_window: int = 3  # reflections that steer choices (memory.reflection_window)
     corridors: CorridorMap | None = None  # the onboard map's corridors (None: no map, or one without corridors)
+    vlm: Any = None  # onboard.inference.vlm_asker.VlmAsker, for the "vlm" backend (onboard/agent/vlm_planner.py)
 
 
 @dataclass
@@ -112,6 +113,17 @@ class DynamicState:
     vlm_caption: tuple[int, str] | None = None
     vlm_answers: list[dict[str, Any]] = field(default_factory=list)
     goal_seen: list[dict[str, Any]] = field(default_factory=list)
+    goal_placed_at: int | None = None  # the step the goal's name was first read (confirm answers count from it)
+    confirm_again: bool = False  # the locate expert doubts the goal (a camera "no"): ask the VLM on the next frame
+    # The "vlm" backend (onboard/agent/vlm_planner.py): this step's camera frame (RGB, `GraphAgent.see_frame`),
+    # the question in flight (step, strategy, heading of its frame), the decision answer waiting to be taken in,
+    # counts by outcome, the source of this step's move and of every step's.
+    camera_frame: np.ndarray | None = None
+    vlm_request: dict[str, Any] | None = None
+    vlm_decision: Any = None
+    vlm_plan: dict[str, Any] = field(default_factory=dict)
+    vlm_source: str = ""
+    vlm_steps: list[tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass

@@ -49,6 +49,7 @@ from onboard.agent.agent_state import AgentState
 from onboard.agent.exploring import between_end_missing, centroid_spent, explore_target
 from onboard.agent.geometric_planner import choose_move, lookouts
 from onboard.agent.geometry import norm
+from onboard.agent.goal_confidence import goal_confidence
 from onboard.agent.looks import come_down, come_down_due, look_low, look_up
 from onboard.agent.place_memory import visit_counts
 from onboard.agent.strategy_control import STUCK_WINDOW, would_ababa
@@ -286,18 +287,6 @@ def _towards_read_goal(state: AgentState, fix: np.ndarray) -> tuple[AgentAction,
     return AgentAction.move(hop, ""), f"to the known waypoint nearest the read goal ({norm(s.street_map.xy[best] - fix):.0f} m from it)"
 
 
-def _camera_says(state: AgentState) -> str:
-    """A VLM's newest word on whether the frame shows the goal, with its confidence ("" without one).
-
-    Said beside the lock, never deciding it: the name read and the geometry place and reach the goal.
-    """
-    seen = state.dynamic.goal_seen
-    if not seen or seen[-1].get("used_fallback"):
-        return ""
-    last = seen[-1]
-    return f"camera {'shows' if last['shows_goal'] else 'does not show'} it ({last['confidence']}, step {last['step']})"
-
-
 def locate(state: AgentState) -> dict[str, Any]:
     d, s = state.dynamic, state.static
     if d.up_m is not None:
@@ -309,15 +298,20 @@ def locate(state: AgentState) -> dict[str, Any]:
         return {"current_task_index": search_i if search_i is not None else 0, "action": None,
                 "strategy": "locate", "subtask_context": {**d.subtask_context, "locate": out.status}}
     fix = s.memory.goal_fix
-    if reach:
+    conf = goal_confidence(state)  # the VLM's confirm answers weighed in (none without a VLM)
+    seen = conf.text()
+    doubt = reach and conf.doubted and dist > s.config.arrive_within_m
+    if reach and not doubt:
         out = LocateOutput("TARGET_LOCKED", [float(fix[0]), float(fix[1])])
-        seen = _camera_says(state)
         return {"action": AgentAction.arrive(f"{out.status}: goal name read {dist:.0f} m away{seen and '; ' + seen}"),
                 "strategy": "locate",
                 "subtask_context": {**d.subtask_context, "locate": out.status, **({"goal_seen": seen} if seen else {})}}
     action, reason = _towards_read_goal(state, fix) or move_towards(state, fix)
+    if doubt:  # read from afar and the camera says no: closer, and another look (goal_confidence)
+        reason = f"{seen}: another look; {reason}"
     return {"action": AgentAction.move(action.node, f"goal read {dist:.0f} m away; {reason}"), "strategy": "locate",
-            "subtask_context": {**d.subtask_context, "locate": "SEARCHING_VICINITY"}}
+            "subtask_context": {**d.subtask_context, "locate": "SEARCHING_VICINITY"},
+            **({"confirm_again": True} if doubt else {})}
 
 
 EXPERTS = {"navigate": navigate, "search": search, "locate": locate}

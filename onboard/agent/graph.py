@@ -8,6 +8,7 @@ step's action is final (or the mission ends):
       -> should_generate_plan? -> generate_plan_with_rag | adopt_llm_plan (the model's plan arrived)
       -> execute_subtask_router (builds current_state once) -> navigate | search | locate
          (an expert may hand the step to another sub-goal: back to the router)
+      -> vlm_step (the `vlm` backend only: the VLM's answer taken in, the next question asked)
       -> finalize_step (FrameLog, episodic sentence) -> should_continue?
          -> end of step | check_mission_success -> reflect_on_mission -> end
 
@@ -36,7 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from onboard.agent import branches, place_memory, replan
+from onboard.agent import branches, place_memory, replan, vlm_planner
 from onboard.agent.agent_state import AgentState, apply_update
 from onboard.agent.current_state import build_current_state, compass, geoinstruct, scene_description, with_caption
 from onboard.agent.experience_prior import frames_from, lesson_from
@@ -161,6 +162,8 @@ def perceive_and_model(state: AgentState) -> dict[str, Any]:
     goal_pois = [p for p in obs.pois if s.goal.names_goal(p.name)]
     if goal_pois:
         p = max(goal_pois, key=lambda p: (len(p.name), -p.distance))
+        if s.memory.goal_fix is None:
+            update["goal_placed_at"] = d.timestep
         s.memory.see_goal(d.position, p.bearing, p.distance)
     s.memory.reached_prior_in_vain(d.position, s.config.arrive_within_m)
     return {**update, "perceived_at": d.timestep,
@@ -357,8 +360,11 @@ def route_subtask(state: AgentState) -> str:
 
 
 def after_expert(state: AgentState) -> str:
-    """The expert chose an action: finalize; it handed the step over: dispatch again (bounded)."""
-    return "finalize_step" if state.dynamic.action is not None else "handoff"
+    """The expert chose an action: finalize (the vlm backend's answer first); it handed the step over: dispatch
+    again (bounded)."""
+    if state.dynamic.action is None:
+        return "handoff"
+    return "vlm_step" if vlm_planner.vlm_backend(state) else "finalize_step"
 
 
 def should_continue(state: AgentState) -> str:
@@ -392,7 +398,7 @@ NODES: dict[str, Callable[[AgentState], dict[str, Any]]] = {
     "generate_plan_with_rag": generate_plan_with_rag, "adopt_llm_plan": adopt_llm_plan,
     "request_replan": replan.request_replan,
     "execute_subtask_router": execute_subtask_router,
-    **EXPERTS, "handoff": handoff, "fallback_navigate": fallback_navigate, "finalize_step": finalize_step,
+    **EXPERTS, "vlm_step": vlm_planner.vlm_step, "handoff": handoff, "fallback_navigate": fallback_navigate, "finalize_step": finalize_step,
     "check_mission_success": check_mission_success, "reflect_on_mission": reflect_on_mission,
 }
 ROUTERS: dict[str, Callable[[AgentState], str]] = {
@@ -403,6 +409,7 @@ ROUTERS: dict[str, Callable[[AgentState], str]] = {
     "adopt_llm_plan": replan.should_replan,
     "execute_subtask_router": route_subtask,
     **{name: after_expert for name in EXPERTS},
+    "vlm_step": lambda s: "finalize_step",
     "handoff": route_handoff,
     "fallback_navigate": lambda s: "finalize_step",
     "finalize_step": should_continue,

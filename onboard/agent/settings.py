@@ -13,9 +13,21 @@ from typing import Literal
 
 @dataclass(frozen=True)
 class AgentConfig:
-    # Planner backend: "geometric" (deterministic, no model) or "llm" (the long-term plan from
-    # the planner model in `inference`, geometric plan on garbage / timeout; moves stay geometric).
-    planner: Literal["geometric", "llm"] = "geometric"
+    # Planner backend: "geometric" (deterministic, no model), "llm" (the long-term plan from
+    # the planner model in `inference`, geometric plan on garbage / timeout; moves stay geometric) or "vlm"
+    # (the navigate and search moves from the VLM in `inference.vlm_model`, asked with the camera frame and the
+    # agent's two maps, never waited for; geometric meanwhile and on garbage: onboard/agent/vlm_planner.py).
+    planner: Literal["geometric", "llm", "vlm"] = "geometric"
+    # vlm backend: wait inside the step for the VLM's answer and take it in that step (reproducible runs:
+    # `aerie bench nav --agent vlm`). false: fly the geometric move, take the answer in when it arrives.
+    vlm_plan_wait: bool = False
+    # vlm backend: the VLM's movement (forward, turn_left, ...) names the move on offer nearest the bearing it
+    # points to from its frame's heading, if within this many degrees; else the geometric move is flown.
+    # Streets meet at about right angles, so 60 takes the street that way and never the one beside it.
+    vlm_move_tolerance_deg: float = 60.0
+    # With a VLM (inference.vlm_model), a camera "no" to the goal read from afar holds the arrival for at most this
+    # many steps while the drone gets closer and the VLM looks again (onboard/agent/goal_confidence.py).
+    vlm_doubt_steps: int = 3
     # llm backend: wait inside the step for the model's plan (reproducible runs: `aerie bench nav --agent llm`).
     # false: fly the geometric plan at once and adopt the model's plan at the first step after it arrives.
     llm_plan_wait: bool = False

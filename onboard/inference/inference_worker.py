@@ -140,9 +140,17 @@ class ThreadWorker:
         except (asyncio.TimeoutError, TimeoutError):
             raise self._timeout(deadline_s) from None
 
-    def close(self) -> None:
+    def close(self, wait_s: float = 0.0) -> bool:
+        """Stop taking calls; with ``wait_s`` also wait that long for the call in flight to end.
+
+        Why wait: a model freed while its call still runs on this thread crashes the process (a
+        llama.cpp context released under the decoder); the owner frees it only once this says True.
+        """
         self._closed = True
         self._jobs.put(None)
+        if wait_s > 0:
+            self._thread.join(wait_s)
+        return not self._thread.is_alive()
 
 
 def _child_main(factory: Callable[[], Callable[[Any], Any]], conn) -> None:

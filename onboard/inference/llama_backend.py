@@ -184,19 +184,64 @@ class LlamaTextModel:
 _LOOSE_CHAR = r'''char ::= [^"\\] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'''
 _JSON_CHAR = r'''char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'''
 _GRAMMARS: dict[str, Any] = {}
+# The converter ignores a number's minimum and maximum (its own TODO), so noise wrote confidences of 624 that
+# the contract then refused: every navigate and search answer of the test VLM fell back. A number bounded to
+# [0, 1] is decoded through this rule instead: 0, 1, or 0.d to three decimals.
+UNIT_NUMBER_RULE = 'unit-number ::= ("0" ("." [0-9] ([0-9] [0-9]?)?)? | "1" ("." "0" ("0" "0"?)?)?) space'
+
+
+def _unit_bounded(schema: dict[str, Any]) -> set[str]:
+    """Names of the properties (at any depth) that are numbers bounded to [0, 1], and of no other kind anywhere."""
+    unit: set[str] = set()
+    other: set[str] = set()
+
+    def walk(s: dict[str, Any]) -> None:
+        for name, sub in (s.get("properties") or {}).items():
+            bounded = sub.get("type") == "number" and sub.get("minimum") == 0 and sub.get("maximum") == 1
+            (unit if bounded else other).add(name)
+            walk(sub)
+        if isinstance(s.get("items"), dict):
+            walk(s["items"])
+
+    walk(schema)
+    return unit - other
 
 
 def schema_grammar(schema: dict[str, Any]):
-    """The GBNF grammar of a JSON schema, strings limited to characters JSON allows unescaped (cached)."""
+    """The GBNF grammar of a JSON schema, strings limited to characters JSON allows unescaped and numbers
+    bounded to [0, 1] held there (cached)."""
     import json
+    import re
 
     from llama_cpp import llama_grammar
 
     key = json.dumps(schema, sort_keys=True)
     if key not in _GRAMMARS:
-        text = llama_grammar.json_schema_to_gbnf(json.dumps(schema))
-        _GRAMMARS[key] = llama_grammar.LlamaGrammar.from_string(text.replace(_LOOSE_CHAR, _JSON_CHAR), verbose=False)
+        text = llama_grammar.json_schema_to_gbnf(json.dumps(schema)).replace(_LOOSE_CHAR, _JSON_CHAR)
+        unit = _unit_bounded(schema)
+        for name in unit:
+            text = re.sub(r'^(\S+-kv ::= "\\"' + re.escape(name) + r'\\"" space ":" space )number$',
+                          r"\1unit-number", text, flags=re.M)
+        if unit:
+            text += "\n" + UNIT_NUMBER_RULE + "\n"
+        _GRAMMARS[key] = llama_grammar.LlamaGrammar.from_string(text, verbose=False)
     return _GRAMMARS[key]
+
+
+def fit_longest_side(image: np.ndarray, side: int) -> np.ndarray:
+    """`image` scaled down (never up) so its longest side is at most `side` pixels; 0 leaves it as it is.
+
+    A VLM's image tokens grow with the pixels it is given where its encoder keeps the resolution
+    (Qwen2.5-VL: one token per 28 x 28 pixels), and the PNG a frame travels in costs time to
+    encode on the vehicle's CPU; docs/VLM_ON_JETSON.md says why 768 is the default.
+    """
+    h, w = image.shape[:2]
+    if side <= 0 or max(h, w) <= side:
+        return image
+    import cv2
+
+    scale = side / max(h, w)
+    return cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
 
 
 def image_data_uri(image: np.ndarray) -> str:
@@ -212,7 +257,9 @@ def image_data_uri(image: np.ndarray) -> str:
 class LlamaVisionModel(LlamaTextModel):
     """A multimodal GGUF plus its CLIP/mmproj projector, via a llama-cpp-python chat handler."""
 
-    def __init__(self, model_path: str | Path, mmproj_path: str | Path, *, handler: str = "Llava15ChatHandler", n_ctx: int = 4096, **kwargs: Any) -> None:
+    def __init__(self, model_path: str | Path, mmproj_path: str | Path, *, handler: str = "Llava15ChatHandler", n_ctx: int = 4096,
+                 image_max_side: int = 0, **kwargs: Any) -> None:
+        self.image_max_side = image_max_side  # images are scaled down to this longest side first (0: as given)
         llama_cpp = _import_llama()
         from llama_cpp import llama_chat_format
 
@@ -239,7 +286,8 @@ class LlamaVisionModel(LlamaTextModel):
         json_schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
     ) -> str:
-        return self.chat(vision_messages(prompt, images, system=system), json_schema=json_schema, max_tokens=max_tokens)
+        return self.chat(vision_messages(prompt, images, system=system, max_side=self.image_max_side),
+                         json_schema=json_schema, max_tokens=max_tokens)
 
 
 def _quiet_mtmd() -> None:
@@ -253,8 +301,10 @@ def _quiet_mtmd() -> None:
             getattr(mtmd_cpp, setter)(_logger.llama_log_callback, None)
 
 
-def vision_messages(prompt: str, images: Iterable[np.ndarray], *, system: str | None = None) -> list[dict[str, Any]]:
-    content: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": image_data_uri(im)}} for im in images]
+def vision_messages(prompt: str, images: Iterable[np.ndarray], *, system: str | None = None, max_side: int = 0
+                    ) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": image_data_uri(fit_longest_side(im, max_side))}}
+                                     for im in images]
     content.append({"type": "text", "text": prompt})
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": content})
@@ -284,6 +334,7 @@ def open_vlm(cfg) -> LlamaVisionModel | None:
     spec = manifest.get(cfg.vlm_model)
     path = require_verified(spec, directory)
     mmproj = directory / (cfg.vlm_mmproj or spec.companions.get("mmproj", ""))
-    return LlamaVisionModel(path, mmproj, handler=cfg.vlm_chat_handler, n_ctx=max(cfg.n_ctx, 4096), n_threads=cfg.n_threads, n_threads_batch=cfg.n_threads_batch,
+    return LlamaVisionModel(path, mmproj, handler=cfg.vlm_chat_handler, n_ctx=max(cfg.n_ctx, 4096), image_max_side=cfg.vlm_image_max_side,
+                            n_threads=cfg.n_threads, n_threads_batch=cfg.n_threads_batch,
                             n_gpu_layers=cfg.n_gpu_layers, max_tokens=cfg.max_tokens, temperature=cfg.temperature,
                             extra_buffers=cfg.llama_extra_buffers, grammar_first=cfg.llama_grammar_first)

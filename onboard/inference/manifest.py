@@ -161,3 +161,28 @@ def require_verified_digest(spec: ModelSpec, directory: Path) -> tuple[Path, str
             f"sha256 {r.actual} != expected {r.expected}"
         )
     return r.path, r.actual or ""
+
+
+def require_verified_companion(spec: ModelSpec, key: str, directory: Path) -> Path:
+    """A companion file (``spec.companions[key]``), checked against a sha256 recorded for it, if any."""
+    path = directory / spec.companions[key]
+    if not path.exists():
+        raise ModelFileError(f"{path} ({spec.name} {key}) is absent")
+    expected = read_local_checksums(directory).get(path.name)
+    actual = sha256_file(path)
+    if expected and actual != expected:
+        raise ModelFileError(f"{path} ({spec.name} {key}) is corrupted or not the file recorded: "
+                             f"sha256 {actual} != expected {expected}")
+    return path
+
+
+def verify_companions(spec: ModelSpec, directory: Path) -> list[VerifyResult]:
+    """The companions present whose sha256 was recorded here (imported, or made by `quantize`), checked."""
+    recorded = read_local_checksums(directory)
+    out = []
+    for key, file_name in spec.companions.items():
+        path = directory / file_name
+        if file_name in recorded and path.exists():
+            actual = sha256_file(path)
+            out.append(VerifyResult(key, path, "ok" if actual == recorded[file_name] else "mismatch", recorded[file_name], actual))
+    return out

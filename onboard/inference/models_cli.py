@@ -33,13 +33,16 @@ def main(argv: list[str]) -> int:
     i.add_argument("name")
     i.add_argument("path")
     i.add_argument("--companion", default=None, help="companion key, e.g. vocab or mmproj")
-    q = sub.add_parser("quantize", help="static INT8 copy of an ONNX model for CPU, with agreement measured")
-    q.add_argument("name", help="the manifest entry of the int8 model (its source names the fp32 one)")
+    q = sub.add_parser("quantize", help="INT8 (static QDQ, calibrated) and FP16 copies of ONNX models, written beside them")
+    q.add_argument("names", nargs="+", metavar="name",
+                   help="an int8/fp16 entry (its source names the fp32 one), or an fp32 entry: every copy made from it")
     b = sub.add_parser("build-engine", help="TensorRT engine from an ONNX model (Jetson / TensorRT only)")
     b.add_argument("name")
-    b.add_argument("--int8", action="store_true")
+    b.add_argument("--int8", action="store_true", help="INT8 (default for an entry with TensorRT ranges, trt_calibration)")
     b.add_argument("--no-fp16", action="store_true")
-    b.add_argument("--shapes", default="", help="dynamic input profile: name:min/opt/max e.g. img:1x3x480x640/1x3x800x1200/1x3x800x1333")
+    b.add_argument("--shapes", action="append", default=[],
+                   help="dynamic input profile name:min/opt/max, repeatable, e.g. img:1x3x480x640/1x3x800x1200/1x3x800x1333 "
+                        "(default: the entry's input.trt_profile)")
     args = parser.parse_args(argv)
     from onboard.inference.manifest import ManifestError, ModelFileError
 
@@ -58,12 +61,12 @@ def _list(args, cfg, manifest, directory) -> int:
     print(f"model dir: {directory}")
     for spec in manifest.models.values():
         here = "present" if (directory / spec.file).exists() else "absent"
-        print(f"{spec.name:24} {spec.task:9} {spec.format:6} {spec.precision:7} {spec.licence:12} {spec.file} ({here})")
+        print(f"{spec.name:26} {spec.task:9} {spec.format:6} {spec.precision:7} {spec.licence:12} {spec.file} ({here})")
     return 0
 
 
 def _verify(args, cfg, manifest, directory) -> int:
-    from onboard.inference.manifest import verify_model
+    from onboard.inference.manifest import verify_companions, verify_model
 
     bad = 0
     for name in args.names or list(manifest.models):
@@ -76,6 +79,10 @@ def _verify(args, cfg, manifest, directory) -> int:
             print(f"ABSENT   {name}: {r.path}", file=sys.stderr)
         else:
             print(f"{r.status.upper():8} {name}: {r.path}")
+        for c in verify_companions(manifest.get(name), directory):
+            if c.status == "mismatch":
+                bad += 1
+                print(f"MISMATCH {name} {c.name}: {c.path} sha256 {c.actual} != expected {c.expected}", file=sys.stderr)
     return 1 if bad else 0
 
 
@@ -99,36 +106,49 @@ def _import(args, cfg, manifest, directory) -> int:
 
 
 def _quantize(args, cfg, manifest, directory) -> int:
-    from onboard.inference.manifest import record_local_checksum, sha256_file
-    from onboard.inference.quantize import calibration_for, quantize_model
+    from onboard.inference.derived import derive, derived_from, is_derived
+    from onboard.inference.quantize import QuantizeError
+    from onboard.perception.calibration import scene_feeds_for
     from onboard.perception.text_detection import calibration_feeds
 
-    spec = manifest.get(args.name)
-    base = manifest.get(spec.source["from"])
-    out = directory / spec.file
-    print(quantize_model(directory / base.file, out, **calibration_for(spec.source, calibration_feeds)))
-    record_local_checksum(directory, spec.file, sha256_file(out))
-    if spec.task == "detector" and base.name.startswith("ssdlite"):
-        from onboard.perception.int8_agreement import ssdlite_agreement
+    specs = []
+    for name in args.names:
+        spec = manifest.get(name)
+        made = [spec] if is_derived(spec) else derived_from(manifest, name)
+        if not made:
+            raise QuantizeError(f"no int8 or fp16 entry in the manifest is made from {name!r}")
+        specs += [s for s in made if s not in specs]
+    scene_feeds = scene_feeds_for(manifest, directory)
+    for spec in specs:
+        print(f"{spec.name}: {directory / spec.file}: {derive(manifest, spec, directory, text_feeds=calibration_feeds, scene_feeds=scene_feeds)}")
+        base = manifest.get(spec.source["from"])
+        if spec.task == "detector" and base.name.startswith("ssdlite"):
+            from onboard.perception.int8_agreement import ssdlite_agreement
 
-        print(ssdlite_agreement(directory / base.file, out))
+            print(ssdlite_agreement(directory / base.file, directory / spec.file))
     return 0
 
 
 def _build_engine(args, cfg, manifest, directory) -> int:
-    from onboard.inference.manifest import record_local_checksum, require_verified, sha256_file
-    from onboard.inference.tensorrt_engine import EngineProfile, build_engine
+    from onboard.inference.derived import read_ranges
+    from onboard.inference.manifest import (record_local_checksum, require_verified, require_verified_companion,
+                                           require_verified_digest, sha256_file)
+    from onboard.inference.tensorrt_engine import build_engine, parse_profile
 
     spec = manifest.get(args.name)
     onnx_path = require_verified(spec, directory)
-    profiles = []
-    if args.shapes:
-        name, dims = args.shapes.split(":", 1)
-        lo, mid, hi = (tuple(int(x) for x in d.split("x")) for d in dims.split("/"))
-        profiles.append(EngineProfile(name, lo, mid, hi))
     digest = sha256_file(onnx_path)
-    engine = directory / f"{Path(spec.file).stem}.{digest[:16]}.{'int8' if args.int8 else 'fp16'}.engine"
-    build_engine(onnx_path, engine, fp16=not args.no_fp16, int8=args.int8, workspace_bytes=cfg.trt_workspace_bytes, profiles=profiles)
+    ranges = None
+    if "trt_calibration" in spec.companions:
+        # An INT8 copy with TensorRT ranges: the engine is built from its fp32 source with those ranges (ONNX
+        # Runtime's CPU QDQ file has asymmetric activations, which TensorRT refuses).
+        onnx_path, base_digest = require_verified_digest(manifest.get(spec.source["from"]), directory)
+        ranges = read_ranges(require_verified_companion(spec, "trt_calibration", directory), base_digest)
+    int8 = args.int8 or ranges is not None
+    profiles = [parse_profile(s) for s in (args.shapes or spec.input.get("trt_profile") or [])]
+    engine = directory / f"{Path(spec.file).stem}.{digest[:16]}.{'int8' if int8 else 'fp16'}.engine"
+    build_engine(onnx_path, engine, fp16=not args.no_fp16, int8=int8, workspace_bytes=cfg.trt_workspace_bytes,
+                 profiles=profiles, dynamic_ranges=ranges)
     record_local_checksum(directory, engine.name, sha256_file(engine))
     print(engine)
     return 0

@@ -34,6 +34,8 @@ class TrtOptions:
     profile_min: str = ""
     profile_opt: str = ""
     profile_max: str = ""
+    # INT8 of an fp32 graph: the calibration table's file name in the engine cache directory.
+    int8_calibration_table: str = ""
 
 
 def provider_chain(
@@ -69,6 +71,8 @@ def provider_chain(
                     trt_timing_cache_enable=True,
                     trt_timing_cache_path=str(cache),
                 )
+            if trt.int8 and trt.int8_calibration_table:
+                opts["trt_int8_calibration_table_name"] = trt.int8_calibration_table
             for key, value in (("min", trt.profile_min), ("opt", trt.profile_opt), ("max", trt.profile_max)):
                 if value:
                     opts[f"trt_profile_{key}_shapes"] = value
@@ -146,7 +150,34 @@ def open_model(spec: Any, directory: Path, cfg: Any) -> OrtSession:
     """
     from onboard.inference.manifest import require_verified_digest
 
-    path, digest = require_verified_digest(spec, directory)
     cache = cfg.trt_cache_dir or str(directory / "trt-cache")
+    if "trt_calibration" in spec.companions and TRT in cfg.providers and TRT in _available_providers():
+        return _tensorrt_int8_of_source(spec, directory, cfg, cache)
+    path, digest = require_verified_digest(spec, directory)
     trt = TrtOptions(fp16=cfg.trt_fp16, int8=cfg.trt_int8, cache_dir=cache, workspace_bytes=cfg.trt_workspace_bytes)
+    return OrtSession(path, providers=cfg.providers, trt=trt, intra_op_threads=cfg.intra_op_threads, sha256=digest)
+
+
+def _available_providers() -> list[str]:
+    import onnxruntime as ort
+
+    return ort.get_available_providers()
+
+
+def _tensorrt_int8_of_source(spec: Any, directory: Path, cfg: Any, cache: str) -> OrtSession:
+    """An INT8 copy with TensorRT ranges, where TensorRT is live: its fp32 source with the ranges as the
+    calibration table, so TensorRT builds an INT8 engine of the graph it can read (the CPU copy's Q/DQ
+    nodes have asymmetric activations, which it refuses). Engines are cached apart from the fp32 ones,
+    under the ranges file's sha256."""
+    from onboard.inference.derived import read_ranges
+    from onboard.inference.manifest import load_manifest, require_verified_companion, require_verified_digest
+    from onboard.inference.quantize import write_trt_calibration_table
+
+    base = load_manifest(cfg.manifest or None).get(spec.source["from"])
+    path, digest = require_verified_digest(base, directory)
+    ranges_file = require_verified_companion(spec, "trt_calibration", directory)
+    int8_cache = Path(cache) / f"int8-{sha256_file(ranges_file)[:16]}"
+    table = write_trt_calibration_table(read_ranges(ranges_file, digest), int8_cache / digest)
+    trt = TrtOptions(fp16=True, int8=True, cache_dir=str(int8_cache), workspace_bytes=cfg.trt_workspace_bytes,
+                     int8_calibration_table=table.name)
     return OrtSession(path, providers=cfg.providers, trt=trt, intra_op_threads=cfg.intra_op_threads, sha256=digest)

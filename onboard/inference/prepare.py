@@ -36,6 +36,8 @@ from onboard.inference.manifest import (
     verify_model,
 )
 
+from onboard.inference.derived import DERIVED_KINDS
+
 CONVERTER_VENV = Path(tempfile.gettempdir()) / "aerie-tf2onnx-venv"
 
 
@@ -62,12 +64,12 @@ def prepare_models(
     directory.mkdir(parents=True, exist_ok=True)
     results = []
     wanted = names or list(manifest.models)
-    # Derived models (quantized) come after the ones they derive from.
-    wanted.sort(key=lambda n: manifest.get(n).source.get("kind") == "quantize")
+    # Derived models (quantized, fp16) come after the ones they derive from.
+    wanted.sort(key=lambda n: manifest.get(n).source.get("kind") in DERIVED_KINDS)
     made: set[str] = set()
     for name in wanted:
         spec = manifest.get(name)
-        if spec.source.get("kind") == "quantize" and spec.source["from"] in made:
+        if spec.source.get("kind") in DERIVED_KINDS and spec.source["from"] in made:
             (directory / spec.file).unlink(missing_ok=True)  # derived from a file just remade: stale
         try:
             results.append(_prepare_one(manifest, spec, directory, log, text_feeds))
@@ -94,17 +96,16 @@ def _prepare_one(manifest: Manifest, spec: ModelSpec, directory: Path, log, text
         return _package_chunks(spec, directory)
     if kind == "tf2onnx-package":
         return _tf2onnx_package(spec, directory, log)
-    if kind == "quantize":
-        from onboard.inference.quantize import calibration_for, quantize_model
+    if kind in DERIVED_KINDS:
+        from onboard.inference.derived import derive
 
         base = manifest.get(spec.source["from"])
-        base_path = directory / base.file
-        if not base_path.exists():
+        if not (directory / base.file).exists():
             return Prepared(spec.name, "skipped", f"{base.name} is not prepared")
-        out = directory / spec.file
-        report = quantize_model(base_path, out, **calibration_for(spec.source, text_feeds))
-        record_local_checksum(directory, spec.file, sha256_file(out))
-        return Prepared(spec.name, "made", f"{out} ({report})")
+        if base.source.get("kind") == "user-file":  # minutes on a real export, and it needs the perception layer's feeds
+            return Prepared(spec.name, "skipped", f"`aerie models quantize {base.name}` makes it from your file")
+        report = derive(manifest, spec, directory, text_feeds=text_feeds)
+        return Prepared(spec.name, "made", f"{directory / spec.file} ({report})")
     if kind == "test-build":  # the simulator's stand-in (sim/tiny_vlm.py): onboard code does not build it
         return Prepared(spec.name, "skipped", spec.source.get("hint", ""))
     if kind == "user-file":

@@ -13,6 +13,17 @@ activations have long tails (a few bright pixels of lettering in a large
 facade): ``source.calibrate: percentile`` keeps the 99.999th percentile of
 each instead of its min/max: on the reading bench it read 30 names where the
 fp32 detector read 31 and min/max calibration 22 (bench/results/2026-11-26/text_int8/).
+
+Grounding DINO and SAM (``source.calibration: scenes``) are calibrated on frames the simulator
+rendered (``models/calibration/scenes/``, with DINO's text prompts and SAM's box prompts in its
+``scenes.yaml``), fed through the detector's and segmenter's own preprocessing, which the
+perception layer supplies as ``scene_feeds``. Their convolutions and matrix products are
+quantised (``op_types: [Conv, MatMul]``); softmax, masking and box heads stay in float.
+The same pass also writes each tensor's range (:func:`tensor_ranges`): the calibration a
+TensorRT INT8 engine of the fp32 graph is built with on the vehicle (``tensorrt_engine``),
+because ONNX Runtime's CPU QDQ file has asymmetric activations, which TensorRT refuses.
+FP16 copies (:func:`float16_model`) keep float32 inputs and outputs, so the loaders feed them
+as they feed the fp32 file.
 """
 
 from __future__ import annotations
@@ -42,12 +53,15 @@ def calibration_images(directory: Path = CALIBRATION_DIR, size: tuple[int, int] 
     return images
 
 
-def calibration_for(source: dict, text_feeds: Callable[[int], list[np.ndarray]] | None = None) -> dict:
+def calibration_for(source: dict, text_feeds: Callable[[int], list[np.ndarray]] | None = None,
+                    scene_feeds: Callable[[dict], list[dict[str, np.ndarray]]] | None = None) -> dict:
     """`quantize_model` keywords from a manifest entry's ``source`` (what it is calibrated on, and how).
 
     `text_feeds(max_side)` gives the text detector's inputs for ``calibration: text``: the reader's
     own preprocessing (`onboard.perception.text_detection.calibration_feeds`), passed in because
     perception sits above inference and the feeds must be exactly what the reader feeds.
+    `scene_feeds(source)` gives Grounding DINO's or SAM's inputs for ``calibration: scenes``
+    (`onboard.perception.calibration.scene_feeds_for`), bound to the model directory.
     """
     kw: dict = {"op_types": source.get("op_types"), "calibrate": source.get("calibrate", "minmax"),
                 "optimise": bool(source.get("optimise", False))}
@@ -56,8 +70,12 @@ def calibration_for(source: dict, text_feeds: Callable[[int], list[np.ndarray]] 
         if text_feeds is None:
             raise QuantizeError("calibration 'text' needs the text detector's feeds, and none were given")
         kw["feeds"] = text_feeds(int(source.get("max_side", 1152)))
+    elif cal == "scenes":
+        if scene_feeds is None:
+            raise QuantizeError("calibration 'scenes' needs the simulator frames' feeds, and none were given")
+        kw["feeds"] = scene_feeds(source)
     elif cal != "photos":
-        raise QuantizeError(f"unknown calibration {cal!r} (photos or text)")
+        raise QuantizeError(f"unknown calibration {cal!r} (photos, text or scenes)")
     return kw
 
 
@@ -67,21 +85,22 @@ def quantize_model(
     *,
     input_name: str | None = None,
     images: Sequence[np.ndarray] | None = None,
-    feeds: Sequence[np.ndarray] | None = None,
+    feeds: Sequence[np.ndarray | dict[str, np.ndarray]] | None = None,
     op_types: Iterable[str] | None = ("Conv",),
     calibrate: str = "minmax",
     optimise: bool = False,
 ) -> str:
     """Write a static-QDQ INT8 copy of ``src`` to ``dst``; returns a one-line summary.
 
-    `images` are fed as the person detector takes them (a batch of one, HWC); `feeds` are ready inputs.
+    `images` are fed as the person detector takes them (a batch of one, HWC); `feeds` are ready inputs:
+    arrays for the first input, or dicts naming every input (a model of several inputs).
     `calibrate`: "minmax" or "percentile" (each activation's range from its 99.999th percentile).
     `optimise`: run ONNX Runtime's pre-quantisation pass first (batch norms folded into their
     convolutions, shapes inferred): the text detector's INT8 copy runs in about half the time with it
     (docs/BENCHMARKS.md, "Why the defaults").
     """
     import onnxruntime as ort
-    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
+    from onnxruntime.quantization import (CalibrationMethod, QuantFormat, QuantType,
                                           quantize_static)
 
     methods = {"minmax": CalibrationMethod.MinMax, "percentile": CalibrationMethod.Percentile}
@@ -93,19 +112,13 @@ def quantize_model(
     input_type = sess.get_inputs()[0].type
     del sess
     if feeds is not None:
-        inputs = [np.asarray(x, np.float32) for x in feeds]
+        inputs = [x if isinstance(x, dict) else {name: np.asarray(x, np.float32)} for x in feeds]
     else:
         frames = list(images) if images is not None else calibration_images()
-        inputs = [img[None].astype(np.uint8) if "uint8" in input_type else img[None].astype(np.float32)
+        inputs = [{name: img[None].astype(np.uint8) if "uint8" in input_type else img[None].astype(np.float32)}
                   for img in frames]
-
-    class _Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self._it = iter(inputs)
-
-        def get_next(self):
-            x = next(self._it, None)
-            return None if x is None else {name: x}
+    if not inputs:
+        raise QuantizeError(f"quantising {src}: no calibration inputs")
 
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_name(dst.name + ".part")
@@ -116,7 +129,7 @@ def quantize_model(
 
             quant_pre_process(str(src), str(pre), skip_symbolic_shape=True)
         quantize_static(
-            str(pre if optimise else src), str(tmp), _Reader(),
+            str(pre if optimise else src), str(tmp), _reader(inputs),
             quant_format=QuantFormat.QDQ,
             activation_type=QuantType.QUInt8,
             weight_type=QuantType.QInt8,
@@ -132,6 +145,88 @@ def quantize_model(
     tmp.replace(dst)
     return (f"static QDQ int8 of {','.join(op_types or ['all'])}, {len(inputs)} calibration inputs ({calibrate}), "
             f"{dst.stat().st_size / 1e6:.1f} MB")
+
+
+def _reader(inputs: list[dict[str, np.ndarray]]):
+    from onnxruntime.quantization import CalibrationDataReader
+
+    class _Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self._it = iter(inputs)
+
+        def get_next(self):
+            return next(self._it, None)
+
+    return _Reader()
+
+
+def float16_model(src: Path, dst: Path) -> str:
+    """Write an FP16 copy of ``src`` (weights and arithmetic) whose inputs and outputs stay float32.
+
+    ONNX Runtime's own converter (``onnxruntime.transformers.float16``, the onnxconverter-common
+    code it vendors): no extra package. Values beyond FP16's range are clamped to +-65504, which
+    keeps Grounding DINO's -inf padding logits -inf (a sign and an infinity survive).
+    """
+    import onnx
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".part")
+    try:
+        model = convert_float_to_float16(onnx.load(str(src)), keep_io_types=True)
+        onnx.save(model, str(tmp))
+    except Exception as exc:
+        tmp.unlink(missing_ok=True)
+        raise QuantizeError(f"converting {src} to fp16 failed: {exc}") from exc
+    tmp.replace(dst)
+    return f"fp16 weights and arithmetic, float32 inputs and outputs, {dst.stat().st_size / 1e6:.1f} MB"
+
+
+def tensor_ranges(src: Path, feeds: Sequence[dict[str, np.ndarray]], calibrate: str = "minmax") -> dict[str, float]:
+    """Each float tensor's absolute range (max |value|) over ``feeds``: TensorRT's INT8 dynamic ranges.
+
+    Tensor names are the ONNX graph's, which TensorRT's parser keeps for the network's tensors.
+    """
+    import tempfile
+
+    from onnxruntime.quantization import CalibrationMethod
+    from onnxruntime.quantization.calibrate import create_calibrator
+
+    methods = {"minmax": CalibrationMethod.MinMax, "percentile": CalibrationMethod.Percentile}
+    if calibrate not in methods:
+        raise QuantizeError(f"unknown calibration method {calibrate!r} (minmax or percentile)")
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            cal = create_calibrator(str(src), None, augmented_model_path=str(Path(tmp) / "augmented.onnx"),
+                                    calibrate_method=methods[calibrate], providers=["CPUExecutionProvider"])
+            for feed in feeds:  # one at a time: the calibrator keeps every tensor of what it is given at once
+                cal.collect_data(_reader([feed]))
+            data = cal.compute_data()
+        except Exception as exc:
+            raise QuantizeError(f"calibrating {src} for TensorRT failed: {exc}") from exc
+    ranges = {}
+    for name, td in data.data.items():
+        d = td.to_dict() if hasattr(td, "to_dict") else {"lowest": td[0], "highest": td[1]}
+        amax = max(abs(float(np.max(d["lowest"]))), abs(float(np.max(d["highest"]))),
+                   abs(float(np.min(d["lowest"]))), abs(float(np.min(d["highest"]))))
+        if np.isfinite(amax) and amax > 0:
+            ranges[name] = amax
+    return ranges
+
+
+def write_trt_calibration_table(ranges: dict[str, float], directory: Path) -> Path:
+    """`ranges` as ONNX Runtime's TensorRT calibration table (``calibration.flatbuffers``) in `directory`.
+
+    The TensorRT execution provider builds an INT8 engine of an fp32 graph with it
+    (``trt_int8_calibration_table_name``), looking for the file in its engine cache directory.
+    """
+    from onnxruntime.quantization.calibrate import TensorData
+    from onnxruntime.quantization.quant_utils import write_calibration_table
+
+    directory.mkdir(parents=True, exist_ok=True)
+    data = {k: TensorData(lowest=np.array(-a, np.float32), highest=np.array(a, np.float32)) for k, a in ranges.items()}
+    write_calibration_table(data, dir=str(directory))
+    return directory / "calibration.flatbuffers"
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,9 @@ class InferenceConfig:
     intra_op_threads: int = ranged(0, 0, 256)
     # TensorRT EP: build FP16 engines.
     trt_fp16: bool = True
-    # TensorRT EP: build INT8 engines (needs a calibration table next to the model).
+    # TensorRT EP: build INT8 engines (needs a calibration table next to the model). An INT8 copy
+    # with TensorRT ranges (grounding-dino-swint-int8, mobilesam-*-int8) runs INT8 whatever this says:
+    # its fp32 source, with the ranges `aerie models quantize` measured as the table.
     trt_int8: bool = False
     # TensorRT EP engine cache; engines are keyed by the model file's sha256.
     # Empty means <model_dir>/trt-cache.
@@ -87,6 +89,26 @@ class InferenceConfig:
     text_max_range_m: float = ranged(400.0, 1.0, 5000.0)
     # CPU threads per OCR session (0 = intra_op_threads).
     text_threads: int = ranged(0, 0, 64)
+    # Walls seen aslant are read again upright (onboard/perception/facade_views.py): with the map's
+    # footprints and the frame's pose, each wall's sign band is warped to face the camera. Off: the frame alone.
+    text_rectify: bool = True
+    # Walls turned less than this (degrees) from the sight line are read in the frame alone (chosen on the
+    # reading bench's dev views: 30 reads 0.55 of its signs, 40 0.54, 60 0.48; docs/BENCHMARKS.md).
+    text_rectify_min_angle_deg: float = ranged(30.0, 0.0, 89.0)
+    # Walls farther than this (m) are not warped: 0.8 m shop lettering is under 10 px there.
+    text_rectify_max_range_m: float = ranged(100.0, 1.0, 1000.0)
+    # The sign band warped, metres above the ground (shop fronts hang 2-5 m up).
+    text_rectify_band_low_m: float = ranged(1.5, 0.0, 200.0)
+    text_rectify_band_high_m: float = ranged(6.0, 0.1, 500.0)
+    # The warped pictures' pixels a view, all walls together, at the detector's scale (nearest walls
+    # first): a cap on what rectifying costs (150,000: about a fifth of the frame detector's input at 1152;
+    # on dev it reads what 400,000 does).
+    text_rectify_max_pixels: int = ranged(150_000, 0, 50_000_000)
+
+    def __post_init__(self) -> None:
+        if not self.text_rectify_band_low_m < self.text_rectify_band_high_m:
+            raise ValueError(f"inference.text_rectify_band_low_m ({self.text_rectify_band_low_m}) must be below "
+                             f"text_rectify_band_high_m ({self.text_rectify_band_high_m})")
 
     # Language model (manifest name) used for planning and text reasoning.
     llm_model: str = "smollm2-135m-instruct"
@@ -99,6 +121,11 @@ class InferenceConfig:
     # llama-cpp-python chat handler class for the VLM ("MTMDChatHandler",
     # "Llava15ChatHandler", "MoondreamChatHandler", ...).
     vlm_chat_handler: str = "Llava15ChatHandler"
+    # Frames and maps are scaled down to this longest side (px) before the VLM sees them (0: as
+    # captured). Qwen2.5-VL spends a token per 28 x 28 pixels: a 1920 x 1080 frame is ~2,600 tokens,
+    # at 768 px ~400; Gemma 3 (896 x 896) and SmolVLM (512 px tiles) resize to their own sizes
+    # anyway. Why 768: docs/VLM_ON_JETSON.md.
+    vlm_image_max_side: int = ranged(768, 0, 8192)
     # llama.cpp context window, tokens.
     n_ctx: int = ranged(2048, 0, 1 << 20)
     # llama.cpp CPU threads for decoding (0 = half the cores).

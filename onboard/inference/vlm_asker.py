@@ -13,7 +13,12 @@ step whose frame it saw, how long it took and what it said. Two questions:
 * **confirm**: once the goal is placed (its name read, or the oracle's), does
   the frame show it? A :class:`~onboard.inference.contracts.GoalSeen` under the
   contract's grammar; an invalid answer is retried, then the contract's
-  fallback (not seen, low), counted in ``fallbacks``.
+  fallback (not seen, low), counted in ``fallbacks``;
+* **navigate / search** (the ``vlm`` planner backend, ``onboard.agent.vlm_planner``):
+  the camera frame and the agent's two maps with the seeds' expert prompt,
+  answered under :class:`~onboard.inference.contracts.NavigationDecisionOutput`
+  or :class:`~onboard.inference.contracts.SearchOutput`; an invalid answer is
+  retried, then flagged as the fallback (the agent keeps its geometric move), counted.
 
 Off unless ``inference.vlm_model`` names a model (:meth:`VlmAsker.from_config`
 returns None): without one nothing is asked and nothing changes.
@@ -21,6 +26,7 @@ returns None): without one nothing is asked and nothing changes.
 
 from __future__ import annotations
 
+import logging
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -28,9 +34,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from onboard.inference.contracts import GoalSeen
+from onboard.inference.contracts import GoalSeen, NavigationDecisionOutput, SearchOutput
 from onboard.inference.inference_worker import InferenceWorkerError, ThreadWorker
 from onboard.inference.json_contract import call_contract, to_dict
+
+log = logging.getLogger(__name__)
 
 # chat(messages, schema or None, max_tokens or None) -> text: LlamaVisionModel.chat's shape.
 Chat = Callable[[list[dict[str, Any]], "dict[str, Any] | None", "int | None"], str]
@@ -38,17 +46,20 @@ Chat = Callable[[list[dict[str, Any]], "dict[str, Any] | None", "int | None"], s
 CONFIRM_PROMPT = ("You are the camera of a drone looking for {goal}{kind}. Does this frame show it: its name on a "
                   "sign, the kind of place, or its entrance? JSON only: shows_goal (true or false), confidence "
                   "(low, medium or high), seen (what is there, a few words).")
+# The expert decisions a VLM answers, by the strategy asked about.
+DECISIONS: dict[str, type] = {"navigate": NavigationDecisionOutput, "search": SearchOutput}
 
 
 @dataclass(frozen=True)
 class VlmAnswer:
-    kind: str  # "caption" or "confirm"
+    kind: str  # "caption", "confirm", or the strategy of an expert decision ("navigate", "search")
     step: int  # the step whose frame it saw
     seconds: float  # the call's own wall time, retries included (a failed call: until it was given up)
     text: str  # the caption, or the confirm answer as JSON
     goal_seen: GoalSeen | None = None  # confirm: the answer (the fallback when invalid)
     used_fallback: bool = False
     errors: tuple[str, ...] = ()
+    decision: Any = None  # navigate / search: NavigationDecisionOutput or SearchOutput (the fallback when invalid)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "step": self.step, "seconds": round(self.seconds, 3),
@@ -62,7 +73,7 @@ class VlmAnswer:
 class VlmCounts:
     asked: int = 0
     answered: int = 0
-    fallbacks: int = 0  # confirm answers the contract refused twice
+    fallbacks: int = 0  # confirm and decision answers the contract refused twice
     failed: int = 0  # calls that raised (deadline, crash): no answer
     not_asked_busy: int = 0  # questions dropped because a call was still in flight
     seconds: list[float] = field(default_factory=list)
@@ -70,8 +81,9 @@ class VlmCounts:
 
 class VlmAsker:
     def __init__(self, chat: Chat, *, deadline_s: float, retries: int = 1, caption_tokens: int = 60,
-                 worker: ThreadWorker | None = None) -> None:
+                 worker: ThreadWorker | None = None, image_max_side: int = 0) -> None:
         self._chat = chat
+        self.image_max_side = image_max_side  # frames are scaled down to this longest side (0: as captured)
         self.retries = retries
         self.caption_tokens = caption_tokens
         self.worker = worker or ThreadWorker("vlm", deadline_s)
@@ -87,7 +99,7 @@ class VlmAsker:
         if vlm is None:
             return None
         return VlmAsker(lambda m, schema, most: vlm.chat(m, json_schema=schema, max_tokens=most),
-                        deadline_s=cfg.call_deadline_s, retries=cfg.json_retries)
+                        deadline_s=cfg.call_deadline_s, retries=cfg.json_retries, image_max_side=cfg.vlm_image_max_side)
 
     @property
     def busy(self) -> bool:
@@ -98,7 +110,8 @@ class VlmAsker:
         from onboard.inference.llama_backend import vision_messages
 
         # The frame is encoded on the worker too: a 1920 x 1080 PNG is ~0.1 s, not to be spent on the event loop.
-        return self._ask("caption", step, lambda: self._chat(vision_messages(prompt, [frame]), None, self.caption_tokens))
+        return self._ask("caption", step, lambda: self._chat(
+            vision_messages(prompt, [frame], max_side=self.image_max_side), None, self.caption_tokens))
 
     def ask_confirm(self, step: int, frame: np.ndarray, goal: str, kind: str = "") -> bool:
         """Ask whether `frame` (RGB) shows the goal; False (not asked) while a call is in flight."""
@@ -106,8 +119,23 @@ class VlmAsker:
 
         prompt = CONFIRM_PROMPT.format(goal=goal, kind=f", {kind}" if kind else "")
         generate = lambda m, schema: self._chat(m, schema, None)  # noqa: E731
-        return self._ask("confirm", step, lambda: call_contract(generate, vision_messages(prompt, [frame]), GoalSeen,
-                                                                fallback=GoalSeen.fallback, retries=self.retries))
+        return self._ask("confirm", step, lambda: call_contract(
+            generate, vision_messages(prompt, [frame], max_side=self.image_max_side), GoalSeen,
+            fallback=GoalSeen.fallback, retries=self.retries))
+
+    def ask_decision(self, step: int, strategy: str, images: list[np.ndarray], prompt: str, system: str = "") -> bool:
+        """Ask the navigate or search expert's decision on `images` (RGB: frame, landmark map, semantic map);
+        False (not asked) while a call is in flight."""
+        from onboard.inference.llama_backend import vision_messages
+
+        if strategy not in DECISIONS:
+            raise ValueError(f"no VLM decision contract for strategy {strategy!r}; one of {sorted(DECISIONS)}")
+        contract = DECISIONS[strategy]
+        generate = lambda m, schema: self._chat(m, schema, None)  # noqa: E731
+        return self._ask(strategy, step, lambda: call_contract(
+            generate, vision_messages(prompt, images, system=system or None, max_side=self.image_max_side), contract,
+            fallback=contract.fallback,
+            retries=self.retries))
 
     def _ask(self, kind: str, step: int, call: Callable[[], Any]) -> bool:
         if self._pending is not None:
@@ -154,8 +182,11 @@ class VlmAsker:
         import json
 
         self.counts.fallbacks += result.used_fallback
-        return [VlmAnswer(kind, step, seconds, json.dumps(to_dict(result.value), ensure_ascii=False), result.value,
-                          result.used_fallback, tuple(result.errors))]
+        text = json.dumps(to_dict(result.value), ensure_ascii=False)
+        if kind == "confirm":
+            return [VlmAnswer(kind, step, seconds, text, result.value, result.used_fallback, tuple(result.errors))]
+        return [VlmAnswer(kind, step, seconds, text, None, result.used_fallback, tuple(result.errors),
+                          decision=result.value)]
 
     def settle(self, timeout_s: float) -> bool:
         """Wait up to `timeout_s` for the call in flight to end (the mission is over; nothing steps now)."""
@@ -173,6 +204,10 @@ class VlmAsker:
                 "not_asked_busy": c.not_asked_busy,
                 "seconds_p50": round(float(np.median(c.seconds)), 3) if c.seconds else None}
 
-    def close(self) -> None:
-        self.worker.close()
+    def close(self, wait_s: float | None = None) -> bool:
+        """Stop asking; wait for a call in flight (up to its deadline, or ``wait_s``) before the model may be freed."""
+        done = self.worker.close(self.worker.deadline_s if wait_s is None else wait_s)
+        if not done:
+            log.warning("VLM call still running at close: the model is left to the process's exit")
+        return done
 

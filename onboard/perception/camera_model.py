@@ -64,6 +64,20 @@ class CameraIntrinsics:
                                  np.asarray(self.dist, dtype=np.float64), P=self.matrix)
         return float(pt[0, 0, 0]), float(pt[0, 0, 1])
 
+    def distort(self, px: np.ndarray) -> np.ndarray:
+        """Pinhole pixels (k, 2) where the lens puts them (`undistort`'s inverse; the same without distortion)."""
+        px = np.asarray(px, dtype=float)
+        ok = np.all(np.isfinite(px), axis=1) if px.size else np.zeros(0, bool)
+        if not any(self.dist) or not ok.any():
+            return px
+        import cv2
+
+        norm = np.column_stack([(px[ok, 0] - self.cx) / self.fx, (px[ok, 1] - self.cy) / self.fy, np.ones(ok.sum())])
+        out = px.copy()
+        out[ok] = cv2.projectPoints(norm, np.zeros(3), np.zeros(3), self.matrix,
+                                    np.asarray(self.dist, dtype=np.float64))[0].reshape(-1, 2)
+        return out
+
     @staticmethod
     def from_calibration(path: str, width: int | None = None, height: int | None = None) -> "CameraIntrinsics":
         """An OpenCV calibration file (FileStorage YAML/XML/JSON: camera_matrix, distortion_coefficients,
@@ -141,6 +155,17 @@ def pixel_ray(intr: CameraIntrinsics, pose: CameraPose, u: float, v: float) -> n
     u, v = intr.undistort(u, v)
     ray = forward + right * (u - intr.cx) / intr.fx + down * (v - intr.cy) / intr.fy
     return ray / np.linalg.norm(ray)
+
+
+def project_points(intr: CameraIntrinsics, pose: CameraPose, ned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pixels (k, 2) and depths along the optical axis (k,) of NED points (k, 3); a point at or behind the
+    camera has depth <= 0 and pixels not to be used."""
+    forward, right, down = camera_axes(pose)
+    v = np.asarray(ned, float) - np.array([pose.north, pose.east, pose.down])
+    z = v @ forward
+    with np.errstate(divide="ignore", invalid="ignore"):
+        px = np.column_stack([intr.cx + intr.fx * (v @ right) / z, intr.cy + intr.fy * (v @ down) / z])
+    return intr.distort(px), z
 
 
 def bearing_elevation(ray: np.ndarray) -> tuple[float, float]:

@@ -114,6 +114,12 @@ def size_range_m(box, intr: CameraIntrinsics, letter_m: float) -> float | None:
     return intr.fy * letter_m / h if h > 0 else None
 
 
+def view_pose(view: CameraView) -> CameraPose:
+    """The camera's pose when `view` was taken (the ground at the home altitude)."""
+    return CameraPose(north=view.north, east=view.east, down=-view.altitude_m, yaw_deg=view.heading_deg,
+                      pitch_deg=view.pitch_deg)
+
+
 class CameraReader:
     """Reads views into named, placed sightings: the reader, the camera, the names that matter and a ranger."""
 
@@ -133,16 +139,15 @@ class CameraReader:
             check_image(view.image)
         except PerceptionError:
             return ViewRead(view.index, view.heading_deg, (), {}, ok=False)
-        reads = self.reader.read(view.image)
+        # with the map, walls seen aslant are read upright too (the reader's `rectify` setting)
+        reads = self.reader.read(view.image, self.intr, view_pose(view), self.ranger)
         return self.place(reads, view, dict(self.reader.timings_ms))
 
     def place(self, reads: list, view: CameraView, timings_ms: dict[str, float] | None = None) -> ViewRead:
         """Lines read in `view` (`TextReader.read`), named and placed from where the view was taken."""
         from onboard.perception.text_reader import to_sightings
 
-        pose = CameraPose(north=view.north, east=view.east, down=-view.altitude_m, yaw_deg=view.heading_deg,
-                          pitch_deg=view.pitch_deg)
-        seen = to_sightings(reads, self.intr, pose, self.names, sign_height_m=self.reader.sign_height_m,
+        seen = to_sightings(reads, self.intr, view_pose(view), self.names, sign_height_m=self.reader.sign_height_m,
                             ranger=self.ranger, max_range_m=self.reader.max_range_m)
         return ViewRead(view.index, view.heading_deg, tuple(self._ranged(s) for s in seen), timings_ms or {})
 

@@ -45,16 +45,15 @@ class PoseSample:
     pitch_deg: float = 0.0
     roll_deg: float = 0.0
     gimbal_pitch_deg: float = math.nan  # NaN: no gimbal reports
-    gimbal_yaw_deg: float = math.nan  # relative to the vehicle's nose (MAVLink's vehicle frame)
+    gimbal_yaw_deg: float = math.nan  # the gimbal's heading from north (the bridge's `gimbal_yaw_deg`)
 
     @property
     def has_gimbal(self) -> bool:
         return math.isfinite(self.gimbal_pitch_deg)
 
     def camera_heading_deg(self) -> float:
-        """The optical axis' heading: the vehicle's yaw plus the gimbal's (none: the vehicle's)."""
-        g = self.gimbal_yaw_deg if math.isfinite(self.gimbal_yaw_deg) else 0.0
-        return (self.yaw_deg + g) % 360.0
+        """The optical axis' heading: the gimbal's where it reports one, else the vehicle's."""
+        return (self.gimbal_yaw_deg if math.isfinite(self.gimbal_yaw_deg) else self.yaw_deg) % 360.0
 
     def camera_pitch_deg(self, mount_pitch_deg: float) -> float:
         """The optical axis' pitch: the gimbal's when it reports one, else the camera's mounting pitch."""
@@ -71,11 +70,10 @@ def _mix(a: float, b: float, w: float, angle: bool = False) -> float:
 def interpolate(p: PoseSample, q: PoseSample, t: float) -> PoseSample:
     """The pose at `t` between samples `p` and `q` (p.t <= t <= q.t)."""
     w = 0.0 if q.t <= p.t else min(1.0, max(0.0, (t - p.t) / (q.t - p.t)))
-    gyaw = _mix(p.gimbal_yaw_deg, q.gimbal_yaw_deg, w, angle=True)
     return PoseSample(t, _mix(p.north, q.north, w), _mix(p.east, q.east, w), _mix(p.up, q.up, w),
                       _mix(p.yaw_deg, q.yaw_deg, w, angle=True), _mix(p.pitch_deg, q.pitch_deg, w),
                       _mix(p.roll_deg, q.roll_deg, w), _mix(p.gimbal_pitch_deg, q.gimbal_pitch_deg, w),
-                      (gyaw + 180.0) % 360.0 - 180.0 if math.isfinite(gyaw) else gyaw)
+                      _mix(p.gimbal_yaw_deg, q.gimbal_yaw_deg, w, angle=True))
 
 
 class PoseHistory:

@@ -63,6 +63,15 @@ def upscale_low_res(logits: np.ndarray, image_hw: tuple[int, int], frame: int, r
     return full > 0.0
 
 
+def encoder_input(image: np.ndarray, frame: int, *, truncate: bool = False) -> tuple[np.ndarray, tuple[int, int]]:
+    """The encoder's input for an RGB frame (longest side to `frame`, SAM's normalisation, zero-padded
+    square) and the resized (h, w) inside it."""
+    h, w = image.shape[:2]
+    nh, nw = longest_side_shape(h, w, frame, truncate=truncate)
+    resized = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_LINEAR)
+    return normalise_nchw(resized, PIXEL_MEAN, PIXEL_STD, pad_to=(frame, frame)), (nh, nw)
+
+
 class SamSegmenter:
     def __init__(self, encoder: OrtSession, decoder: OrtSession, *, truncate_resize: bool = False, cache_frames: int = 2) -> None:
         self.encoder, self.decoder = encoder, decoder
@@ -92,10 +101,7 @@ class SamSegmenter:
         return hashlib.blake2b(image.tobytes(), digest_size=16).hexdigest() + str(image.shape)
 
     def preprocess(self, image: np.ndarray) -> tuple[np.ndarray, tuple[int, int]]:
-        h, w = image.shape[:2]
-        nh, nw = longest_side_shape(h, w, self.frame, truncate=self.truncate_resize)
-        resized = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_LINEAR)
-        return normalise_nchw(resized, PIXEL_MEAN, PIXEL_STD, pad_to=(self.frame, self.frame)), (nh, nw)
+        return encoder_input(image, self.frame, truncate=self.truncate_resize)
 
     def embeddings(self, image: np.ndarray, frame_key: str | None = None) -> np.ndarray:
         """The encoder's output for this frame, computed once per frame."""
@@ -119,6 +125,18 @@ class SamSegmenter:
         coords = np.array([[[x0 * nw / w, y0 * nh / h], [x1 * nw / w, y1 * nh / h]]], np.float32)
         return coords, np.array([[2, 3]], np.float32)
 
+    def decoder_feeds(self, embeddings: np.ndarray, box: Box, image_hw: tuple[int, int]) -> dict[str, np.ndarray]:
+        """The decoder's inputs for one box prompt on a frame's embeddings (also its INT8 calibration)."""
+        coords, labels = self.box_prompt(box, image_hw)
+        feeds = {"image_embeddings": embeddings, "point_coords": coords, "point_labels": labels}
+        if "mask_input" in self.decoder_inputs:
+            feeds["mask_input"] = np.zeros((1, 1, 256, 256), np.float32)
+        if "has_mask_input" in self.decoder_inputs:
+            feeds["has_mask_input"] = np.zeros((1,), np.float32)
+        if "orig_im_size" in self.decoder_inputs:
+            feeds["orig_im_size"] = np.array(image_hw, np.float32)
+        return feeds
+
     def segment(self, image: np.ndarray, boxes: Sequence[Box], frame_key: str | None = None) -> list[np.ndarray]:
         check_image(image)
         if not boxes:
@@ -129,15 +147,7 @@ class SamSegmenter:
         resized = self._cache[key][1]
         masks = []
         for box in boxes:
-            coords, labels = self.box_prompt(box, (h, w))
-            feeds = {"image_embeddings": emb, "point_coords": coords, "point_labels": labels}
-            if "mask_input" in self.decoder_inputs:
-                feeds["mask_input"] = np.zeros((1, 1, 256, 256), np.float32)
-            if "has_mask_input" in self.decoder_inputs:
-                feeds["has_mask_input"] = np.zeros((1,), np.float32)
-            if "orig_im_size" in self.decoder_inputs:
-                feeds["orig_im_size"] = np.array([h, w], np.float32)
-            out = self.decoder.run(feeds)[self._mask_idx]
+            out = self.decoder.run(self.decoder_feeds(emb, box, (h, w)))[self._mask_idx]
             self.stats.decoder_runs += 1
             # Box prompts use mask 0: the single-mask token (SamPredictor, multimask_output=False).
             logits = out[0, 0]

@@ -102,11 +102,11 @@ class DbTextDetector:
         self.unclip_ratio = unclip_ratio
         self.min_height_px = min_height_px
 
-    def preprocess(self, image: np.ndarray) -> np.ndarray:
-        return db_input(image, self.max_side)
+    def preprocess(self, image: np.ndarray, max_side: int | None = None) -> np.ndarray:
+        return db_input(image, max_side or self.max_side)
 
-    def probability_map(self, image: np.ndarray) -> np.ndarray:
-        return self.session.run({self.input_name: self.preprocess(image)})[0][0, 0]
+    def probability_map(self, image: np.ndarray, max_side: int | None = None) -> np.ndarray:
+        return self.session.run({self.input_name: self.preprocess(image, max_side)})[0][0, 0]
 
     def boxes(self, prob: np.ndarray, width: int, height: int) -> list[TextBox]:
         """Text lines from a probability map, in the original image's pixels."""
@@ -142,5 +142,7 @@ class DbTextDetector:
         cv2.fillPoly(mask, [np.round(quad - [x0, y0]).astype(np.int32)], 1)
         return float(cv2.mean(prob[y0:y1 + 1, x0:x1 + 1], mask)[0])
 
-    def detect(self, image: np.ndarray) -> list[TextBox]:
-        return self.boxes(self.probability_map(image), image.shape[1], image.shape[0])
+    def detect(self, image: np.ndarray, max_side: int | None = None) -> list[TextBox]:
+        """Text lines in `image`, found on a copy whose longest side is at most `max_side` (default: the
+        detector's own; a picture already drawn at the detector's scale passes its own longest side)."""
+        return self.boxes(self.probability_map(image, max_side), image.shape[1], image.shape[0])

@@ -46,38 +46,65 @@ class FootprintRanger:
         tops_in = [math.inf] * len(rings) if heights is None else [float(h) for h in heights]
         if len(tops_in) != len(rings):
             raise ValueError(f"{len(tops_in)} heights for {len(rings)} footprints")
-        starts, ends, tops = [], [], []
+        starts, ends, tops, normals = [], [], [], []
         for ring, top in zip(rings, tops_in):
             ring = np.asarray(ring, float)
-            if len(ring) >= 2:
+            if ring.ndim == 2 and ring.shape[1] == 2 and len(ring) >= 2:
                 starts.append(ring)
                 ends.append(np.roll(ring, -1, axis=0))
                 tops.append(np.full(len(ring), top if math.isfinite(top) and top > 0 else math.inf))
+                normals.append(outward_normals(ring))
         self.a = np.concatenate(starts) if starts else np.zeros((0, 2))  # edge starts (east, north)
         self.b = np.concatenate(ends) if ends else np.zeros((0, 2))
         self.top = np.concatenate(tops) if tops else np.zeros(0)  # each edge's wall height
+        self.normal = np.concatenate(normals) if normals else np.zeros((0, 2))  # unit, out of the building
 
     def range_along(self, east: float, north: float, bearing_deg: float, max_m: float,
                     eye_up_m: float | None = None, elevation_deg: float | None = None) -> float | None:
         """Horizontal range to the first wall along `bearing_deg`; with the camera's height above the ground
         (`eye_up_m`) and the sight line's `elevation_deg` (negative: down), the first wall it passes below the
         top of."""
-        if not len(self.a):
-            return None
-        d = np.array([math.sin(math.radians(bearing_deg)), math.cos(math.radians(bearing_deg))])
-        e = self.b - self.a
-        w = self.a - np.array([east, north])
-        denom = d[0] * e[:, 1] - d[1] * e[:, 0]
-        ok = np.abs(denom) > 1e-9
+        r = self.ranges_along(east, north, np.array([bearing_deg], float), max_m, eye_up_m,
+                              None if elevation_deg is None else np.array([elevation_deg], float))[0]
+        return None if math.isnan(r) else float(r)
+
+    def ranges_along(self, east: float, north: float, bearings_deg: np.ndarray, max_m, eye_up_m: float | None = None,
+                     elevations_deg: np.ndarray | None = None, edges: np.ndarray | None = None) -> np.ndarray:
+        """`range_along` for many sight lines at once (NaN: no wall), over the walls `edges` (indices; default all)."""
+        bearings = np.asarray(bearings_deg, float)
+        out = np.full(len(bearings), np.nan)
+        a, b, top = (self.a, self.b, self.top) if edges is None else (self.a[edges], self.b[edges], self.top[edges])
+        if not len(a) or not len(bearings):
+            return out
+        rad = np.radians(bearings)[:, None]
+        dx, dy = np.sin(rad), np.cos(rad)  # (k, 1)
+        e = b - a
+        w = a - np.array([east, north])
+        denom = dx * e[:, 1] - dy * e[:, 0]  # (k, m)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = (w[:, 0] * e[:, 1] - w[:, 1] * e[:, 0]) / denom  # along the ray
-            s = (w[:, 0] * d[1] - w[:, 1] * d[0]) / denom  # along the edge
-        hit = ok & (t > 0.5) & (t <= max_m) & (s >= 0) & (s <= 1)
-        if eye_up_m is not None and elevation_deg is not None and math.isfinite(elevation_deg):
+            s = (w[:, 0] * dy - w[:, 1] * dx) / denom  # along the edge
+        hit = (np.abs(denom) > 1e-9) & (t > 0.5) & (t <= np.asarray(max_m, float).reshape(-1, 1)) & (s >= 0) & (s <= 1)
+        if eye_up_m is not None and elevations_deg is not None:
+            el = np.asarray(elevations_deg, float)[:, None]
             with np.errstate(invalid="ignore"):
-                z = eye_up_m + t * math.tan(math.radians(elevation_deg))  # the sight line's height over that wall
-            hit &= z <= self.top
-        return float(t[hit].min()) if hit.any() else None
+                z = eye_up_m + t * np.tan(np.radians(el))  # the sight line's height over that wall
+            hit &= (z <= top) | ~np.isfinite(el)  # a NaN elevation: walls of any height
+        t = np.where(hit, t, np.inf).min(axis=1)
+        out[np.isfinite(t)] = t[np.isfinite(t)]
+        return out
+
+
+def outward_normals(ring: np.ndarray) -> np.ndarray:
+    """(k, 2) unit normals of edges i -> i + 1 pointing out of the ring, whichever way it winds (zero for a
+    degenerate edge): which face of a wall a camera can see."""
+    x, y = ring[:, 0], ring[:, 1]
+    ccw = (np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) > 0
+    e = np.roll(ring, -1, axis=0) - ring
+    n = np.column_stack([e[:, 1], -e[:, 0]]) * (1.0 if ccw else -1.0)
+    norm = np.hypot(n[:, 0], n[:, 1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(norm[:, None] > 1e-9, n / norm[:, None], 0.0)
 
 
 def locate_text(

@@ -18,6 +18,12 @@ A sign's name is often set on two lines, or its words fall into two boxes;
 candidate, so "ALEPA" over "KALLIO" can still spell Alepa Kallio. The parts
 stay candidates too; alone they name a chain or a district, which the goal
 rule refuses.
+
+Given the camera and the map's walls (a `FootprintRanger`), the reader also
+reads the walls seen aslant upright (`facade_views`): each wall's sign band is
+warped to face the camera, text is found there, joined there, and each line is
+cut from the frame with the wall's own homography at its true width, so the
+recogniser sees it square-on. Lines read both ways are kept once.
 """
 
 from __future__ import annotations
@@ -30,10 +36,11 @@ from typing import Iterable
 import numpy as np
 
 from onboard.perception.camera_model import CameraIntrinsics, CameraPose
+from onboard.perception.facade_views import RectifySettings, facade_pieces
 from onboard.perception.name_matching import clean, match_name
 from onboard.perception.text_detection import DbTextDetector
 from onboard.perception.text_range import FootprintRanger, locate_text
-from onboard.perception.text_recognition import CtcTextRecognizer, crop_line, load_charset
+from onboard.perception.text_recognition import HEIGHT, CtcTextRecognizer, crop_line, load_charset
 from onboard.perception.types import ReadText, TextSighting
 
 
@@ -44,9 +51,11 @@ class TextReader:
     min_confidence: float = 0.5
     sign_height_m: float = 3.0
     max_range_m: float = 400.0
-    timings_ms: dict[str, float] = field(default_factory=dict)  # of the last read: detect, recognise, total
+    rectify: RectifySettings | None = None  # None: the frame alone, walls seen aslant as they are
+    timings_ms: dict[str, float] = field(default_factory=dict)  # of the last read: detect, recognise, rectify, total
 
-    def read(self, image: np.ndarray) -> list[ReadText]:
+    def read(self, image: np.ndarray, intr: CameraIntrinsics | None = None, pose: CameraPose | None = None,
+             walls: FootprintRanger | None = None) -> list[ReadText]:
         """Lines read in `image`, boxes in its pixels.
 
         Finding text is paid per pixel and reading per line, so they run at two scales: the detector
@@ -59,9 +68,51 @@ class TextReader:
         t1 = time.perf_counter()
         lines = self.recognizer.read([crop_line(image, b.quad) for b in boxes]) if boxes else []
         t2 = time.perf_counter()
-        self.timings_ms = {"detect": (t1 - t0) * 1e3, "recognise": (t2 - t1) * 1e3, "total": (t2 - t0) * 1e3}
-        return [ReadText(line.text, line.confidence, b.box, tuple(map(tuple, b.quad.tolist())))
-                for b, line in zip(boxes, lines) if line.confidence >= self.min_confidence and clean(line.text)]
+        reads = [ReadText(line.text, line.confidence, b.box, tuple(map(tuple, b.quad.tolist())))
+                 for b, line in zip(boxes, lines) if line.confidence >= self.min_confidence and clean(line.text)]
+        t3 = t2
+        if self.rectify is not None and intr is not None and pose is not None and walls is not None:
+            reads += _new(self._read_facades(image, intr, pose, walls), reads)
+            t3 = time.perf_counter()
+        # "rectify" is 0 exactly when no wall was looked for (no map, no pose, or the setting off)
+        self.timings_ms = {"detect": (t1 - t0) * 1e3, "recognise": (t2 - t1) * 1e3, "rectify": (t3 - t2) * 1e3,
+                           "total": (t3 - t0) * 1e3}
+        return reads
+
+    def _read_facades(self, image: np.ndarray, intr: CameraIntrinsics, pose: CameraPose,
+                      walls: FootprintRanger) -> list[ReadText]:
+        """Lines on the walls seen aslant, each found on its wall's upright picture and read from the frame."""
+        import cv2
+
+        det_scale = min(1.0, self.detector.max_side / max(image.shape[:2]))
+        found = []  # (piece, the line's quad in the picture)
+        for piece in facade_pieces(walls, intr, pose, self.rectify, det_scale):
+            pic = cv2.warpPerspective(image, piece.homography, piece.size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
+            side = max(32, int(round(max(piece.size) * det_scale)))
+            found += [(piece, b.quad) for b in self.detector.detect(pic, side)]
+        crops, quads = [], []
+        for piece, q in found:
+            w, h = float(np.linalg.norm(q[0] - q[1])), float(np.linalg.norm(q[0] - q[3]))
+            if h <= 0 or h >= 1.5 * w:  # upright text is no shop front's: not read here
+                continue
+            qf = piece.to_frame(q.astype(np.float64))
+            crops.append(crop_line(image, qf, (max(1, int(round(HEIGHT * w / h))), HEIGHT)))
+            quads.append((piece, q, qf))
+        lines = self.recognizer.read(crops) if crops else []
+        by_piece: dict[int, list[tuple[ReadText, ReadText]]] = {}
+        for (piece, q, qf), line in zip(quads, lines):
+            if line.confidence < self.min_confidence or not clean(line.text):
+                continue
+            in_pic = ReadText(line.text, line.confidence, _box(q), tuple(map(tuple, q.tolist())))
+            by_piece.setdefault(id(piece), []).append((in_pic, _in_frame(line.text, line.confidence, qf, image)))
+        out = []
+        pieces = {id(p): p for p, _ in found}
+        for key, pairs in by_piece.items():
+            out += [f for _, f in pairs]
+            for j in join_lines([p for p, _ in pairs]):  # joined on the upright picture, placed in the frame
+                qf = pieces[key].to_frame(np.array(j.quad, np.float64))
+                out.append(_in_frame(j.text, j.confidence, qf, image))
+        return out
 
     def sightings(
         self,
@@ -71,9 +122,14 @@ class TextReader:
         names: Iterable[str] = (),
         *,
         ranger: FootprintRanger | None = None,
+        walls: FootprintRanger | None = None,
     ) -> list[TextSighting]:
-        """Every line read (and pair of neighbouring lines), named, with bearing and range."""
-        return to_sightings(self.read(image), intr, pose, names, sign_height_m=self.sign_height_m,
+        """Every line read (and pair of neighbouring lines), named, with bearing and range.
+
+        `ranger`: the map's walls, for ranges and for reading walls seen aslant upright; `walls`: for the
+        latter alone (default: `ranger`)."""
+        walls = walls if walls is not None else ranger
+        return to_sightings(self.read(image, intr, pose, walls), intr, pose, names, sign_height_m=self.sign_height_m,
                             ranger=ranger, max_range_m=self.max_range_m)
 
 
@@ -100,6 +156,26 @@ def to_sightings(
             confidence=m.confidence if m else r.confidence, box=r.box, text=text,
             close_to=m.name if m and not exact else None, slips=m.slips if m else 0))
     return out
+
+
+def _box(q: np.ndarray) -> tuple[float, float, float, float]:
+    return float(q[:, 0].min()), float(q[:, 1].min()), float(q[:, 0].max()), float(q[:, 1].max())
+
+
+def _in_frame(text: str, confidence: float, qf: np.ndarray, image: np.ndarray) -> ReadText:
+    """A line placed by its corners in the frame (its box clipped to the frame)."""
+    h, w = image.shape[:2]
+    x0, y0, x1, y1 = _box(qf)
+    box = (max(0.0, x0), max(0.0, y0), min(float(w - 1), x1), min(float(h - 1), y1))
+    return ReadText(text, confidence, box, tuple(map(tuple, qf.tolist())))
+
+
+def _new(extra: list[ReadText], reads: list[ReadText]) -> list[ReadText]:
+    """`extra` less the lines `reads` already has: the same text where a read of it already is."""
+    def overlaps(a, b) -> bool:
+        return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+    return [e for e in extra if not any(clean(r.text) == clean(e.text) and overlaps(r.box, e.box) for r in reads)]
 
 
 def join_lines(reads: list[ReadText]) -> list[ReadText]:
@@ -149,7 +225,17 @@ def open_text_reader(cfg, directory: Path | None = None, manifest=None) -> TextR
     rec_session = open_model(rec_spec, directory, cfg)
     recognizer = CtcTextRecognizer(rec_session, load_charset(charset_path))
     return TextReader(detector, recognizer, min_confidence=cfg.text_min_confidence,
-                      sign_height_m=cfg.text_sign_height_m, max_range_m=cfg.text_max_range_m)
+                      sign_height_m=cfg.text_sign_height_m, max_range_m=cfg.text_max_range_m,
+                      rectify=rectify_settings(cfg))
+
+
+def rectify_settings(cfg) -> RectifySettings | None:
+    """The ``inference.text_rectify_*`` settings; None when rectifying is off."""
+    if not cfg.text_rectify:
+        return None
+    return RectifySettings(min_angle_deg=cfg.text_rectify_min_angle_deg, max_range_m=cfg.text_rectify_max_range_m,
+                           band_m=(cfg.text_rectify_band_low_m, cfg.text_rectify_band_high_m),
+                           max_pixels=cfg.text_rectify_max_pixels)
 
 
 def _verified_companion(spec, key: str, directory: Path) -> Path:

@@ -50,10 +50,17 @@ def load_charset(path: str | Path) -> list[str]:
     return ["", *chars, " "]
 
 
-def crop_line(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
-    """The line straightened: its corners (tl, tr, br, bl) warped to a rectangle; tall crops turned upright."""
-    w = int(round(max(np.linalg.norm(quad[0] - quad[1]), np.linalg.norm(quad[3] - quad[2]))))
-    h = int(round(max(np.linalg.norm(quad[0] - quad[3]), np.linalg.norm(quad[1] - quad[2]))))
+def crop_line(image: np.ndarray, quad: np.ndarray, size: tuple[int, int] | None = None) -> np.ndarray:
+    """The line straightened: its corners (tl, tr, br, bl) warped to a rectangle; tall crops turned upright.
+
+    `size` (w, h): the rectangle's, when the quad's own sides misstate the line's shape (a line on a
+    facade seen aslant: its true width for its height comes from the facade's rectified picture).
+    """
+    if size is None:
+        w = int(round(max(np.linalg.norm(quad[0] - quad[1]), np.linalg.norm(quad[3] - quad[2]))))
+        h = int(round(max(np.linalg.norm(quad[0] - quad[3]), np.linalg.norm(quad[1] - quad[2]))))
+    else:
+        w, h = size
     w, h = max(w, 1), max(h, 1)
     dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     m = cv2.getPerspectiveTransform(quad.astype(np.float32), dst)

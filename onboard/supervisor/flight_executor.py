@@ -32,12 +32,13 @@ from common.geodesy import ned_from_geo
 from firmware_bridge.bridge import FlightBridge
 from firmware_bridge.commands import CommandError, CommandResult
 from firmware_bridge.errors import BridgeError
-from firmware_bridge.intents import PositionNed
+from firmware_bridge.intents import PositionNed, yaw_error_deg
 from firmware_bridge.ground_mode import leave_offboard_on_ground
 from firmware_bridge.maneuvers import arm_when_ready, position_from_home, wait_until
-from firmware_bridge.offboard_pilot import OffboardPilot, yaw_error_deg
+from firmware_bridge.offboard_pilot import OffboardPilot
 from firmware_bridge.safety_envelope import SafetyViolation
 from onboard.supervisor.airborne import wait_down
+from onboard.supervisor.camera_pointing import CameraPointing, point_camera
 from onboard.supervisor.settings import SupervisorConfig
 from onboard.supervisor.touchdown import brake, clear_of_the_fleet
 
@@ -56,6 +57,9 @@ TURN_STEP_TIMEOUT_S = 20.0
 # HEARTBEAT or two, which the landing waits this long for before it selects Hold.
 LANDING_MODES = ("LAND", "RETURN_TO_LAUNCH")
 MODE_AFTER_DISARM_S = 3.0
+# Offboard lost because this supervisor's own setpoint stream went stale (its loop starved): offboard
+# is taken back this many times a mission; one more ends the mission (and lands).
+MAX_STREAM_STALLS = 3
 
 
 class MissionAborted(RuntimeError):
@@ -88,6 +92,7 @@ class FlightExecutor:
         self.pilot = OffboardPilot(bridge)
         # The mode someone else switched to mid-mission (TakenOver); from then on nothing is commanded.
         self.taken_over: str | None = None
+        self.stream_stalls = 0  # offboard taken back after the own stream went stale (MAX_STREAM_STALLS)
         # The altitude moves are flown at: cruise, or a look-up's once its climb arrived, until back_to_cruise.
         self.flying_alt_m = cfg.cruise_alt_m
 
@@ -263,6 +268,12 @@ class FlightExecutor:
             return False
         return turned
 
+    async def point_camera(self, heading_deg: float, pitch_deg: float | None = None,
+                           tolerance_deg: float = TURN_TOLERANCE_DEG) -> CameraPointing:
+        """The camera to `heading_deg` (from north) and `pitch_deg`: the gimbal where the autopilot announces one,
+        waited for on its reported attitude, else the vehicle turns as `turn_to` (`camera_pointing.py`)."""
+        return await point_camera(self, heading_deg, pitch_deg, tolerance_deg)
+
     def _held_position(self) -> PositionNed:
         """Where the pilot holds the vehicle now (the waypoint it arrived at), else where it is."""
         return self.pilot.holding() or self.pilot.here()
@@ -342,6 +353,18 @@ class FlightExecutor:
             deadline = max(deadline, time.monotonic() + 5.0) if waited else deadline
             if not self.pilot.engaged:
                 lost_at = self.bridge.monitor.link_lost_at
+                stalled_at = self.bridge.streamer.stalled_at
+                if stalled_at is not None and stalled_at >= self.pilot.engaged_at:
+                    # Not a person: the own stream went stale (an 8-vehicle bench run on a saturated
+                    # machine starved the loop 1 s) and PX4's offboard-loss failsafe holds. Take it back.
+                    self.stream_stalls += 1
+                    mode = str(self.bridge.state.flight_mode)
+                    self.on_event("stream_stalled", {"count": self.stream_stalls, "mode": mode})
+                    if self.stream_stalls > MAX_STREAM_STALLS:
+                        raise MissionAborted(f"the setpoint stream went stale {self.stream_stalls} times "
+                                             "(the supervisor cannot keep offboard fed)")
+                    await self._engage()
+                    continue
                 if lost_at is None or lost_at < self.pilot.engaged_at:
                     # Out of offboard with the link up: a person (RC, ground station) or PX4 took over.
                     self.taken_over = str(self.bridge.state.flight_mode)

@@ -127,7 +127,9 @@ class FlightHooks(MissionHooks):
         """The VLM between steps (`inference.vlm_model`): hand in what came back, ask the next question.
 
         Never waits for the model (`onboard.inference.vlm_asker`): confirm once for each place the goal is
-        put at, a caption otherwise, on this step's frame; a question while one is in flight is not asked.
+        put at (again when the locate expert asks for another look), a caption otherwise, on this step's frame;
+        a question while one is in flight is not asked. With the `vlm` planner the frame goes to the agent,
+        whose step asks the navigate or search question, and no caption is asked (the worker is its).
         """
         asker = self.sup.vlm
         if asker is None:
@@ -150,10 +152,14 @@ class FlightHooks(MissionHooks):
         st = self.agent.state.static
         fix = st.memory.goal_fix
         placed = None if fix is None else (round(float(fix[0])), round(float(fix[1])))
-        if placed is not None and placed != self._confirmed_at:
+        if st.vlm is not None:  # the vlm planner asks about this frame in the step, if the worker is free
+            self.agent.see_frame(rgb)
+        again = self.agent.state.dynamic.confirm_again
+        if placed is not None and (placed != self._confirmed_at or again):
             if asker.ask_confirm(step, rgb, st.goal.goal_name or st.task_instruction):
                 self._confirmed_at = placed
-        else:
+                self.agent.state.dynamic.confirm_again = False
+        elif st.vlm is None:
             asker.ask_caption(step, rgb, CAPTION_PROMPT)
 
     async def _detect(self, step: int, obs: WorldObservation, heading: float) -> None:

@@ -32,6 +32,9 @@ def health_checks(supervisor: Any) -> dict[str, Callable[[], tuple[bool, str]]]:
         if supervisor.cfg.agent.planner == "llm":
             ok &= supervisor._plan_model is not None
             parts.append(f"planner {supervisor.cfg.inference.llm_model} {'loaded' if supervisor._plan_model else 'missing'}")
+        elif supervisor.cfg.agent.planner == "vlm":
+            ok &= supervisor.vlm is not None
+            parts.append(f"vlm planner {supervisor.cfg.inference.vlm_model} {'loaded' if supervisor.vlm else 'missing'}")
         else:
             parts.append("geometric planner (no model)")
         if supervisor.detector is not None:

@@ -1,13 +1,14 @@
 """Camera perception in flight: turn through the views at a waypoint, read each frame, fuse, hand the agent that.
 
 With ``supervisor.perception: camera`` the agent's landmarks and POIs come
-from here only. At each waypoint the vehicle turns in place through
-``camera_reading.views`` equal headings (`FlightExecutor.turn_to`: offboard,
-the envelope below it; the turns are flight time), starting with the one
-nearest its heading, and at each takes a frame per gimbal pitch
-(``camera_reading.pitches_deg``; default the mounting pitch alone). The pitch
-goes with the frame request to the world feed, the camera stand-in; a vehicle
-points its gimbal instead (MAVSDK's gimbal plugin: not built here). For each it asks the world feed for a frame only
+from here only. At each waypoint the camera is pointed through
+``camera_reading.views`` equal headings, starting with the one nearest the
+vehicle's heading, and at each a frame is taken per gimbal pitch
+(``camera_reading.pitches_deg``; default the mounting pitch alone)
+(`FlightExecutor.point_camera`): the vehicle's gimbal slews to each where the
+autopilot announces one (MAVSDK's gimbal plugin), and the vehicle turns in place
+otherwise (offboard, the envelope below it; the turns are flight time). The
+reported pitch goes with the frame request to the world feed, the camera stand-in. For each it asks the world feed for a frame only
 (`WorldLink.frame`: rendered from the position and heading the autopilot
 *reports*, no sightings with it), reads it (`CameraReader`) and adds the reads
 to the flight's `SightingFusion`, placed from the reported position. Each frame
@@ -20,8 +21,8 @@ an empty view, never a crash: the look-around goes on with the other views.
 
 With ``supervisor.camera`` set (a device, file, stream URL or GStreamer pipeline)
 the frames come from that camera instead (`camera_frames.StreamFrames`): at each
-heading the first frame captured after the turn settled, placed from the pose
-the vehicle (and its gimbal) had when it was taken; the world feed serves
+pointing the first frame captured after the camera settled, placed from the pose
+the vehicle and its gimbal had when it was taken; the world feed serves
 perception nothing. A camera whose pitch nothing reports (no gimbal) takes one
 frame per heading, at its mounting pitch.
 """
@@ -105,30 +106,32 @@ class LookAround:
         t0 = time.monotonic()
         views = self.cfg.camera_reading.views
         log: list[dict] = []
-        # (heading, gimbal pitch) of every frame: the vehicle turns to a heading, then takes each pitch there
+        # (heading, gimbal pitch) of every frame: the camera points to a heading, then takes each pitch there
         pitches = self.cfg.camera_reading.pitches_at(where == "low") or (None,)
         if self.frames is not None and not self.frames.has_gimbal:
             pitches = (None,)  # a camera nothing points: one frame per heading, at its mounting pitch
         shots = [(hd, j, p) for hd in ordered_headings(views, self.bridge.state.yaw_deg) for j, p in enumerate(pitches)]
-        turned = False
         for k, (hd, j, pitch) in enumerate(shots):
-            if j == 0:
-                turned = await self.executor.turn_to(hd, self.cfg.camera_reading.turn_tolerance_deg)
+            pointing = await self.executor.point_camera(hd, pitch, self.cfg.camera_reading.turn_tolerance_deg)
+            turned = pointing.pointed
+            if pointing.pitch_deg is not None:
+                pitch = pointing.pitch_deg  # the gimbal's reported pitch
             name = f"rgb_timestep_{step:04d}{tag}_view{k}.png"
             if self.frames is None:
-                rgb, why, view, taken = await self._world_frame(k, hd, pitch, name)
+                rgb, why, view, taken = await self._world_frame(k, hd, pitch, name, pointing.yaw_deg)
             else:
                 rgb, why, view, taken = await self._camera_frame(k, hd, name)
             if why is not None:
                 self.bad_frames += 1
                 self.event("bad_frame", {"step": step, "view": k, "reason": why})
-            yaw = view.heading_deg
+            s, yaw = self.bridge.state, view.heading_deg
             read: ViewRead = await asyncio.to_thread(self.reader.read_view, view)
             if read.ok:
                 self.read_ms.append(read.timings_ms.get("total", float("nan")))
             self.fusion.add(step, view, read)
             log.append({"view": k, "heading_deg": round(hd, 1), "reported_yaw_deg": round(yaw, 1),
-                        "pitch_deg": round(view.pitch_deg, 1), "turned": turned,
+                        "pitch_deg": round(view.pitch_deg, 1), "turned": turned, "pointed_by": pointing.by,
+                        "vehicle_yaw_deg": round(s.yaw_deg, 1) if math.isfinite(s.yaw_deg) else None,
                         "frame": None if why else name, "bad_frame": why, **taken,
                         "timings_ms": {a: round(b, 1) for a, b in read.timings_ms.items()},
                         "reads": [sighting_json(x) for x in read.sightings]})
@@ -142,14 +145,14 @@ class LookAround:
         (self.folder / f"reading_timestep_{step:04d}{tag}.json").write_text(json.dumps(out, indent=1, ensure_ascii=False))
         return lms, pois
 
-    async def _world_frame(self, k: int, hd: float, pitch: float | None, name: str
+    async def _world_frame(self, k: int, hd: float, pitch: float | None, name: str, pointed_yaw: float
                            ) -> tuple[np.ndarray | None, str | None, CameraView, dict]:
-        """A frame asked of the world feed, rendered from the position and heading the autopilot reports now."""
+        """A frame asked of the world feed, rendered from the position and camera heading the autopilot reports."""
         from firmware_bridge.maneuvers import position_from_home
 
         s = self.bridge.state
         here = position_from_home(self.bridge)
-        yaw = s.yaw_deg if math.isfinite(s.yaw_deg) else hd  # the reported heading: what the camera saw along
+        yaw = pointed_yaw if math.isfinite(pointed_yaw) else hd  # reported: what the camera saw along
         obs = await asyncio.to_thread(self.world.frame, s.lat, s.lon, yaw, max(1.0, s.rel_alt_m), pitch)
         rgb, why = frame_rgb(obs.image_png, self.cfg.camera_width, self.cfg.camera_height)
         if self.cfg.save_images and obs.image_png:
@@ -162,7 +165,7 @@ class LookAround:
 
     async def _camera_frame(self, k: int, hd: float, name: str
                             ) -> tuple[np.ndarray | None, str | None, CameraView, dict]:
-        """The camera's first frame captured after the turn settled, placed from the pose it was taken at."""
+        """The camera's first frame captured after it was pointed, placed from the pose it was taken at."""
         shot = await self.frames.shot(self.frames.clock(), first=k == 0)
         if self.cfg.save_images and shot.bgr is not None:
             import cv2

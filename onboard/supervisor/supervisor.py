@@ -282,7 +282,7 @@ class Supervisor:
             experience_store=self.store, plan_model=self._plan_model,
             step_spacing_m=statistics.median([m.length for m in first.moves]),
             reader_generate=functools.partial(startup.reader_generate, self), flight_id=self.flight_id,
-            aliases=self._aliases)
+            aliases=self._aliases, vlm=self.vlm if self.cfg.agent.planner == "vlm" else None)
         known = None
         if self.map is not None:
             from onboard.supervisor.map_waypoints import OffTheMap, knowledge_for

@@ -6,6 +6,11 @@ agent's gazetteer is the world's landmark names (as the baselines get).
 
     aerie bench nav --agent geometric --perception prep
     aerie bench nav --agent llm --limit 5     # plan from SmolLM2 (llama.cpp), moves geometric
+    aerie bench nav --agent vlm --limit 5     # navigate / search moves from the VLM (frame and both maps)
+
+The `vlm` agent asks the VLM named by `inference.vlm_model` in config.yaml; with none there, the
+tests' random-weight `tiny-vlm` (built if absent, `sim/tiny_vlm.py`), and the run says so: its
+figures are the cost of asking a VLM at every navigate and search step, never a skill.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from onboard.agent.agent import VARIANTS, GraphAgent, variant_config
 from onboard.agent.settings import AgentConfig
 from onboard.vocab.observation import AgentAction, AgentObservation
 
-AERIE_AGENTS: tuple[str, ...] = (*VARIANTS, "llm")
+AERIE_AGENTS: tuple[str, ...] = (*VARIANTS, "llm", "vlm")
+TEST_VLM = "tiny-vlm"  # what the vlm agent asks when config.yaml names no VLM: random weights, cost only
 LLM_DEADLINE_S = 30.0  # a plan is asked once per episode; a busy 2-core CPU needs more than the 5 s default
 
 
@@ -61,6 +67,8 @@ class BenchAgent:
         out = {"model_calls": summary["model_calls"], "model_s": summary["model_s"],
                "plan_version": summary["plan_version"], "reader_model_s": reader.get("model_s", 0.0),
                "llm_calls": summary["llm_calls"]}
+        if "vlm_planner" in summary:
+            out["vlm_planner"] = summary["vlm_planner"]
         if self.agent.reading is not None:
             from onboard.agent.understood import understand
 
@@ -69,6 +77,14 @@ class BenchAgent:
             out["reading"] = {"reader": r.reader, "unsettled": r.unsettled, "model_errors": list(r.model_errors),
                               "understood": u.line(), "refused": u.refusal()}
         return out
+
+    @property
+    def sees_frames(self) -> bool:
+        """Whether each step's camera frame should be rendered and handed in (`see_frame`): the vlm backend's."""
+        return self.agent.vlm is not None
+
+    def see_frame(self, frame) -> None:
+        self.agent.see_frame(frame)
 
     def act(self, observation: AgentObservation) -> AgentAction:
         a = self.agent.act(observation)
@@ -89,6 +105,24 @@ def _planner_model():
     return PlannerModel.from_config(replace(cfg, call_deadline_s=max(cfg.call_deadline_s, LLM_DEADLINE_S)))
 
 
+@functools.lru_cache(maxsize=1)
+def vlm_asker():
+    """The VLM from the shipped config (the test model when it names none), behind its asker, once per process;
+    with what it is: (asker, {"model", "random_weights"})."""
+    from onboard.config import load_config
+    from onboard.inference.manifest import model_dir
+    from onboard.inference.vlm_asker import VlmAsker
+
+    cfg = load_config("config.yaml").inference
+    if not cfg.vlm_model:
+        from sim.tiny_vlm import build_tiny_vlm
+
+        build_tiny_vlm(model_dir(cfg.model_dir))
+        cfg = replace(cfg, vlm_model=TEST_VLM, vlm_mmproj="", vlm_chat_handler="MTMDChatHandler")
+    asker = VlmAsker.from_config(replace(cfg, call_deadline_s=max(cfg.call_deadline_s, LLM_DEADLINE_S)))
+    return asker, {"model": cfg.vlm_model, "random_weights": cfg.vlm_model == TEST_VLM}
+
+
 def aerie_agent_config(name: str) -> AgentConfig:
     """The `AgentConfig` an Aerie agent name flies with (what `make_aerie_agent` builds it from)."""
     if name == "llm":
@@ -96,6 +130,8 @@ def aerie_agent_config(name: str) -> AgentConfig:
         # on the CPU's load, so the scores would change from run to run; the benchmark scores plans, and a
         # simulated step has no vehicle hovering while it waits.
         return replace(variant_config("geometric"), planner="llm", llm_plan_wait=True)
+    if name == "vlm":  # waits for each answer, for the same reason as llm
+        return replace(variant_config("geometric"), planner="vlm", vlm_plan_wait=True)
     return variant_config(name)
 
 
@@ -116,8 +152,9 @@ def make_aerie_agent(name: str, world, config: AgentConfig | None = None, experi
     cfg = replace(config or aerie_agent_config(name), reader=reader)
     model = _planner_model() if cfg.planner == "llm" else None
     generate = _planner_model().generate_json if reader == "combined" else None
+    vlm = vlm_asker()[0] if cfg.planner == "vlm" else None
     return BenchAgent(GraphAgent(cfg, gazetteer, name=name, plan_model=model, experience_store=experience_store,
-                                 step_spacing_m=NODE_SPACING_M, aliases=aliases, reader_generate=generate))
+                                 step_spacing_m=NODE_SPACING_M, aliases=aliases, reader_generate=generate, vlm=vlm))
 
 
 def geometric(world) -> BenchAgent:

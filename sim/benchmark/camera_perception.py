@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from onboard.perception.camera_model import CameraIntrinsics
+from onboard.perception.camera_model import CameraIntrinsics, CameraPose
 from onboard.perception.camera_sightings import (CameraReader, CameraView, SightingFusion, goal_names,
                                                  look_around_headings)
 from onboard.perception.text_range import FootprintRanger
@@ -109,7 +109,11 @@ class CameraBench:
         # the truth stays here: the judge's only
         bgr, _truth = self.renderer.render_view(node, heading, altitude, None if pitch == self.pitch else pitch)
         t1 = time.perf_counter()
-        reads = self.reader.read(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
+        xy = self.world.graph.xy[node]
+        pose = CameraPose(north=float(xy[1]), east=float(xy[0]), down=-float(altitude), yaw_deg=float(heading),
+                          pitch_deg=float(pitch))
+        # with the map, its walls seen aslant are read upright too, as in flight (CameraReader.read_view)
+        reads = self.reader.read(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), self.intr, pose, self.ranger)
         t2 = time.perf_counter()
         self.memo.misses += 1
         self.memo.render_ms.append((t1 - t0) * 1e3)

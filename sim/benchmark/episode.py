@@ -86,7 +86,7 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
     it did not understand it: nothing is flown and the task is failed.
     """
     from onboard.mission.runner import MissionLimits, MissionRunner
-    from sim.benchmark.episode_ports import MoverPort, OracleSensor, for_runner
+    from sim.benchmark.episode_ports import FrameHooks, MoverPort, OracleSensor, for_runner
 
     nz = preset(noise) if isinstance(noise, str) else noise
     perception = OraclePerception(world, nz, seed)
@@ -94,14 +94,17 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
     floor = LOOK_LOW_FLOOR_M if camera is not None else None
     limits = MissionLimits(rt.step_limit, world.cruise_alt, altitude_ceiling_m, floor)
     sensor = OracleSensor(world, perception, camera, renderer)
+    # An agent that asks a VLM about each step's camera frame gets it rendered (the others never pay for it).
+    hooks = FrameHooks(agent, sensor) if getattr(agent, "sees_frames", False) and renderer is not None else None
 
     async def play():
         if flown is not None:  # the legs flown over MAVSDK by the port `aerie fly` flies
             async with flown:
                 return await MissionRunner(for_runner(agent, sensor), flown.port, sensor, limits,
-                                           start=rt.start_node).run()
+                                           start=rt.start_node, hooks=hooks).run()
         vehicle = MoverPort(world, mover or KinematicMover(world, rt.start_node), rt.start_node)
-        return await MissionRunner(for_runner(agent, sensor), vehicle, sensor, limits, start=rt.start_node).run()
+        return await MissionRunner(for_runner(agent, sensor), vehicle, sensor, limits, start=rt.start_node,
+                                   hooks=hooks).run()
 
     t0 = time.perf_counter()
     rec = asyncio.run(play())

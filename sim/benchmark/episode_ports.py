@@ -21,6 +21,7 @@ from onboard.map.compass import compass8
 from onboard.map.corridors import Neighbour
 from onboard.mission.legs import Leg, LegStatus
 from onboard.mission.observed import MoveOption, WorldObservation
+from onboard.mission.ports import MissionHooks
 from sim.benchmark.agent_api import Action, Observation
 from sim.benchmark.kinematic import look_seconds, vertical_seconds
 from sim.world.perception import LandmarkSighting, OraclePerception, PoiSighting
@@ -147,6 +148,19 @@ class ContractAgent:
         if a.kind not in ActionKind._value2member_map_:  # no such action: a move to nowhere, a step spent
             return AgentAction(ActionKind.MOVE, None, a.reason)
         return AgentAction(ActionKind(a.kind), a.node, a.reason, a.altitude_m)
+
+
+class FrameHooks(MissionHooks):
+    """Hands each step's rendered camera frame (RGB) to an agent that asks a VLM about it (`sees_frames`)."""
+
+    def __init__(self, agent: Any, sensor: OracleSensor) -> None:
+        self.agent = agent
+        self.sensor = sensor
+
+    async def before_act(self, step: int, observed: WorldObservation, heading: float = 0.0) -> None:
+        draw = self.sensor.image()
+        if draw is not None:
+            self.agent.see_frame(np.ascontiguousarray(draw()[:, :, ::-1]))  # the renderer's BGR -> RGB
 
 
 def for_runner(agent: Any, sensor: OracleSensor) -> Any:

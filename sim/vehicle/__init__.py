@@ -6,7 +6,8 @@ offboard rules and failsafe, landed-state sequence).
 
 Run it:  ``aerie sim vehicle --home 47.3977,8.5456 [--gcs-port 14540] [--port 14580] [--seed N]
                              [--param NAME=VALUE ...] [--setpoint-log PATH] [--wind N,E[,D]] [--gust S]
-                             [--speed-factor K] [--prearm-delay S] [--control-port P] [--rate-scale K] [--sysid N]``
+                             [--speed-factor K] [--prearm-delay S] [--control-port P] [--rate-scale K] [--sysid N]
+                             [--no-gimbal]``
          (``python -m sim.vehicle.cli --help`` describes them). Like PX4 SITL it binds 14580 and sends to
          127.0.0.1:14540, so MAVSDK connects with ``udpin://127.0.0.1:14540``.
 
@@ -21,7 +22,8 @@ Use it from Python (tests, benchmarks)::
         ...
         v.truth()            # ground truth dict: ned, vel_ned, lat/lon/alt_amsl/rel_alt, mode ("AUTO_LOITER"),
                              # flight_mode (MAVSDK's name: "HOLD"), armed, landed_state (1..4), failsafe,
-                             # battery_pct, wind_ned, home, mission, setpoint_age_s
+                             # battery_pct, wind_ned, home, mission, setpoint_age_s, gimbal_pitch_deg,
+                             # gimbal_yaw_deg (from north), gimbal_yaw_body_deg (None without a gimbal)
         v.set_battery(12.0)  # percent; PX4 battery failsafes follow (COM_LOW_BAT_ACT)
         v.set_wind(3.0, 0.0, gust=0.5)
         v.set_link_down(True)  # silence the link without killing the process
@@ -44,7 +46,11 @@ Control channel (`contract.sim_control`: one JSON datagram to ``control_port``, 
 ``SimVehicleProcess.control(cmd, **args)`` sends it): ``truth``, ``stats``, ``battery`` (percent),
 ``battery_drain_scale`` (scale), ``wind`` (n, e, d, gust), ``param`` (name, value), ``link`` (down),
 ``gps`` (fix), ``statustext`` (severity, text), ``mode`` (HOLD, POSCTL, LAND, RTL: a pilot's switch on
-the RC or a ground station), ``commands`` (every COMMAND_LONG/INT received, ``[[t, id], ...]``).
+the RC or a ground station), ``commands`` (every COMMAND_LONG/INT received, ``[[t, id], ...]``; the gimbal's under
+``gimbal``), ``gimbal`` (down: the camera gimbal stops answering and reporting).
+
+The vehicle carries a camera gimbal (MAVLink gimbal protocol v2, `gimbal_manager.py`) unless started with
+``--no-gimbal`` (``SimVehicleProcess(gimbal=False)``).
 """
 
 from .fleet import SimFleet

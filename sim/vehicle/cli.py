@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--battery-drain-scale", type=float, default=1.0, help="multiply battery consumption")
     ap.add_argument("--wind", type=_wind, default=(0.0, 0.0, 0.0), metavar="N,E[,D]", help="steady wind, m/s (NED)")
     ap.add_argument("--gust", type=float, default=0.0, help="gust standard deviation, m/s")
+    ap.add_argument("--no-gimbal", action="store_true",
+                    help="no camera gimbal (by default the vehicle announces one over MAVLink gimbal protocol v2)")
     ap.add_argument("--speed-factor", type=float, default=1.0,
                     help="simulated seconds per wall second (>1 runs faster; MAVSDK's 20 Hz setpoints then "
                          "arrive less often in simulated time)")
@@ -90,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         params=dict(args.param), prearm_delay_s=args.prearm_delay,
         control_port=None if args.control_port < 0 else args.control_port, setpoint_log=args.setpoint_log,
         rate_scale=args.rate_scale, battery_drain_scale=args.battery_drain_scale, speed_factor=args.speed_factor,
-        wind=(*args.wind, args.gust),
+        wind=(*args.wind, args.gust), gimbal=not args.no_gimbal,
     )
     try:
         vehicle = Vehicle(cfg)

@@ -60,6 +60,7 @@ class MavlinkLink:
         self._tx.robust_parsing = True
         self._rx = self._new_parser()
         self.mav = self._tx  # message factory: link.mav.heartbeat_encode(...)
+        self._components: dict[int, mavlink2.MAVLink] = {}  # other components of this system (a gimbal device)
 
     @staticmethod
     def _new_parser() -> mavlink2.MAVLink:
@@ -74,13 +75,15 @@ class MavlinkLink:
         self.sock.close()
 
     # -- sending ----------------------------------------------------------------
-    def send(self, msg) -> None:
+    def send(self, msg, compid: int = VEHICLE_COMPID) -> None:
+        """Send ``msg`` as component ``compid`` of this system (each component numbers its own frames)."""
+        packer = self._tx if compid == VEHICLE_COMPID else self._packer(compid)
         try:
-            buf = msg.pack(self._tx)
+            buf = msg.pack(packer)
         except Exception:
             self.stats.tx_errors += 1
             return
-        self._tx.seq = (self._tx.seq + 1) % 256
+        packer.seq = (packer.seq + 1) % 256
         dest = self.gcs_addr
         try:
             self.sock.sendto(buf, dest)
@@ -92,6 +95,12 @@ class MavlinkLink:
             return
         self.stats.tx_messages += 1
         self.stats.tx_bytes += len(buf)
+
+    def _packer(self, compid: int) -> mavlink2.MAVLink:
+        packer = self._components.get(compid)
+        if packer is None:
+            packer = self._components[compid] = mavlink2.MAVLink(None, srcSystem=self.sysid, srcComponent=compid)
+        return packer
 
     # -- receiving --------------------------------------------------------------
     def receive(self, max_datagrams: int = 256) -> list:

@@ -63,6 +63,7 @@ class SimVehicleProcess:
         python: str = sys.executable,
         ready_timeout_s: float = 20.0,
         sysid: int = 1,
+        gimbal: bool = True,
     ):
         self.home = tuple(home)
         self.gcs_port = gcs_port if gcs_port is not None else free_udp_port()
@@ -75,6 +76,7 @@ class SimVehicleProcess:
         self.python = python
         self.ready_timeout_s = ready_timeout_s
         self.sysid = sysid  # MAVLink system id (PX4's MAV_SYS_ID): distinct for every vehicle of a fleet
+        self.gimbal = gimbal  # a camera gimbal announced over MAVLink gimbal protocol v2 (sim/vehicle/gimbal_manager.py)
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self.control_port: int | None = None
@@ -99,6 +101,8 @@ class SimVehicleProcess:
             a += ["--param", f"{k}={v}"]
         if self.setpoint_log:
             a += ["--setpoint-log", self.setpoint_log]
+        if not self.gimbal:
+            a.append("--no-gimbal")
         return a + self.extra_args
 
     def start(self) -> "SimVehicleProcess":
@@ -204,6 +208,10 @@ class SimVehicleProcess:
     def set_link_down(self, down: bool = True) -> None:
         """Silence the MAVLink link both ways without killing the process."""
         self.control("link", down=down)
+
+    def set_gimbal_silent(self, silent: bool = True) -> None:
+        """The gimbal (manager and device) stops answering and reporting, or comes back; the vehicle flies on."""
+        self.control("gimbal", down=silent)
 
 
 class SimVehicleThread:

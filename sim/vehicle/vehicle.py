@@ -26,6 +26,7 @@ from contract.sim_control import requests as control_requests
 
 from . import px4_modes as pm
 from .commander import ACCEPTED, UNSUPPORTED, Commander
+from .gimbal_manager import GIMBAL_COMPID, GimbalManager
 from .mavlink_link import VEHICLE_COMPID, MavlinkLink
 from .mission import MissionStore, MissionTransfer
 from .params import HASH_CHECK_INDEX, HASH_CHECK_NAME, MAV_PARAM_TYPE_UINT32, ParamTable, uint_to_wire
@@ -59,6 +60,7 @@ class VehicleConfig:
     speed_factor: float = 1.0  # simulated seconds per wall second (all timers and rates scale with it)
     wind: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # north, east, down m/s, gust sigma
     sysid: int = 1  # MAVLink system id (PX4's MAV_SYS_ID), for several vehicles side by side
+    gimbal: bool = True  # a camera gimbal (protocol v2 manager + device, gimbal_manager.py); False: none announced
 
 
 class SetpointLog:
@@ -121,6 +123,7 @@ class Vehicle:
             self.control.bind((cfg.host, cfg.control_port))
             self.control.setblocking(False)
         self.setpoint_log = SetpointLog(cfg.setpoint_log) if cfg.setpoint_log else None
+        self.gimbal = GimbalManager(self.mav, cfg.sysid, now, self.send) if cfg.gimbal else None
         self.link_down = False
         self.last_error: str | None = None  # last exception a received message caused (counted in rx_errors)
         self.text_id = 0
@@ -168,6 +171,9 @@ class Vehicle:
             t = self.next_phys
             demand = self.cmdr.demand(t)
             self.physics.step(PHYSICS_DT, demand)
+            if self.gimbal is not None:
+                s = self.physics.state
+                self.gimbal.step(PHYSICS_DT, math.degrees(s.yaw), math.degrees(s.yaw_rate))
             self.cmdr.update(t)
             self.next_phys += PHYSICS_DT
             steps += 1
@@ -181,6 +187,8 @@ class Vehicle:
                 msg = self.telemetry.build(msgid, now)
                 if msg is not None:
                     self.send(msg)
+            if self.gimbal is not None:
+                self.gimbal.stream(now)
             self._repeat_item_reached(now)
         self._send_param_burst()
         if self.delayed:
@@ -197,9 +205,9 @@ class Vehicle:
             self.logged_mode = str(self.cmdr.displayed_mode)
             self._log({"msg": "MODE_CHANGE", "dir": "event", "armed": self.cmdr.armed})
 
-    def send(self, msg) -> None:
+    def send(self, msg, compid: int = VEHICLE_COMPID) -> None:
         if not self.link_down:
-            self.link.send(msg)
+            self.link.send(msg, compid)
 
     def close(self) -> None:
         self._note_mode_change()
@@ -258,7 +266,8 @@ class Vehicle:
     def _for_us(self, m) -> bool:
         ts = getattr(m, "target_system", 0)
         tc = getattr(m, "target_component", 0)
-        return ts in (0, self.cfg.sysid) and tc in (0, VEHICLE_COMPID)
+        ours = (0, VEHICLE_COMPID, GIMBAL_COMPID) if self.gimbal is not None else (0, VEHICLE_COMPID)
+        return ts in (0, self.cfg.sysid) and tc in ours
 
     def handle(self, m, now: float) -> None:
         t = m.get_type()
@@ -274,6 +283,12 @@ class Vehicle:
             return
         if t in ("SET_POSITION_TARGET_LOCAL_NED", "SET_POSITION_TARGET_GLOBAL_INT", "SET_ATTITUDE_TARGET"):
             self._handle_setpoint(m, t, now)
+        elif t in ("GIMBAL_MANAGER_SET_ATTITUDE", "GIMBAL_MANAGER_SET_PITCHYAW"):
+            if self.gimbal is not None:
+                self._log({"msg": t, "flags": m.flags}, m)
+                self.gimbal.handle_message(m, now)
+        elif getattr(m, "target_component", 0) == GIMBAL_COMPID and t not in ("COMMAND_LONG", "COMMAND_INT"):
+            return  # nothing else is for the gimbal device
         elif t in ("COMMAND_LONG", "COMMAND_INT"):
             self._handle_command(m, t, now)
         elif t in ("PARAM_REQUEST_READ", "PARAM_REQUEST_LIST", "PARAM_SET"):
@@ -296,11 +311,23 @@ class Vehicle:
             frame, xyz = m.frame, (m.x, m.y, m.z)
         self._log({"msg": t, "command": m.command}, m)
         cmd = m.command
-        result = self._handle_system_command(cmd, p, now)
-        if result is None:
-            result = self.cmdr.handle_command(cmd, p, now, frame=frame, xyz=xyz)
+        compid = VEHICLE_COMPID
+        answer = None
+        if self.gimbal is not None:
+            answer = self.gimbal.handle_command(cmd, p, (m.get_srcSystem(), m.get_srcComponent()), m.target_component,
+                                                now)
+        if answer is not None:
+            result, compid = answer
+            if result < 0:
+                return  # a silenced gimbal: no answer at all
+        elif m.target_component not in (0, VEHICLE_COMPID):
+            return  # for another component that is not there
+        else:
+            result = self._handle_system_command(cmd, p, now)
+            if result is None:
+                result = self.cmdr.handle_command(cmd, p, now, frame=frame, xyz=xyz)
         self._flush_outbox(now)
-        self.send(self.mav.command_ack_encode(cmd, result, 0, 0, m.get_srcSystem(), m.get_srcComponent()))
+        self.send(self.mav.command_ack_encode(cmd, result, 0, 0, m.get_srcSystem(), m.get_srcComponent()), compid)
 
     def _handle_system_command(self, cmd: int, p: list[float], now: float) -> int | None:
         """Commands about the link rather than the flight; None = not one of these."""
@@ -347,6 +374,13 @@ class Vehicle:
         if kt is not None:
             rec["kt"] = kt - (wall - mono)  # kernel arrival time on the monotonic clock
         self.setpoint_log.write(rec)
+
+    def _gimbal_truth(self) -> dict:
+        """The camera's pointing (degrees): pitch from the horizon, yaw from north and from the nose; None without
+        a gimbal (the camera looks along the nose at its mounting pitch)."""
+        if self.gimbal is None:
+            return {"gimbal_pitch_deg": None, "gimbal_yaw_deg": None, "gimbal_yaw_body_deg": None}
+        return self.gimbal.truth()
 
     # -- parameters -------------------------------------------------------------
     def _param_value(self, index: int):
@@ -411,7 +445,7 @@ class Vehicle:
         cmd = req.cmd
         now = self.clock()
         if cmd == "truth":
-            return {"truth": self.cmdr.truth(now)}
+            return {"truth": {**self.cmdr.truth(now), **self._gimbal_truth()}}
         if cmd == "stats":
             st = self.link.stats
             cpu = time.process_time() - self.cpu_t0
@@ -436,6 +470,11 @@ class Vehicle:
         if cmd == "link":
             self.link_down = req.down
             return None
+        if cmd == "gimbal":  # the gimbal stops answering and reporting (down), or comes back
+            if self.gimbal is None:
+                raise ValueError("this vehicle has no gimbal (started with --no-gimbal)")
+            self.gimbal.silent = req.down
+            return None
         if cmd == "statustext":
             self.send_statustext(req.severity, req.text)
             return None
@@ -444,7 +483,8 @@ class Vehicle:
             self.cmdr._set_mode(modes[req.mode], now)
             return {"t": now}
         if cmd == "commands":  # every COMMAND_LONG/INT received: [[t, command id], ...]
-            return {"commands": [list(c) for c in self.cmdr.commands]}
+            return {"commands": [list(c) for c in self.cmdr.commands],
+                    "gimbal": [list(c) for c in self.gimbal.commands] if self.gimbal is not None else []}
         if cmd == "ping":
             return {"pid": os.getpid()}
         raise ValueError(f"unknown control command {cmd!r}")

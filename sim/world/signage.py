@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from onboard.map.city import Building, Poi
+from onboard.perception.text_range import outward_normals  # noqa: F401  (the renderer takes it from here too)
 from sim.world.sign_texture import SignStyle, layout, style_for, unit_hash
 
 POI_LETTER_M = (0.3, 0.8)  # cap height range of shop-front lettering
@@ -79,15 +80,6 @@ class _Facade:
     direction: np.ndarray  # unit, a -> b
     normal: np.ndarray  # unit, outward
     taken: list  # (s0, s1, z0, z1) already occupied
-
-
-def outward_normals(footprint: np.ndarray) -> np.ndarray:
-    """(k, 2) unit outward normals of the footprint's edges i -> i + 1, whichever way the ring winds."""
-    x, y = footprint[:, 0], footprint[:, 1]
-    ccw = (np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) > 0
-    e = np.roll(footprint, -1, axis=0) - footprint
-    n = np.column_stack([e[:, 1], -e[:, 0]]) * (1.0 if ccw else -1.0)
-    return n / np.maximum(np.hypot(*n.T), 1e-9)[:, None]
 
 
 def _facades(b: Building) -> list[_Facade]:

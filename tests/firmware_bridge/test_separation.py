@@ -347,15 +347,17 @@ def test_a_landing_spot_is_found_beside_a_member_standing_below():
 
 
 # -- the margin ----------------------------------------------------------------------------
-def test_margin_grows_with_closing_speed_and_is_none_when_level_or_opening():
+def test_margin_grows_with_closing_and_climbing_speeds_and_is_none_when_level():
     here = Kinematics(0.0, 0.0, 40.0, 0.0, 0.0, -2.0)  # climbing at 2 m/s
     above = Kinematics(5.0, 0.0, 50.0, 0.0, 0.0, -0.5)  # climbing at 0.5 m/s, 10 m up
     g = margin(here, above, CFG1)
-    assert g.vertical_m == pytest.approx(1.5 * CFG1.separation_margin_s) and g.horizontal_m == 0.0
+    assert g.vertical_m == pytest.approx(2.5 * CFG1.separation_margin_s) and g.horizontal_m == 0.0
     level = margin(Kinematics(0.0, 0.0, 40.0), Kinematics(0.0, 20.0, 52.0), CFG1)
     assert level == Margin(0.0, 0.0)
+    # moving apart across: no growth across; climbing apart still grows up/down (a climb lags either way)
     opening = margin(Kinematics(0.0, 0.0, 40.0, 0.0, -3.0, 1.0), Kinematics(0.0, 20.0, 52.0, 0.0, 3.0, -1.0), CFG1)
-    assert opening == Margin(0.0, 0.0)
+    assert opening == Margin(0.0, 2.0 * CFG1.separation_margin_s)
+    assert margin(here, Kinematics(5.0, 0.0, math.nan, 0.0, 0.0, math.nan), CFG1).vertical_m == 0.0
     crossing = margin(Kinematics(0.0, -30.0, 10.0, 0.0, 4.0), Kinematics(-30.0, 0.0, 10.0, 4.0, 0.0), CFG1)
     assert crossing.horizontal_m == pytest.approx(4.0 * math.sqrt(2.0))
 
@@ -374,3 +376,19 @@ def test_a_climb_ending_just_under_another_is_held_for_its_braking():
     assert SeparationRule(cfg4, 8.0, 2.0).judge(four, target, [seven], False).action == "hold"
     no_margin = SeparationRule(replace(cfg4, separation_margin_s=0.0), 8.0, 2.0)
     assert no_margin.judge(four, target, [seven], False).action == "clear"
+
+
+def test_a_vehicle_passing_under_one_climbing_away_waits_for_the_climb():
+    """36, 8-vehicle bench: member 3 climbed away from its cruise to its layer where it stood, and member 2
+    (the keeper) flew under it at 3.2 m across and 9.9 m down, the climb having lagged its prediction.
+
+    Predicted at 2 m/s, the climber is 10 m up in time: clear without the margin; with it (the climb
+    lags by its own speed times the margin) the keeper holds until the climb has opened the gap.
+    """
+    cfg2 = FleetConfig(enabled=True, member_id=2)
+    two = Kinematics(0.0, -16.0, 53.0, 0.0, 5.0, 0.0)
+    three = Other(3, Kinematics(0.0, 0.0, 61.0, 0.0, 0.0, -2.0))
+    carrot = PositionNed(0.0, -11.0, -53.0)
+    assert SeparationRule(cfg2, 8.0, 2.0).judge(two, carrot, [three], False).action == "hold"
+    assert SeparationRule(replace(cfg2, separation_margin_s=0.0), 8.0, 2.0).judge(
+        two, carrot, [three], False).action == "clear"

@@ -25,6 +25,7 @@ from ground_station.dashboard.server import DashboardServer
 from ground_station.flight_log import FlightLog
 from ground_station.ingest import GroundStation
 from ground_station.settings import GroundConfig, VehicleLinkConfig
+from tests.telemetry.linkkit import log_place
 from contract.envelope import decode, encode
 from common.geodesy import GeoPoint
 from contract.messages import FlightStart, MapImage, State
@@ -62,8 +63,8 @@ def test_items_are_json_safe_and_carry_local_positions() -> None:
     json.dumps([first, later], allow_nan=False)
 
 
-def test_tail_delivers_late_holes_once_and_in_order(tmp_path: Path) -> None:
-    path = tmp_path / "fl.sqlite"
+def test_tail_delivers_late_holes_once_and_in_order(tmp_path: Path, log_target: str | Path) -> None:
+    path = log_target
     with FlightLog.open(path) as writer:
         writer.store([_env(1, "flight_start", {}), _env(2), _env(5)])
         writer.advance("u", STREAM, seen=5)
@@ -86,13 +87,13 @@ def test_tail_delivers_late_holes_once_and_in_order(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def link(tmp_path: Path):
+def link(tmp_path: Path, log_target: str | Path):
     """A publisher and a ground station (with dashboard on a free port) on loopback, no CURVE."""
     tcfg = TelemetryConfig(pub_endpoint="tcp://127.0.0.1:0", replay_endpoint="tcp://127.0.0.1:0",
                            journal_path=str(tmp_path / "journal.sqlite"), state_rate_hz=0.0, map_min_interval_s=0.0,
                            curve=False)
     with TelemetryPublisher(tcfg, "v1") as pub:
-        gcfg = dataclasses.replace(GroundConfig(), db_path=str(tmp_path / "fl.sqlite"), curve=False,
+        gcfg = dataclasses.replace(GroundConfig(), **log_place(log_target), curve=False,
                                    vehicles=[VehicleLinkConfig("v1", pub.pub_endpoint, pub.replay_endpoint)],
                                    status_interval_s=0.2, ack_interval_s=0.1, stats_interval_s=0.0,
                                    dashboard_port=0, dashboard_poll_interval_s=0.05)

@@ -24,8 +24,8 @@ def _env(seq: int, msg_type: str = "state", payload: object = None, vid: str = "
     return decode(frame, max_bytes=1 << 20), frame
 
 
-def test_out_of_order_storage_flights_and_missing_ranges(tmp_path: Path) -> None:
-    with FlightLog.open(tmp_path / "fl.sqlite") as fl:
+def test_out_of_order_storage_flights_and_missing_ranges(log_target: str | Path) -> None:
+    with FlightLog.open(log_target) as fl:
         # The end of the flight and a middle part arrive before its start (replay order).
         assert fl.store([_env(6, "flight_end", {}), _env(4), _env(5)]) == 3
         assert fl.advance("u", STREAM, seen=6) == 0
@@ -41,8 +41,8 @@ def test_out_of_order_storage_flights_and_missing_ranges(tmp_path: Path) -> None
         assert fl.events("u") == [(3, "failsafe", {"value": "rc"})]
 
 
-def test_pruned_seqs_are_skipped_and_counted_as_unrecoverable(tmp_path: Path) -> None:
-    with FlightLog.open(tmp_path / "fl.sqlite") as fl:
+def test_pruned_seqs_are_skipped_and_counted_as_unrecoverable(log_target: str | Path) -> None:
+    with FlightLog.open(log_target) as fl:
         fl.store([_env(2), _env(9)])
         assert fl.advance("u", STREAM, first_available=8) == 7   # 8 is still held by the vehicle
         fl.store([_env(8)])
@@ -77,3 +77,44 @@ def test_service_runs_for_a_duration_and_reports(tmp_path: Path, capsys: pytest.
     missing_keys = tmp_path / "keys.yaml"
     missing_keys.write_text("db_path: log2.sqlite\n")   # curve on, key files absent
     assert service.main(["--config", str(missing_keys), "--duration", "0.1"]) == 1
+
+
+def test_aerie_ground_migrate_and_a_server_that_is_behind(tmp_path: Path, pg_cluster,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from ground_station import migrations
+    from ground_station.flight_log import FlightLogError
+
+    url = pg_cluster.new_database(migrate=False)
+    with pytest.raises(FlightLogError, match="run `aerie ground migrate"):
+        FlightLog.open(url)                                  # never migrated by a ground process itself
+    cfg = tmp_path / "ground.yaml"
+    cfg.write_text(f"database: '{url}'\n")
+    latest = len(migrations.available())
+    assert service.main(["migrate", "--config", str(cfg)]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done["version"] == latest and len(done["applied"]) == latest
+    assert service.main(["migrate", "--config", str(cfg)]) == 0
+    assert json.loads(capsys.readouterr().out)["applied"] == []   # each file once
+    with FlightLog.open(url) as fl:
+        assert fl.summary() == {}
+    assert service.main(["show", "--config", str(cfg)]) == 0
+    assert json.loads(capsys.readouterr().out)["vehicles"] == {}
+    cfg.write_text("database: mysql://x/y\n")
+    assert service.main(["migrate", "--config", str(cfg)]) == 1
+    assert "postgresql://" in capsys.readouterr().err
+    cfg.write_text("database: 'postgresql://nobody:secret@/none?host=/nonexistent'\n")
+    assert service.main(["migrate", "--config", str(cfg)]) == 1
+    err = capsys.readouterr().err
+    assert "cannot connect" in err and "secret" not in err  # the password never printed
+
+
+def test_a_database_newer_than_this_aerie_is_refused(pg_cluster) -> None:
+    from ground_station.flight_log import FlightLogError
+    from ground_station.log_db import open_postgres
+
+    url = pg_cluster.new_database()
+    db = open_postgres(url)
+    db.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)")
+    db.close()
+    with pytest.raises(FlightLogError, match="newer than this ground station"):
+        FlightLog.open(url)

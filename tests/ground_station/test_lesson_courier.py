@@ -170,23 +170,29 @@ def test_an_off_vehicle_does_not_hold_up_the_others_and_gets_its_lessons_when_it
 
 
 def test_a_silent_vehicle_backs_off_keeps_its_bundles_and_gets_them_later(rig) -> None:
+    """Back-offs on a synthetic clock; the sockets' own waits long enough for a busy machine."""
     vehicle, ground, bundle = rig
     off, v1 = vehicle("aerie-2"), vehicle("aerie-1").start()
     uids = {e["uid"] for p in (bundle("aerie-1"), bundle("aerie-1", 100, distances=[50.0, 40.0, 30.0]))
             for e in msgpack.unpackb(p.read_bytes(), raw=False)["experiences"]}
-    courier = LessonCourier(ground([off.link, v1.link], lesson_delivery_timeout_s=0.5,
-                                   lesson_delivery_interval_s=2.0, lesson_delivery_max_backoff_s=5.0))
+    now = [1000.0]
+    courier = LessonCourier(ground([off.link, v1.link], lesson_delivery_timeout_s=3.0,
+                                   lesson_delivery_interval_s=2.0, lesson_delivery_max_backoff_s=5.0),
+                            clock=lambda: now[0])
     try:
         assert courier.run_pass() == 2                           # aerie-1 took both, aerie-2 did not answer
         c = courier.counters()["aerie-2"]
         assert (c["no_answer"], c["pending"], c["delivered"]) == (1, 2, 0)
         assert c["backing_off_s"] > 2.0                          # 2 x interval after one silence
+        now[0] += 1.0
         assert courier.run_pass() == 0                           # left alone while backing off: no attempt
         assert courier.counters()["aerie-2"]["no_answer"] == 1
         off.start()
+        now[0] += 5.0                                            # the back-off (at most 5 s) is over
 
         def passes_until_delivered() -> bool:
             courier.run_pass()
+            now[0] += 5.0
             return courier.counters()["aerie-2"]["pending"] == 0
 
         assert wait_until(passes_until_delivered, DEADLINE_S, interval=0.2)

@@ -92,11 +92,11 @@ def _store(fl: FlightLog, msgs: list[dict], vid: str = "aerie-1") -> None:
     fl.store(items)
 
 
-def test_watcher_writes_one_bundle_per_ended_flight_ready_for_sync(tmp_path: Path) -> None:
+def test_watcher_writes_one_bundle_per_ended_flight_ready_for_sync(tmp_path: Path, log_target: str | Path) -> None:
     from onboard.memory.embedder import MiniLMEmbedder
     from onboard.memory.experience_store import ExperienceStore
 
-    db = tmp_path / "fl.sqlite"
+    db = log_target
     with FlightLog.open(db) as fl:
         _store(fl, flight(1))
         _store(fl, flight(100)[:-1])                          # still in the air

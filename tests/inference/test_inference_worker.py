@@ -174,3 +174,22 @@ def test_process_worker_reports_a_model_that_fails_to_load():
     with pytest.raises(WorkerCrashed, match="failed to load: OSError: cannot open /models/missing.gguf"):
         w.call("x")
     w.close()
+
+
+def test_close_waits_for_the_call_in_flight_before_the_model_may_be_freed():
+    """A model freed under a running call crashes the process: close says whether the thread has ended."""
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+
+    def held():
+        started.set()
+        release.wait(60.0)
+        return "done"
+
+    w = ThreadWorker("held", deadline_s=60.0)
+    fut = w.submit(held)
+    assert started.wait(60.0)
+    assert w.close(wait_s=0.05) is False  # still running: the owner must not free the model
+    release.set()
+    assert w.close(wait_s=60.0) is True and fut.result(60.0) == "done"

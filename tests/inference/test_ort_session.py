@@ -44,3 +44,15 @@ def test_corrupted_model_file_is_a_clear_error_naming_it(tmp_path):
     path.write_bytes(bytes(data[: len(data) // 2]) + b"\xff" * 16)
     with pytest.raises(ModelFileError, match="detector.onnx"):
         OrtSession(path)
+
+
+def test_trt_int8_of_an_fp32_graph_names_its_calibration_table(tmp_path):
+    from onboard.inference.ort_session import CPU, TRT, TrtOptions, provider_chain
+
+    trt = TrtOptions(int8=True, int8_calibration_table="calibration.flatbuffers", cache_dir=str(tmp_path))
+    (name, opts), cpu = provider_chain([TRT, CPU], [TRT, CPU], model_sha256="ab" * 32, trt=trt)
+    assert name == TRT and cpu == CPU
+    assert opts["trt_int8_enable"] is True and opts["trt_int8_calibration_table_name"] == "calibration.flatbuffers"
+    assert opts["trt_engine_cache_path"] == str(tmp_path / ("ab" * 32))  # where ONNX Runtime looks for the table
+    (_, fp16_opts), _ = provider_chain([TRT, CPU], [TRT, CPU], model_sha256="ab" * 32, trt=TrtOptions(cache_dir=str(tmp_path)))
+    assert "trt_int8_calibration_table_name" not in fp16_opts

@@ -2,8 +2,8 @@
 
 Its weights are random, so its answers are noise: these tests judge the plumbing. A camera frame
 the simulator renders and the agent's two maps reach the model as image embeddings, a structured
-answer is held to the contract by the grammar, and an answer the grammar cannot hold to the
-contract (a number out of range) is retried and then replaced by the contract's fallback, counted.
+answer is held to the contract by the grammar (a confidence within [0, 1] too), and an answer outside the
+contract is retried and then replaced by the contract's fallback, counted.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from onboard.inference.contracts import LocateOutput, NavigationDecisionOutput
+from onboard.inference.contracts import LocateOutput, NavigationDecisionOutput, PlaceAnchorPlan, SearchOutput
 from onboard.inference.json_contract import call_contract
 from onboard.inference.llama_backend import vision_messages
 from onboard.inference.manifest import load_manifest, read_local_checksums, sha256_file
@@ -107,10 +107,29 @@ def test_strings_under_the_grammar_hold_no_control_characters(tiny_vlm, flight_i
     assert loose_refused  # why schema_grammar exists
 
 
-def test_an_answer_the_grammar_cannot_hold_falls_back_and_is_counted(tiny_vlm, flight_images):
-    """Noise under NavigationDecisionOutput's grammar: a confidence out of [0, 1] (the grammar knows no ranges)
-    or a reason of multi-byte characters cut short by the token budget. Retried once, then the fallback."""
+@pytest.mark.parametrize("contract", [NavigationDecisionOutput, SearchOutput])
+def test_the_experts_contracts_come_back_valid_from_a_frame_and_two_maps(tiny_vlm, flight_images, contract):
+    """The vlm planner's questions: noise, held by the grammar to the contract, its confidence within [0, 1]."""
     result = call_contract(lambda m, s: tiny_vlm.chat(m, json_schema=s), vision_messages(PROMPT, flight_images),
-                           NavigationDecisionOutput, fallback=NavigationDecisionOutput.fallback, retries=1)
+                           contract, fallback=contract.fallback, retries=0)
+    assert not result.used_fallback and result.attempts == 1 and 0.0 <= result.value.confidence <= 1.0
+    assert tiny_vlm.last_decode.used and tiny_vlm.last_prompt_tokens > 3 * 5 * TinyVlmShape().tokens_per_tile
+
+
+def test_a_bounded_number_is_held_by_the_grammar_only_in_the_unit_interval():
+    """[0, 1] gets its own rule; another range (PlaceAnchorPlan's angle) is left to the validator."""
+    from onboard.inference.json_contract import schema_of
+    from onboard.inference.llama_backend import _unit_bounded
+
+    assert _unit_bounded(schema_of(NavigationDecisionOutput)) == {"confidence"}
+    assert _unit_bounded(schema_of(PlaceAnchorPlan)) == set()
+
+
+def test_an_answer_outside_the_contract_falls_back_and_is_counted(tiny_vlm, flight_images):
+    """Noise without the grammar is not JSON: retried once, then the contract's fallback, both errors kept."""
+    result = call_contract(lambda m, s: tiny_vlm.chat(m, json_schema=None, max_tokens=40),
+                           vision_messages(PROMPT, flight_images), NavigationDecisionOutput,
+                           fallback=NavigationDecisionOutput.fallback, retries=1)
     assert result.used_fallback and result.attempts == 2 and len(result.errors) == 2
+    assert all("not valid JSON" in e for e in result.errors)
     assert result.value == NavigationDecisionOutput.fallback()

@@ -131,18 +131,44 @@ def test_without_answers_the_agent_reports_as_before(summary_key):
     assert not agent.state.dynamic.current_observation["scene_description"].startswith("camera")
 
 
-@pytest.mark.parametrize("shows", [True, False])
-def test_the_camera_answer_is_said_with_the_lock_and_never_decides_it(shows):
-    """Arrival is the name read and the geometry: a confirm answer either way flies the same flight."""
-    from onboard.inference.vlm_asker import VlmAnswer
+def _png_shape(url: str) -> tuple[int, int]:
+    import base64
 
-    plain = _agent()
-    arrived, _, plain_trail = ToyCity().fly(plain, start=0)
-    told = _agent()
-    told.note_vlm(VlmAnswer("confirm", 0, 1.5, "{}", GoalSeen(shows, "high", "a cafe front")))
-    arrived_told, _, trail = ToyCity().fly(told, start=0)
-    assert arrived and arrived_told and trail == plain_trail
-    reason = told.state.dynamic.action.reason
-    assert reason.startswith(plain.state.dynamic.action.reason)
-    assert reason.endswith(f"camera {'shows' if shows else 'does not show'} it (high, step 0)")
-    assert "camera" not in plain.state.dynamic.action.reason
+    import cv2
+    import numpy as np
+
+    return cv2.imdecode(np.frombuffer(base64.b64decode(url.split(",", 1)[1]), np.uint8), cv2.IMREAD_COLOR).shape[:2]
+
+
+def test_frames_are_scaled_down_to_the_configured_side_before_encoding():
+    import numpy as np
+
+    from onboard.inference.llama_backend import fit_longest_side, vision_messages
+
+    frame = np.zeros((1080, 1920, 3), np.uint8)
+    small = np.zeros((300, 400, 3), np.uint8)
+    assert fit_longest_side(frame, 768).shape == (432, 768, 3)
+    assert fit_longest_side(small, 768) is small and fit_longest_side(frame, 0) is frame  # never up; 0: as given
+    content = vision_messages("what is there?", [frame, small], max_side=768)[0]["content"]
+    assert [_png_shape(c["image_url"]["url"]) for c in content[:2]] == [(432, 768), (300, 400)]
+    assert InferenceConfig().vlm_image_max_side == 768
+
+
+def test_the_asker_sends_frames_at_the_configured_side():
+    import numpy as np
+
+    seen: list = []
+    called = threading.Event()
+
+    def chat(messages, schema, most):
+        seen.append(_png_shape(messages[-1]["content"][0]["image_url"]["url"]))
+        called.set()
+        return "a street"
+
+    asker = VlmAsker(chat, deadline_s=60.0, image_max_side=512)
+    try:
+        assert asker.ask_caption(1, np.zeros((1080, 1920, 3), np.uint8), "what is there?")
+        assert called.wait(60.0)
+        assert seen == [(288, 512)]
+    finally:
+        asker.close()

@@ -12,7 +12,8 @@ import queue
 import numpy as np
 import pytest
 
-from onboard.perception.camera_model import CameraIntrinsics, CameraPose, camera_axes, ground_hit, pixel_ray
+from onboard.perception.camera_model import (CameraIntrinsics, CameraPose, camera_axes, ground_hit, pixel_ray,
+                                             project_points)
 from onboard.perception.frame_source import FrameSource
 from onboard.perception.pose_history import PoseHistory, PoseSample, lerp_angle
 
@@ -42,12 +43,10 @@ class HandedFrames:
 
 
 def project(intr: CameraIntrinsics, pose: CameraPose, north: float, east: float, down: float) -> tuple[float, float]:
-    """The pixel where a world point appears (pinhole, no distortion): the inverse of `pixel_ray`."""
-    forward, right, dn = camera_axes(pose)
-    d = np.array([north - pose.north, east - pose.east, down - pose.down])
-    x, y, z = d @ right, d @ dn, d @ forward
-    assert z > 0, "behind the camera"
-    return intr.cx + intr.fx * x / z, intr.cy + intr.fy * y / z
+    """The pixel where a world point appears (`camera_model.project_points`, the inverse of `pixel_ray`)."""
+    px, depth = project_points(intr, pose, np.array([[north, east, down]]))
+    assert depth[0] > 0, "behind the camera"
+    return float(px[0, 0]), float(px[0, 1])
 
 
 def camera_pose_of(s: PoseSample, mount_pitch: float = -15.0) -> CameraPose:
@@ -117,12 +116,12 @@ def test_poses_are_interpolated_across_north_and_held_briefly_after_the_newest()
     assert lerp_angle(10.0, 350.0, 0.25) == pytest.approx(5.0)
     h = PoseHistory(span_s=10.0, hold_s=0.5)
     assert h.at(1.0) is None
-    assert h.add(PoseSample(1.0, 0.0, 0.0, 30.0, 350.0, gimbal_pitch_deg=-10.0, gimbal_yaw_deg=-170.0))
+    assert h.add(PoseSample(1.0, 0.0, 0.0, 30.0, 350.0, gimbal_pitch_deg=-10.0, gimbal_yaw_deg=190.0))
     assert h.add(PoseSample(2.0, 10.0, -4.0, 20.0, 10.0, gimbal_pitch_deg=-30.0, gimbal_yaw_deg=170.0))
     mid = h.at(1.5)
     assert (mid.north, mid.east, mid.up) == pytest.approx((5.0, -2.0, 25.0))
     assert mid.yaw_deg == pytest.approx(0.0) and mid.gimbal_pitch_deg == pytest.approx(-20.0)
-    assert abs(mid.gimbal_yaw_deg) == pytest.approx(180.0)  # -170 to 170 passes behind, not through the nose
+    assert mid.gimbal_yaw_deg == pytest.approx(180.0) and mid.camera_heading_deg() == pytest.approx(180.0)
     assert h.at(0.9) is None and h.at(2.6) is None  # before the history, and too long after it
     assert h.at(2.4).north == 10.0  # a frame a little newer than the telemetry takes the newest pose
     assert not h.add(PoseSample(1.5, 0.0, 0.0, 30.0, 0.0))  # out of order: refused
@@ -138,6 +137,8 @@ def test_without_a_gimbal_the_camera_looks_along_the_nose_at_its_mounting_pitch(
     assert not first.has_gimbal and first.camera_heading_deg() == 100.0 and first.camera_pitch_deg(-15.0) == -15.0
     assert not mid.has_gimbal  # the nearer sample had none
     assert h.at(0.6).camera_pitch_deg(-15.0) == -45.0 and h.at(0.6).camera_heading_deg() == pytest.approx(112.0)
+    h.add(PoseSample(2.0, 0.0, 0.0, 30.0, 120.0, gimbal_pitch_deg=-45.0, gimbal_yaw_deg=200.0))
+    assert h.at(2.0).camera_heading_deg() == 200.0  # a gimbal's own heading from north, not the nose's
 
 
 def test_a_distorting_lens_does_not_bend_the_bearings():
@@ -152,6 +153,7 @@ def test_a_distorting_lens_does_not_bend_the_bearings():
     cam = np.array([[d @ right, d @ down, d @ forward]])
     px, _ = cv2.projectPoints(cam, np.zeros(3), np.zeros(3), lens.matrix, np.array(lens.dist))
     u, v = px[0, 0]
+    assert project_points(lens, pose, target[None, :])[0][0] == pytest.approx(px[0, 0], abs=1e-6)  # one projection
     ray = pixel_ray(lens, pose, u, v)
     assert np.degrees(np.arccos(ray @ (d / np.linalg.norm(d)))) < 0.05
     naive = pixel_ray(plain, pose, u, v)

@@ -80,7 +80,7 @@ def test_reads_diacritics_on_sharp_lettering(text_reader):
 
 def test_timings_are_reported(text_reader):
     text_reader.read(np.full((200, 300, 3), 128, np.uint8))
-    assert set(text_reader.timings_ms) == {"detect", "recognise", "total"}
+    assert set(text_reader.timings_ms) == {"detect", "recognise", "rectify", "total"}
     assert text_reader.read(np.full((200, 300, 3), 128, np.uint8)) == []
 
 

@@ -12,8 +12,9 @@ def fast_params() -> dict:
 
 @pytest.fixture
 def vehicle():
-    """A vehicle subprocess with PX4 defaults except faster takeoff/landing."""
-    v = SimVehicleProcess(seed=7, params=FAST_PARAMS, prearm_delay_s=0.5).start()
+    """A vehicle subprocess with PX4 defaults except faster takeoff/landing, and no gimbal: the traced PX4 SITL had
+    none, and the conformance tests compare every message with it (tests/sim/test_vehicle_gimbal.py has one)."""
+    v = SimVehicleProcess(seed=7, params=FAST_PARAMS, prearm_delay_s=0.5, gimbal=False).start()
     try:
         yield v
     finally:

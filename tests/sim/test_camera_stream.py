@@ -43,8 +43,9 @@ def test_the_stream_shows_the_view_from_the_vehicles_truth(vehicle):
         assert later is not None and later.seq > first.seq and later.capture_t > first.capture_t
         assert later.capture_t == pytest.approx(later.received_t - 0.2)
         # the parked vehicle's truth: the frame is the renderer's view from there (JPEG aside)
-        eye, heading, pitch = camera_pose(vehicle.truth(), w.origin, SMALL.pitch_deg)
-        assert pitch == SMALL.pitch_deg  # no gimbal reports: the mounting pitch
+        truth = vehicle.truth()
+        eye, heading, pitch = camera_pose(truth, w.origin, SMALL.pitch_deg)
+        assert pitch == truth.get("gimbal_pitch_deg", SMALL.pitch_deg)  # the gimbal's, else the mounting pitch
         expected, _ = stream._renderer.render_at(eye, heading, pitch)
         diff = np.abs(later.image.astype(float) - expected.astype(float)).mean()
         assert diff < 4.0, diff
@@ -55,7 +56,7 @@ def test_the_stream_shows_the_view_from_the_vehicles_truth(vehicle):
 def test_the_gimbal_in_the_truth_turns_and_tilts_the_view():
     w = world()
     truth = {"lat": float(w.graph.latlon[100][0]), "lon": float(w.graph.latlon[100][1]), "rel_alt": 30.0,
-             "yaw_deg": 350.0, "gimbal_pitch_deg": -40.0, "gimbal_yaw_deg": 20.0}
+             "yaw_deg": 350.0, "gimbal_pitch_deg": -40.0, "gimbal_yaw_deg": 10.0}  # the gimbal's yaw from north
     eye, heading, pitch = camera_pose(truth, w.origin, -15.0)
     assert heading == pytest.approx(10.0) and pitch == -40.0
     assert eye[:2] == pytest.approx(w.graph.xy[100], abs=0.5) and eye[2] == 30.0

@@ -154,3 +154,19 @@ def test_episode_folders_follow_the_results_layout(tmp_path):
     maps = tmp_path / "geometric-perfect_t001" / "semantic_images"
     assert sorted(p.name for p in maps.iterdir()) == sorted(
         n for i in range(rec["steps"] + 1) for n in map_file_names("t001", i))
+
+
+def test_the_vlm_agent_reports_calls_per_mission_and_seconds_per_call(tmp_path, capsys):
+    """`aerie bench nav --agent vlm`: every navigate and search step asks the VLM (the test model when config.yaml
+    names none, said so), and the run reports what that cost."""
+    helsinki()
+    out = tmp_path / "r.json"
+    assert nav_bench.main(["--tasks", str(PUBLIC), "--agent", "vlm", "--limit", "1", "--json", str(out),
+                           "--no-progress"]) == 0
+    data = json.loads(out.read_text())
+    vlm, rec = data["vlm"], data["records"][0]
+    assert vlm["model"] == "tiny-vlm" and vlm["random_weights"] and "cost, not skill" in vlm["note"]
+    assert vlm["calls_per_episode"] == vlm["answered"] == vlm["asked"] >= 1 and vlm["s_per_call"] > 0
+    assert vlm["adopted"] + vlm["kept"] + vlm["stale"] + vlm["fallbacks"] == vlm["answered"]
+    assert rec["vlm_planner"]["step_sources"].get("vlm", 0) == vlm["adopted"]
+    assert "calls/ep" in capsys.readouterr().out

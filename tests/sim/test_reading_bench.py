@@ -37,3 +37,19 @@ def test_each_view_looks_at_its_sign_from_a_waypoint_in_front_of_it() -> None:
         _, truths = rnd.render_view(v.node, v.heading_deg)
         t = next(t for t in truths if t.name == v.goal)
         assert abs((t.bearing_deg - v.heading_deg + 180.0) % 360.0 - 180.0) < 1.0
+
+
+def test_the_test_split_views_other_signs_from_other_waypoints() -> None:
+    from sim.reading_bench import choose_views
+    from sim.world.render import ViewRenderer
+    from tests.sim._world_fixture import helsinki
+
+    world = helsinki()
+    rnd = ViewRenderer(world)
+    dev, test = choose_views(world, rnd, 40), choose_views(world, rnd, 40, split="test")
+    assert len(dev) == len(test) == 40
+    assert not {v.node for v in dev} & {v.node for v in test}
+    assert not {v.goal for v in dev} & {v.goal for v in test}
+    assert choose_views(world, rnd, 40, split="dev") == dev  # dev is the rule's views of before the split
+    with pytest.raises(ValueError, match="split"):
+        choose_views(world, rnd, 5, split="train")

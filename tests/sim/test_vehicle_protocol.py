@@ -76,7 +76,7 @@ def test_boot_heartbeat_then_standby_with_prearm():
     boot_hb = trace[[r["name"] for r in trace].index("HEARTBEAT")]["fields"]
     idle_hb = [r for r in trace if r["name"] == "HEARTBEAT" and r["phase"] == "idle_ground"][0]["fields"]
     idle_health = [r for r in trace if r["name"] == "SYS_STATUS" and r["phase"] == "idle_ground"][0]["fields"]
-    with SimVehicleProcess(prearm_delay_s=2.0) as v:
+    with SimVehicleProcess(prearm_delay_s=2.0, gimbal=False) as v:  # as the traced PX4
         g = RawGcs(v.gcs_port, v.port)
         try:
             first = _hb(g)

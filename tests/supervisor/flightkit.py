@@ -31,6 +31,17 @@ def ground_for(cfg: AerieConfig, tmp: Path, duration_s: float = 120.0) -> Ground
     return GroundThread(g, duration_s)
 
 
+def journal_messages(cfg: AerieConfig) -> list[dict]:
+    """Every message the vehicle's telemetry journal holds, in journal order."""
+    import msgpack
+
+    from onboard.telemetry.journal import Journal
+    from onboard.telemetry.settings import resolve_path
+
+    with Journal.open(resolve_path(cfg.data_dir, cfg.telemetry.journal_path)) as j:
+        return [msgpack.unpackb(f, raw=False) for _, f in j.frames(0, 2 ** 62, max_count=10 ** 6, max_bytes=1 << 30)]
+
+
 def write_config(cfg: AerieConfig, path: Path) -> Path:
     path.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False), encoding="utf-8")
     return path

@@ -1,8 +1,9 @@
 """The look-around's camera frames: lost once and restored once, never waiting past the frame timeout, placed by
 the pose at capture; `camera_lost: return` ends the mission in a return.
 
-A frame source whose frames the test hands over, a synthetic clock and a pose history fed by hand; the waits
-that find no frame are bounded by a 0.1 s timeout (the least the config allows), nothing sleeps otherwise.
+A frame source whose frames the test hands over (each waited for before it is asked of), a synthetic clock and
+a pose history fed by hand; the waits that find no frame are bounded by a 0.1 s timeout (the least the config
+allows), nothing sleeps otherwise.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def test_a_camera_that_stops_is_lost_once_waits_once_per_look_around_and_is_rest
     frames = _frames(sup, clock, capture, events)
     try:
         capture.frames.put(np.zeros((48, 64, 3), np.uint8))
+        assert frames.source.next_after(1.0, 30.0) is not None  # handed over (the reader thread has it)
         shot = asyncio.run(frames.shot(1.0, first=True))
         assert shot.why is None and shot.capture_t == pytest.approx(1.0)
         assert shot.pose.yaw_deg == pytest.approx(50.0)  # the pose at capture (1.0 s), not the newest (100 deg)
@@ -51,6 +53,7 @@ def test_a_camera_that_stops_is_lost_once_waits_once_per_look_around_and_is_rest
         assert asyncio.run(frames.shot(1.5, first=True)).waited_s == 0.1  # the next look-around's first view waits
         clock.t = 2.0
         capture.frames.put(np.zeros((48, 64, 3), np.uint8))
+        assert frames.source.next_after(1.5, 30.0) is not None
         back = asyncio.run(frames.shot(1.5, first=False))
         assert back.why is None and [k for k, _ in events] == ["camera_lost", "camera_restored"] and not frames.lost
     finally:
@@ -63,10 +66,12 @@ def test_a_frame_of_another_size_or_without_telemetry_is_an_empty_view_named():
     frames = _frames(sup, clock, capture, events)
     try:
         capture.frames.put(np.zeros((40, 64, 3), np.uint8))
+        assert frames.source.next_after(1.0, 30.0) is not None
         shot = asyncio.run(frames.shot(1.0, first=True))
         assert shot.rgb is None and shot.why == "frame is 64x40, the camera is 64x48"
         clock.t = 9.0  # taken at 8.75: long after the newest telemetry (2.0 s)
         capture.frames.put(np.zeros((48, 64, 3), np.uint8))
+        assert frames.source.next_after(8.0, 30.0) is not None
         shot = asyncio.run(frames.shot(8.0, first=True))
         assert shot.rgb is None and shot.why == "no telemetry at the frame's capture time"
         assert events == []  # frames came: the camera is not lost

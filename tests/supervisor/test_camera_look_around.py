@@ -20,7 +20,7 @@ import pytest
 from onboard.agent.agent import GraphAgent
 from onboard.config import AerieConfig
 from onboard.supervisor.look_around import frame_rgb, ordered_headings
-from tests.supervisor.flightkit import world
+from tests.supervisor.flightkit import journal_messages, world
 
 
 class Recording(GraphAgent):
@@ -35,8 +35,9 @@ class Recording(GraphAgent):
         return super().act(observation)
 
 
-def _camera_rig(tmp_path, **camera_reading):
-    """The simulated vehicle on public t019 and a config flying it with camera perception (the models needed)."""
+def _camera_rig(tmp_path, gimbal: bool = True, **camera_reading):
+    """The simulated vehicle on public t019 and a config flying it with camera perception (the models needed);
+    `gimbal`: the vehicle announces a camera gimbal, which the look-around then points."""
     from sim.flight_rig import start_rig
     from tests.perception.conftest import _prepared
 
@@ -46,7 +47,7 @@ def _camera_rig(tmp_path, **camera_reading):
     reading_cfg = replace(sup_cfg.camera_reading, **camera_reading)
     base = replace(AerieConfig(), supervisor=replace(sup_cfg, use_memory=False, status_socket=False,
                                                      perception="camera", camera_reading=reading_cfg))
-    rig = start_rig("t019", world=world(), noise="perfect")
+    rig = start_rig("t019", world=world(), noise="perfect", gimbal=gimbal)
     return rig, rig.config(base, tmp_path / "vehicle")
 
 
@@ -75,11 +76,14 @@ def test_a_bad_frame_is_named_not_read():
 
 
 @pytest.mark.slow
-def test_a_camera_flight_turns_through_the_views_reads_and_hands_the_agent_only_that(tmp_path):
+@pytest.mark.parametrize("gimbal", [True, False], ids=["gimbal", "no-gimbal"])
+def test_a_camera_flight_points_through_the_views_reads_and_hands_the_agent_only_that(tmp_path, gimbal):
+    """With a gimbal the camera is pointed and the vehicle holds its heading (the journal shows each gimbal
+    command and attitude); without one the vehicle turns to each view as before."""
     from onboard.supervisor.supervisor import Supervisor
 
     # two gimbal pitches at every heading: the mounting one and one below it
-    rig, cfg = _camera_rig(tmp_path, pitches_deg=(-15.0, -45.0))
+    rig, cfg = _camera_rig(tmp_path, gimbal, pitches_deg=(-15.0, -45.0))
     try:
         views = cfg.supervisor.camera_reading.views
         tol = cfg.supervisor.camera_reading.turn_tolerance_deg
@@ -96,7 +100,19 @@ def test_a_camera_flight_turns_through_the_views_reads_and_hands_the_agent_only_
             assert _angle(v["reported_yaw_deg"], v["heading_deg"]) <= tol + 1.0, v
             assert (folder / "rgb_images" / f"rgb_timestep_0000_view{v['view']}.png").exists()
             assert v["bad_frame"] is None
+        yaws = [v["vehicle_yaw_deg"] for v in reading["views"]]
+        kinds = [m["payload"]["kind"] for m in journal_messages(cfg) if m["type"] == "event"]
+        if gimbal:  # the camera was pointed, the vehicle held its heading
+            assert {v["pointed_by"] for v in reading["views"]} == {"gimbal"}
+            assert max(_angle(y, yaws[0]) for y in yaws) <= 2.0, yaws
+            shots = 2 * views * len(outcome.look_around_s)  # every look-around of the flight
+            assert kinds.count("gimbal_command") >= 1 + shots and kinds.count("gimbal_attitude") == shots
+        else:  # the vehicle turned to each view
+            assert {v["pointed_by"] for v in reading["views"]} == {"vehicle"}
+            assert all(_angle(v["vehicle_yaw_deg"], v["heading_deg"]) <= tol + 1.0 for v in reading["views"])
+            assert not [k for k in kinds if k.startswith("gimbal")]
         assert len(outcome.look_around_s) >= 1 and outcome.bad_frames == 0
+        print(f"{'gimbal' if gimbal else 'no gimbal'}: look-arounds {[round(x, 1) for x in outcome.look_around_s]} s")
         assert len(outcome.read_ms) >= 2 * views
         first = sup.agent.observations[0]
         assert [[s.name, s.bearing, s.distance] for s in first.landmarks] == reading["landmarks"]

@@ -30,8 +30,6 @@ import threading
 import time
 from dataclasses import replace
 
-import msgpack
-
 from onboard.agent.agent import GraphAgent
 from onboard.vocab.observation import AgentAction
 from onboard.config import AerieConfig
@@ -40,10 +38,8 @@ from onboard.inference.planner_model import PlannerModel
 from onboard.supervisor.look_limits import LOOK_UP_CEILING_MARGIN_M
 from onboard.mission.record import LookUp
 from onboard.supervisor.supervisor import Supervisor
-from onboard.telemetry.journal import Journal
-from onboard.telemetry.settings import resolve_path
 from sim.flight_rig import start_rig
-from tests.supervisor.flightkit import world
+from tests.supervisor.flightkit import journal_messages, world
 
 
 CRUISE_M = 30.0
@@ -90,11 +86,6 @@ def hanging_planner() -> tuple[PlannerModel, list[str]]:
 
     worker = ThreadWorker("planner-hanging", deadline_s=0.5)
     return PlannerModel(lambda m, s: worker.call(generate, m, s), worker, deadline_s=0.5, retries=1), calls
-
-
-def journal_messages(cfg: AerieConfig) -> list[dict]:
-    with Journal.open(resolve_path(cfg.data_dir, cfg.telemetry.journal_path)) as j:
-        return [msgpack.unpackb(f, raw=False) for _, f in j.frames(0, 2 ** 62, max_count=10 ** 6, max_bytes=1 << 30)]
 
 
 def test_planner_hang_falls_back_link_loss_pauses_a_look_up_and_one_above_the_ceiling_is_not_flown(tmp_path):

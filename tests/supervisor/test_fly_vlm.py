@@ -65,3 +65,40 @@ def test_aerie_fly_asks_the_vlm_between_steps_and_arrives(tmp_path):
     for step, a in said:  # a caption that said something leads the scene description once the agent perceives
         assert any(f"camera (step {a['step']}): " in f["current_state"] for f in frames if f["timestep"] >= step), a
     assert "vlm_answer" in proc.stderr + proc.stdout
+
+
+@pytest.mark.slow  # eight steps of t019 flown by a real supervisor (about a minute)
+def test_aerie_fly_with_the_vlm_planner_flies_its_answers_and_never_waits(tmp_path):
+    """`agent.planner: vlm`: the frame goes to the agent, whose navigate and search steps ask the VLM; answers
+    arrive between steps and are flown where they fit, each FrameLog saying which came in."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    base = AerieConfig()
+    models = model_dir(os.environ.get("AERIE_MODEL_DIR") or base.inference.model_dir)
+    build_tiny_vlm(models)
+    with start_rig("t019", world=world()) as rig:
+        cfg = rig.config(replace(base, supervisor=replace(base.supervisor, camera="world"),
+                                 agent=replace(base.agent, planner="vlm"),
+                                 inference=replace(base.inference, model_dir=str(models), vlm_model="tiny-vlm",
+                                                   vlm_chat_handler="MTMDChatHandler", n_threads=1)),
+                         tmp_path / "vehicle")
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
+        m = rig.mission()
+        (tmp_path / "mission.yaml").write_text(yaml.safe_dump({"instruction": m.instruction, "name": m.name,
+                                                                "step_limit": 8}, allow_unicode=True))
+        proc = subprocess.run([sys.executable, "-m", "aerie", "fly", "--config", str(tmp_path / "config.yaml"),
+                               "--mission", str(tmp_path / "mission.yaml"), "--json", str(tmp_path / "out.json")],
+                              cwd=ROOT, capture_output=True, text=True, timeout=400)
+        assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
+        outcome = json.loads((tmp_path / "out.json").read_text())
+    results = Path(outcome["results_dir"])
+    summary = json.loads((results / "episode_summary.json").read_text())
+    frames = json.loads((results / "trajectory.json").read_text())
+    frames = frames if isinstance(frames, list) else frames["frames"]
+    planner = summary["vlm_planner"]
+    assert planner["asked"] >= 2 and planner.get("no_frame", 0) == 0, planner
+    assert planner["answered"] == sum(planner.get(k, 0) for k in ("adopted", "kept", "stale", "fallbacks")), planner
+    sources = planner["step_sources"]
+    assert sources.get("vlm-pending", 0) + sources.get("geometric", 0) >= 1  # steps flown while a call was out
+    decided = [a for f in frames for a in f["vlm"] if a["kind"] in ("navigate", "search")]
+    assert len(decided) == planner["answered"] and all(a["step"] < f["timestep"] for f in frames for a in f["vlm"])
+    assert not any(a["kind"] == "caption" for f in frames for a in f["vlm"])  # the worker is the planner's

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import yaml
 
 from ground_station.ingest import GroundStation
+from ground_station.log_db import is_url
 from ground_station.settings import GroundConfig, VehicleLinkConfig
 from contract.curve_keys import generate_link_keys
 from onboard.telemetry.publisher import TelemetryPublisher
@@ -55,6 +56,11 @@ def ground_cfg(tmp: Path, pubs: list[TelemetryPublisher], *, curve: bool, keys: 
                        ack_interval_s=0.1, replay_timeout_s=0.5, stats_interval_s=0.0,
                        dashboard_port=0, post_flight_enabled=False)  # no fixed port clashes between parallel runs
     return dataclasses.replace(cfg, **over)
+
+
+def log_place(target: str | Path) -> dict[str, str]:
+    """The ground config keys that put its flight log at ``target`` (a file, or a postgresql:// URL)."""
+    return {"database": str(target)} if is_url(target) else {"db_path": str(target)}
 
 
 def write_ground_yaml(path: Path, cfg: GroundConfig) -> Path:

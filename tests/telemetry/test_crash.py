@@ -14,8 +14,8 @@ from ground_station.flight_log import FlightLog
 from contract.envelope import decode
 from onboard.telemetry.journal import Journal
 from onboard.telemetry.publisher import TelemetryPublisher
-from tests.telemetry.linkkit import (REPO, GroundThread, ground_cfg, make_keys, python, vehicle_cfg, wait_until,
-                                     write_ground_yaml)
+from tests.telemetry.linkkit import (REPO, GroundThread, ground_cfg, log_place, make_keys, python, vehicle_cfg,
+                                     wait_until, write_ground_yaml)
 
 
 def _publish_for(pub: TelemetryPublisher, seconds: float, rate_hz: float, start_i: int) -> int:
@@ -35,10 +35,11 @@ def _start_ground(cfg_path: Path, log_path: Path) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=open(log_path, "ab"))
 
 
-def _ground_killed_mid_flight(tmp_path: Path, outage_s: float) -> None:
+def _ground_killed_mid_flight(tmp_path: Path, outage_s: float, target: str | Path) -> None:
     keys = make_keys(tmp_path)
     with TelemetryPublisher(vehicle_cfg(tmp_path, curve=True, keys=keys), "uav-g") as pub:
-        cfg_path = write_ground_yaml(tmp_path / "ground.yaml", ground_cfg(tmp_path, [pub], curve=True, keys=keys))
+        cfg_path = write_ground_yaml(tmp_path / "ground.yaml", ground_cfg(tmp_path, [pub], curve=True, keys=keys,
+                                                                          **log_place(target)))
         ground = _start_ground(cfg_path, tmp_path / "ground.log")
         try:
             pub.flight_start({"mission": "kill-ground"})
@@ -65,7 +66,7 @@ def _ground_killed_mid_flight(tmp_path: Path, outage_s: float) -> None:
             except subprocess.TimeoutExpired:
                 ground.kill()
                 ground.wait(5)
-    with FlightLog.open(tmp_path / "flight_log.sqlite") as fl:
+    with FlightLog.open(target) as fl:
         assert fl.seqs("uav-g") == list(range(1, last + 1))
         [flight] = fl.flights("uav-g")
         assert (flight.start_seq, flight.end_seq) == (1, last)
@@ -74,13 +75,13 @@ def _ground_killed_mid_flight(tmp_path: Path, outage_s: float) -> None:
         assert j.pending_count() == 0 and j.acked_seq() == last
 
 
-def test_ground_station_killed_mid_flight_loses_nothing(tmp_path: Path) -> None:
-    _ground_killed_mid_flight(tmp_path, outage_s=1.5)
+def test_ground_station_killed_mid_flight_loses_nothing(tmp_path: Path, log_target: str | Path) -> None:
+    _ground_killed_mid_flight(tmp_path, outage_s=1.5, target=log_target)
 
 
 @pytest.mark.slow
 def test_ground_station_down_for_60_s_loses_nothing(tmp_path: Path) -> None:
-    _ground_killed_mid_flight(tmp_path, outage_s=60.0)
+    _ground_killed_mid_flight(tmp_path, outage_s=60.0, target=tmp_path / "flight_log.sqlite")
 
 
 def test_vehicle_killed_keeps_its_journal_and_continues_the_seq(tmp_path: Path) -> None:

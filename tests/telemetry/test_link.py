@@ -9,13 +9,13 @@ from pathlib import Path
 
 from ground_station.flight_log import FlightLog
 from onboard.telemetry.publisher import TelemetryPublisher
-from tests.telemetry.linkkit import GroundThread, fly, ground_cfg, make_keys, vehicle_cfg, wait_until
+from tests.telemetry.linkkit import GroundThread, fly, ground_cfg, log_place, make_keys, vehicle_cfg, wait_until
 
 
-def test_flight_arrives_in_order_and_complete_with_curve(tmp_path: Path, capsys) -> None:
+def test_flight_arrives_in_order_and_complete_with_curve(tmp_path: Path, capsys, log_target: str | Path) -> None:
     keys = make_keys(tmp_path)
     with TelemetryPublisher(vehicle_cfg(tmp_path, curve=True, keys=keys), "uav-1") as pub:
-        gcfg = ground_cfg(tmp_path, [pub], curve=True, keys=keys)
+        gcfg = ground_cfg(tmp_path, [pub], curve=True, keys=keys, **log_place(log_target))
         with GroundThread(gcfg) as ground:
             # Wait for the subscription to be live so the live path (not only replay) is exercised.
             assert wait_until(lambda: ground.station.cursors().get("uav-1", -1) == 0, 5)
@@ -27,7 +27,7 @@ def test_flight_arrives_in_order_and_complete_with_curve(tmp_path: Path, capsys)
             assert wait_until(lambda: pub.counters["acked_seq"] == last, 5)
             counters = ground.station.counters()["uav-1"]
         assert counters.get("received_live", 0) > 0.8 * last
-    with FlightLog.open(gcfg.db_path) as fl:
+    with FlightLog.open(log_target) as fl:
         assert fl.seqs("uav-1") == list(range(1, last + 1))
         flights = fl.flights("uav-1")
         assert len(flights) == 1 and flights[0].end_seq == last and flights[0].info == FlightStart(mission="test").body()
@@ -51,18 +51,18 @@ def test_flight_arrives_in_order_and_complete_with_curve(tmp_path: Path, capsys)
         assert j.pending_count() == 0 and j.last_seq() == last
 
 
-def test_one_ground_station_logs_two_vehicles(tmp_path: Path) -> None:
+def test_one_ground_station_logs_two_vehicles(tmp_path: Path, log_target: str | Path) -> None:
     keys = make_keys(tmp_path)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     with TelemetryPublisher(vehicle_cfg(tmp_path / "a", curve=True, keys=keys), "uav-a") as a, \
             TelemetryPublisher(vehicle_cfg(tmp_path / "b", curve=True, keys=keys), "uav-b") as b:
-        gcfg = ground_cfg(tmp_path, [a, b], curve=True, keys=keys)
+        gcfg = ground_cfg(tmp_path, [a, b], curve=True, keys=keys, **log_place(log_target))
         with GroundThread(gcfg) as ground:
             last_a = fly(a, 200, rate_hz=0)
             last_b = fly(b, 120, rate_hz=0)
             assert wait_until(lambda: ground.station.cursors() == {"uav-a": last_a, "uav-b": last_b}, 15)
-    with FlightLog.open(gcfg.db_path) as fl:
+    with FlightLog.open(log_target) as fl:
         assert fl.seqs("uav-a") == list(range(1, last_a + 1))
         assert fl.seqs("uav-b") == list(range(1, last_b + 1))
         assert {f.vehicle_id for f in fl.flights()} == {"uav-a", "uav-b"}

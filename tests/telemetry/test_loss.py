@@ -7,14 +7,14 @@ from pathlib import Path
 from ground_station.flight_log import FlightLog
 from onboard.telemetry.faults import RandomDrop
 from onboard.telemetry.publisher import TelemetryPublisher
-from tests.telemetry.linkkit import GroundThread, fly, ground_cfg, make_keys, vehicle_cfg, wait_until
+from tests.telemetry.linkkit import GroundThread, fly, ground_cfg, log_place, make_keys, vehicle_cfg, wait_until
 
 
-def test_ten_percent_drop_is_replayed_to_a_complete_log(tmp_path: Path) -> None:
+def test_ten_percent_drop_is_replayed_to_a_complete_log(tmp_path: Path, log_target: str | Path) -> None:
     keys = make_keys(tmp_path)
     drop = RandomDrop(0.10, seed=7, always_drop_types=frozenset({"flight_end"}))
     with TelemetryPublisher(vehicle_cfg(tmp_path, curve=True, keys=keys), "uav-7", send_filter=drop) as pub:
-        gcfg = ground_cfg(tmp_path, [pub], curve=True, keys=keys)
+        gcfg = ground_cfg(tmp_path, [pub], curve=True, keys=keys, **log_place(log_target))
         with GroundThread(gcfg) as ground:
             assert wait_until(lambda: "uav-7" in ground.station.cursors(), 5)
             last = fly(pub, 1500, rate_hz=1000, events_every=100)
@@ -24,7 +24,7 @@ def test_ten_percent_drop_is_replayed_to_a_complete_log(tmp_path: Path) -> None:
     assert drop.dropped > 0.05 * last
     assert counters["received_replay"] >= drop.dropped  # every dropped frame came by replay
     assert counters["replay_requests"] >= 1
-    with FlightLog.open(gcfg.db_path) as fl:
+    with FlightLog.open(log_target) as fl:
         assert fl.seqs("uav-7") == list(range(1, last + 1))
         [flight] = fl.flights("uav-7")
         assert flight.end_seq == last  # the dropped tail (flight_end) came by replay
