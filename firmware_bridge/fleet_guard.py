@@ -17,6 +17,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from common.geodesy import ned_from_geo
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 LANDING_BEARINGS = 12
 # ... and is good enough when every member is at least this many min_separation_m away.
 LANDING_CLEARANCE = 1.5
+# A member gone quiet slower than this (m/s, across and up/down) near the ground is taken to stand there.
+PARKED_SPEED_M_S = 0.5
 
 
 class FleetGuard:
@@ -70,13 +73,27 @@ class FleetGuard:
         north, east = ned_from_geo(envelope.home, s.lat, s.lon) if math.isfinite(s.lat + s.lon) else (math.nan,) * 2
         return Kinematics(north, east, s.rel_alt_m, s.vn_m_s, s.ve_m_s, s.vd_m_s)
 
-    def _others(self, envelope: SafetyEnvelope, now: float) -> list[Other]:
+    def _others(self, envelope: SafetyEnvelope, now: float, entries: list | None = None) -> list[Other]:
         out = []
-        for e in self.picture.fresh(now):
+        for e in self.picture.fresh(now) if entries is None else entries:
             r = e.report
             north, east = ned_from_geo(envelope.home, r.lat, r.lon)
             alt = r.alt_amsl_m - envelope.home.alt_amsl
             out.append(Other(r.member_id, Kinematics(north, east, alt, r.vn_m_s, r.ve_m_s, r.vd_m_s), e.age_s(now)))
+        return out
+
+    def _parked(self, envelope: SafetyEnvelope, now: float) -> list[Other]:
+        """Members gone quiet standing still near the ground (within a band of home), as they were last heard.
+
+        Only landings judge them: in the air an old position says nothing, but a vehicle that went quiet
+        on the ground (its mission over, its process gone) is still standing there.
+        """
+        out = []
+        for o in self._others(envelope, now, self.picture.last_known(now)):
+            k = o.at
+            still = math.hypot(k.vn_m_s, k.ve_m_s) < PARKED_SPEED_M_S and abs(k.vd_m_s) < PARKED_SPEED_M_S
+            if still and abs(k.alt_m) < self.cfg.altitude_band_m:
+                out.append(Other(o.member_id, replace(k, vn_m_s=0.0, ve_m_s=0.0, vd_m_s=0.0), 0.0))
         return out
 
     # -- the rule ------------------------------------------------------------------------
@@ -137,7 +154,8 @@ class FleetGuard:
             return None, []
         with self._lock:
             here = self._here(envelope)
-            others = self._others(envelope, self._clock())
+            now = self._clock()
+            others = self._others(envelope, now) + self._parked(envelope, now)
         if not here.finite():
             return None, []
         limit = self.cfg.min_separation_m

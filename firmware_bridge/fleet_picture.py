@@ -7,7 +7,11 @@ non-finite or out-of-range number is rejected by name and never stored (a NaN
 position compares false with every distance and would read as "far away"), a
 report older than the one already held does not replace it, and an entry
 older than the channel timeout drops out, because a position that old says
-nothing about where the vehicle is now.
+nothing about where the vehicle is now. Its last report is still kept apart
+(`last_known`): a vehicle that went quiet standing on the ground (a member
+whose mission ended and whose process exited) is most likely still standing
+there, and a landing must not come down on it (an 8-vehicle bench run had a
+member land 0.06 m from one that had landed and left the channel).
 
 Times are the caller's clock (``time.monotonic()`` in the bridge, a synthetic
 one in tests); a report's ``age_s`` says how old its position already was when
@@ -78,6 +82,7 @@ class FleetPicture:
         self.timeout_s = timeout_s
         self.clock = clock
         self._entries: dict[int, Traffic] = {}
+        self._expired: dict[int, Traffic] = {}  # members gone quiet: their last report, until heard again
         self._heard_t = -math.inf  # when the channel last delivered anything usable
         self._lock = threading.Lock()
 
@@ -105,6 +110,7 @@ class FleetPicture:
                 held = self._entries.get(r.member_id)
                 if held is None or t >= held.t:
                     self._entries[r.member_id] = Traffic(r, t)
+                    self._expired.pop(r.member_id, None)
             if accepted or not batch:
                 self._heard_t = now
         return tuple(rejected)
@@ -124,5 +130,11 @@ class FleetPicture:
         with self._lock:
             old = [k for k, e in self._entries.items() if not e.age_s(now) <= self.timeout_s]
             for k in old:
-                del self._entries[k]
+                self._expired[k] = self._entries.pop(k)
             return list(self._entries.values())
+
+    def last_known(self, now: float | None = None) -> list[Traffic]:
+        """The last report of every member gone quiet (past the timeout, not heard since)."""
+        self.fresh(now)
+        with self._lock:
+            return list(self._expired.values())

@@ -44,3 +44,23 @@ def test_a_member_moving_toward_here_counts_by_where_it_would_come_down():
     assert near == [1] and spot is not None
     assert min(math.hypot(spot.north_m - n, spot.east_m) for n in (-14.0, -14.0 + braking_distance_m(7.0))) \
         >= CFG2.min_separation_m
+
+
+def test_a_member_gone_quiet_on_the_ground_is_still_landed_beside():
+    """36, 8-vehicle bench: member 6 landed at its goal, waited, exited; member 7 then landed 0.06 m from it.
+
+    A quiet member drops out of the separation picture after the channel timeout, but one last heard
+    standing on the ground is still avoided by a landing; one last heard flying is not (its old position
+    says nothing).
+    """
+    clock, events = Clock(), []
+    me = Vehicle(2.0, 0.0, 30.0)
+    guard, env = guard_for(CFG2, me, clock, events)
+    guard.update_traffic([report(1, 0.0, 0.0, alt=0.0), report(3, 60.0, 0.0, alt=30.0, vn=5.0)])
+    clock.t += CFG2.channel_timeout_s + 5.0
+    guard.update_traffic([])  # the channel still talks (an empty batch), members 1 and 3 do not
+    spot, near = guard.landing_spot(env)
+    assert near == [1] and spot is not None and math.hypot(spot.north_m, spot.east_m) >= CFG2.min_separation_m
+    assert guard.picture.fresh() == []  # gone from what the rule judges in the air
+    guard.update_traffic([report(1, 40.0, 40.0, alt=0.0)])  # heard again, elsewhere: that is where it is
+    assert guard.landing_spot(env) == (None, [])
