@@ -233,6 +233,16 @@ class SightingFusion:
                       float(s.confidence), s.slips == 0)
             self._place(named, kind, r)
 
+    def add_detected(self, step: int, view: CameraView, read: ViewRead) -> None:
+        """Detections of the goal's kind (`kind_sightings.detections_read`) as the goal's reads, never exact:
+        the goal is placed only once `min_reads` views saw it (a box is a kind, not the one asked for)."""
+        for s in read.sightings:
+            if s.range_m is None or not math.isfinite(s.range_m):
+                continue
+            b = math.radians(s.bearing_deg)
+            self._place(s.name, "goal", _Read((step, read.index), view.east + s.range_m * math.sin(b),
+                                              view.north + s.range_m * math.cos(b), float(s.confidence), False))
+
     def _place(self, name: str, kind: str, r: _Read) -> None:
         near = [(float(np.hypot(*(g.where - (r.east, r.north)))), k) for k, g in enumerate(self.groups) if g.name == name]
         near = [x for x in near if x[0] <= self.settings.fusion_radius_m]

@@ -88,6 +88,7 @@ class LookAround:
     seconds: list[float] = field(default_factory=list)  # per look-around: turning, frames and reading
     read_ms: list[float] = field(default_factory=list)  # per view read
     bad_frames: int = 0
+    spotter: Any = None  # KindSpotter: the detector on each frame when the goal is a kind (kind_spotter.py)
 
     @property
     def intr(self) -> CameraIntrinsics:
@@ -129,12 +130,16 @@ class LookAround:
             if read.ok:
                 self.read_ms.append(read.timings_ms.get("total", float("nan")))
             self.fusion.add(step, view, read)
+            found = await self.spotter.spot(view) if self.spotter is not None else None
+            if found is not None:
+                self.fusion.add_detected(step, view, found)
             log.append({"view": k, "heading_deg": round(hd, 1), "reported_yaw_deg": round(yaw, 1),
                         "pitch_deg": round(view.pitch_deg, 1), "turned": turned, "pointed_by": pointing.by,
                         "vehicle_yaw_deg": round(s.yaw_deg, 1) if math.isfinite(s.yaw_deg) else None,
                         "frame": None if why else name, "bad_frame": why, **taken,
                         "timings_ms": {a: round(b, 1) for a, b in read.timings_ms.items()},
-                        "reads": [sighting_json(x) for x in read.sightings]})
+                        "reads": [sighting_json(x) for x in read.sightings],
+                        **({"detections": [sighting_json(x) for x in found.sightings]} if found else {})})
         here = position_from_home(self.bridge)
         lms, pois = self.fusion.sightings(step, here.east_m, here.north_m)
         self.seconds.append(time.monotonic() - t0)
@@ -203,13 +208,17 @@ def look_around_for(supervisor: Any, executor: Any, gazetteer: list[str], folder
     if streams_frames(supervisor.sup) and supervisor.frames is None:  # opened once, kept over missions
         supervisor.frames = StreamFrames.start(supervisor.bridge, supervisor.sup, supervisor.event)
     frames = supervisor.frames if streams_frames(supervisor.sup) else None
+    from onboard.supervisor.kind_spotter import kind_spotter_for
+
+    spotter = kind_spotter_for(supervisor.mission.instruction, goal.names_goal, supervisor.detector, intr)
     supervisor.event("camera_perception", {"goal_names": names, "views": supervisor.sup.camera_reading.views,
+                                           "goal_kind": spotter.kind.phrase if spotter is not None else None,
                                            "map_ranges": ranger is not None,
                                            "frames": supervisor.sup.camera if frames is not None else "world feed",
                                            "calibration": supervisor.sup.camera_calibration or None})
     return LookAround(executor, supervisor.bridge, supervisor._world, reader,
                       SightingFusion(gazetteer, names, settings, goal.names_goal), supervisor.sup, folder,
-                      supervisor.event, frames)
+                      supervisor.event, frames, spotter=spotter)
 
 
 def map_footprints(supervisor: Any) -> list:
