@@ -25,11 +25,12 @@ from contract.payloads.flight import FlightEnd, FlightStart
 from contract.payloads.map import PNG_MAGIC, MapImage
 from contract.payloads.plan import LlmPlanCall, Plan, PlanStep, RetrievedLesson
 from contract.payloads.state import State
+from contract.payloads.vlm_answer import VlmAnswerReport
 
 __all__ = ["AgentStep", "Anchor", "AnchorGraph", "Detection", "Detections", "EVENT_KINDS", "Event", "FlightEnd",
            "FlightStart", "LlmPlanCall", "MapImage", "MissionAnalysisReport", "Movement", "PAYLOAD_TYPES", "PNG_MAGIC", "Payload",
            "PayloadError", "Place", "Plan", "PlanStep", "Pose", "REGION_BOUND_M", "REGION_MOST_VERTICES", "RetrievedLesson", "SearchRegion",
-           "State", "bridge_event_listener",
+           "State", "VlmAnswerReport", "bridge_event_listener",
            "decode_payload", "plain"]
 
 # Message type -> its payload class; the envelope's MESSAGE_TYPES, each with its schema.

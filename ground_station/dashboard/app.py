@@ -4,7 +4,8 @@ Routes:
 
 * ``GET /`` the page (``static/index.html`` with ``words.js``, ``app.js`` and ``style.css``; no CDN).
 * ``GET /api/vehicles``: the vehicles in the flight log with their counters, their last message
-  and their last ``state`` (its payload), each with ``age_s``: seconds since the ground received it.
+  and their last ``state`` (its payload), each with ``age_s``: seconds since the ground received it,
+  and ``vlm``: the latest flight's VLM answers (``{count, fallbacks, refused, latest}``, null without any).
 * ``GET /api/flights``: every flight (vehicle, start/end seq and time, flight_start info).
 * ``GET /api/flights/{vehicle_id}/{start_seq}``: all items of one flight, for replay, and its
   deterministic post-flight analysis (:mod:`ground_station.post_flight`; null without agent steps).
@@ -54,7 +55,8 @@ from ground_station.dashboard.auth import TokenGate
 from ground_station.dashboard.city_layer import WorldData, empty_world
 from ground_station.dashboard.items import ItemMaker, json_safe
 from ground_station.dashboard.log_reader import (SEQ_LIMIT, LogReader, Tail, flight_dict, latest_flight_start,
-                                                 latest_of, map_png, open_reader, vehicle_ids)
+                                                 latest_of, map_png, open_reader, vehicle_ids,
+                                                 vlm_answers)
 from ground_station.flight_analysis import FlightAnalysis, analyse
 
 STATIC_DIR = Path(__file__).with_name("static")
@@ -166,7 +168,8 @@ def create_app(ctx: DashboardContext) -> Starlette:
     async def vehicles(request: Request) -> Response:
         def read(r: LogReader) -> Any:
             now_ns = time.time_ns()
-            return json_safe({vid: {**{k: v for k, v in s.items() if k != "flights"}, **latest_of(r, vid, now_ns)}
+            return json_safe({vid: {**{k: v for k, v in s.items() if k != "flights"}, **latest_of(r, vid, now_ns),
+                                    "vlm": vlm_answers(r, vid)}
                               for vid, s in r.log.summary().items()})
         return _json(await asyncio.to_thread(_read, read, {}))
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, TypeVar
 
 import msgpack
 
-from contract.messages import MapImage, PayloadError, State
+from contract.messages import Event, MapImage, PayloadError, State, VlmAnswerReport
 from ground_station.flight_log import Flight, FlightLog
 from ground_station.log_db import LogDb, is_url, open_db
 
@@ -111,6 +111,28 @@ def latest_of(reader: LogReader, vehicle_id: str, now_ns: int) -> dict[str, Any]
             state = None   # a state that does not decode says nothing about the vehicle
         out["state"] = {"seq": row[0], "t_ns": row[1], "age_s": round((now_ns - row[2]) / 1e9, 3), "payload": state}
     return out
+
+
+def vlm_answers(reader: LogReader, vehicle_id: str) -> dict[str, Any] | None:
+    """The vision-language model's answers in the vehicle's latest flight: how many, how many fell back, the latest.
+
+    Read from the stored ``vlm_answer`` events through their typed detail; one that does not decode is
+    counted apart (``refused``) rather than shown half-read. None when the flight has none.
+    """
+    reports: list[VlmAnswerReport] = []
+    refused = 0
+    for env in reader.log.messages(vehicle_id, from_seq=latest_flight_start(reader, vehicle_id), msg_type="event"):
+        payload = env.get("payload")
+        if not isinstance(payload, dict) or payload.get("kind") != VlmAnswerReport.EVENT_KIND:
+            continue
+        try:
+            reports.append(VlmAnswerReport.from_event(Event.decode(payload)))
+        except PayloadError:
+            refused += 1
+    if not reports and not refused:
+        return None
+    return {"count": len(reports), "fallbacks": sum(r.used_fallback for r in reports), "refused": refused,
+            "latest": reports[-1].body() if reports else None}
 
 
 def map_png(reader: LogReader, vehicle_id: str, seq: int) -> bytes | None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from contract.messages import Detection, Detections, FlightStart, MapImage
+from contract.messages import Detection, Detections, FlightStart, MapImage, VlmAnswerReport
 from contract.results import rgb_image_path
 from onboard.vocab.observation import ActionKind, AgentAction, SharedFindings
 from onboard.mission.observed import WorldObservation
@@ -89,6 +89,9 @@ class FlightHooks(MissionHooks):
             self.sup.publish("plan", plan_payload(st))
         frame = st.dynamic.trajectory_history[-1]
         self.sup.publish("agent_step", step_payload(st, frame))
+        # Every answer the agent took in before this step (the hooks' and those the vlm planner took itself).
+        for said in frame.vlm:
+            self.sup.event("vlm_answer", VlmAnswerReport.read({**said, "delivered_step": frame.timestep}).body())
         t_map = time.perf_counter()
         if await asyncio.to_thread(self._maps, step):
             self.outcome.map_ms.append((time.perf_counter() - t_map) * 1000.0)
@@ -135,8 +138,7 @@ class FlightHooks(MissionHooks):
         if asker is None:
             return
         for answer in asker.answers():
-            self.agent.note_vlm(answer)
-            self.sup.event("vlm_answer", {**answer.to_json(), "delivered_step": step})
+            self.agent.note_vlm(answer)  # on telemetry with the step's FrameLog (after_act)
         if asker.busy:
             return
         from onboard.perception.captioning import CAPTION_PROMPT

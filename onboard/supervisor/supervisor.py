@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from contract.messages import Event, FlightEnd, State
+from contract.messages import Event, FlightEnd, State, VlmAnswerReport
 from contract.results import write_episode
 from onboard.config import AerieConfig
 from onboard.map.city import landmark_aliases
@@ -358,6 +358,7 @@ class Supervisor:
             if self.agent is not None and self.agent.state is not None:
                 for answer in self.vlm.answers():
                     self.agent.note_vlm(answer)
+                    self.event("vlm_answer", VlmAnswerReport.read(answer.to_json()).body())  # after the last step
             flight["vlm"] = self.vlm.summary()
         if self.agent is not None and self.agent.state is not None:
             self.agent.write_results(folder, extra=flight)

@@ -28,7 +28,7 @@ from ground_station.settings import GroundConfig, VehicleLinkConfig
 from tests.telemetry.linkkit import log_place
 from contract.envelope import decode, encode
 from common.geodesy import GeoPoint
-from contract.messages import FlightStart, MapImage, State
+from contract.messages import Event, FlightStart, MapImage, PayloadError, State, VlmAnswerReport
 from onboard.telemetry.publisher import TelemetryPublisher
 from onboard.telemetry.settings import TelemetryConfig
 
@@ -182,6 +182,65 @@ def test_routes_serve_live_items_flights_replay_and_maps(link: Any) -> None:
     assert [i["type"] for i in second] == ["flight_start", "state"]
     assert json.loads(_get(url + "api/vehicles")[1])["v1"]["events"] == 1
     assert json.loads(_get(url + "api/world")[1]) == empty_world()
+
+
+def test_vlm_answers_reach_the_vehicle_api_typed_counted_and_latest(link: Any) -> None:
+    """The supervisor's ``vlm_answer`` events (built as it builds them, from `VlmAnswer.to_json`) go through a real
+    publisher and ground: /api/vehicles counts the latest flight's answers and shows the latest; a detail that
+    does not fit the schema is counted as refused, never shown; a new flight starts the count again."""
+    from onboard.inference.vlm_asker import VlmAnswer
+
+    pub, dash = link
+    url = dash.url
+    pub.flight_start({"mission": "t019"})
+    said = [VlmAnswer("caption", 0, 1.25, "a street with a red kiosk"),
+            VlmAnswer("confirm", 2, 0.5, '{"shows_goal": fals', used_fallback=True, errors=("not JSON",)),
+            VlmAnswer("navigate", 3, 2.0, '{"action": "move", "waypoint": 7}')]
+    for step, answer in enumerate(said, start=1):
+        pub.event("vlm_answer", VlmAnswerReport.read({**answer.to_json(), "delivered_step": step}).body())
+    pub.event("vlm_answer", {"kind": "caption", "step": -1, "seconds": 0.1})   # a vehicle's bug: refused, counted
+    last = pub.event("anchor_created", {"anchor_id": 0})
+
+    def vlm() -> Any:
+        v1 = json.loads(_get(url + "api/vehicles")[1]).get("v1") or {}
+        return v1.get("vlm") if (v1.get("last_message") or {}).get("seq") == last else None
+
+    deadline = time.monotonic() + 10.0
+    while (got := vlm()) is None:
+        assert time.monotonic() < deadline, "the answers never reached the flight log"
+        time.sleep(0.05)
+    assert got == {"count": 3, "fallbacks": 1, "refused": 1,
+                   "latest": {"kind": "navigate", "step": 3, "seconds": 2.0, "text": '{"action": "move", "waypoint": 7}',
+                              "used_fallback": False, "delivered_step": 3}}
+    # The live feed carries them as events too (the page counts them from there).
+    items = _sse_items(url, lambda its: any(i["seq"] == last for i in its))
+    details = [i["payload"]["detail"] for i in items if i["type"] == "event" and i["payload"]["kind"] == "vlm_answer"]
+    assert [d["kind"] for d in details] == ["caption", "confirm", "navigate", "caption"]
+    assert details[1]["errors"] == ["not JSON"] and details[1]["used_fallback"] is True
+    pub.flight_end({"reason": "landed"})
+    pub.flight_start({"mission": "second"})
+    second = pub.publish("state", State(north_m=0.0, east_m=0.0))
+    deadline = time.monotonic() + 10.0
+    while (v1 := json.loads(_get(url + "api/vehicles")[1])["v1"])["last_message"]["seq"] != second:
+        assert time.monotonic() < deadline, "the second flight never reached the flight log"
+        time.sleep(0.05)
+    assert v1["vlm"] is None
+
+
+def test_a_vlm_answer_detail_is_read_typed_or_refused_by_field() -> None:
+    answer = VlmAnswerReport.read({"kind": "search", "step": 4, "seconds": 0.75, "text": "x" * 500,
+                                   "used_fallback": False, "errors": ["e" * 300], "delivered_step": 5})
+    assert len(answer.text) == 200 and answer.errors == ("e" * 160,)
+    assert VlmAnswerReport.from_event(Event.of("vlm_answer", answer.body())) == answer
+    for detail, field in (({"step": 1, "seconds": 1.0}, "kind"), ({"kind": "caption", "seconds": 1.0}, "step"),
+                          ({"kind": "caption", "step": 1, "seconds": -1.0}, "seconds"),
+                          ({"kind": "caption", "step": 1, "seconds": float("nan")}, "seconds"),
+                          ({"kind": "caption", "step": 1, "seconds": 1.0, "used_fallback": "no"}, "used_fallback")):
+        with pytest.raises(PayloadError) as err:
+            VlmAnswerReport.read(detail)
+        assert err.value.field == "detail." + field
+    with pytest.raises(PayloadError):
+        VlmAnswerReport.from_event(Event.of("anchor_created", answer.body()))
 
 
 def test_world_footprints_come_from_the_loader_once(tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ function views() {
 // Everything the panels show, from one vehicle's item list; an item that cannot be read is skipped.
 function derive(items) {
   const d = { path: [], state: null, events: [], step: null, detections: null, graph: null, plan: null, map: null,
-              lastSeq: 0, start: null, end: null, shift: null, items };
+              lastSeq: 0, start: null, end: null, shift: null, vlm: { count: 0, fallbacks: 0, latest: null }, items };
   for (const it of items) {
     try {
       if (!it || typeof it !== "object" || !isNum(it.seq)) continue;
@@ -89,7 +89,7 @@ function derive(items) {
       d.lastSeq = Math.max(d.lastSeq, it.seq);
       switch (it.type) {
         case "state": d.state = it; if (isXY(it.pos)) d.path.push(it.pos); if (isXY(it.shift)) d.shift = it.shift; break;
-        case "event": d.events.push(it); break;
+        case "event": d.events.push(it); if (p.kind === "vlm_answer" && p.detail) { d.vlm.count++; d.vlm.fallbacks += p.detail.used_fallback ? 1 : 0; d.vlm.latest = p.detail; } break;
         // the vehicle's own analysis is a message of its own; the events panel lists it with the events
         case "mission_analysis": d.events.push({ ...it, payload: { kind: "mission_analysis", detail: p } }); break;
         case "agent_step": d.step = p; if (p.anchor_graph) d.graph = p.anchor_graph; break;
@@ -382,7 +382,8 @@ function renderVehicle(d) {
     ["altitude (rel)", p.rel_alt_m !== undefined ? p.rel_alt_m : (typeof p.down_m === "number" ? -p.down_m : null)],
     ["ground speed m/s", speed], ["position E, N m", pos ? `${pos[0].toFixed(1)}, ${pos[1].toFixed(1)}` : null],
     ["GPS", p.gps_fix !== undefined ? `${p.gps_fix} (${fmt(p.gps_satellites)} sats)` : null],
-  ]));
+  ]).concat(d.vlm.count ? [["VLM answers", `${d.vlm.count}` + (d.vlm.fallbacks ? ` (${d.vlm.fallbacks} fell back)` : "")],
+                           ["VLM latest", vlmWords(d.vlm.latest), "reason vlm-latest"]] : []));
   $("vehicle-table").classList.toggle("stale", !!(asOf && asOf.stale));
   const flags = ["global_position_ok", "home_position_ok", "local_position_ok", "armable"].filter((k) => k in p);
   $("health").replaceChildren(...flags.map((k) => {

@@ -65,7 +65,16 @@ const EVENT_WORDS = {
   perception: (x) => x.note ? String(x.note) : (x.enabled ? "perception on" : "perception off"),
   bad_frame: (x) => `camera frame dropped${x.reason ? ": " + x.reason : ""}`,
   mission_error: (x) => `mission failed${x.error ? ": " + x.error : ""}`,
+  vlm_answer: (x) => vlmWords(x),
 };
+
+// One answer of the vision-language model (a vlm_answer event's detail): what was asked, of which
+// step's frame, how long it took, whether the fallback stood in, and what it said.
+function vlmWords(x) {
+  const head = [String(x.kind || "?"), isNum(x.step) ? `step ${x.step}` : null,
+                isNum(x.seconds) ? `${x.seconds.toFixed(1)} s` : null, x.used_fallback ? "fallback" : null];
+  return head.filter((w) => w).join(" · ") + (x.text ? `: ${x.text}` : "");
+}
 
 function eventWords(kind, detail) {
   if (detail === null || detail === undefined) detail = {};
