@@ -79,13 +79,18 @@ def _start_ground(cfg_path: Path, log: Path) -> subprocess.Popen:
                             stderr=open(log, "ab"))
 
 
-def _wait(pred: Any, timeout: float, what: str, children: list[subprocess.Popen] = ()) -> float:
+def _wait(pred: Any, timeout: float, what: str, children: list[subprocess.Popen] = (),
+          logs: list[Path] = ()) -> float:
+    """Seconds until ``pred()``; a child that died, or the timeout, raises with the logs' last lines."""
     start = time.monotonic()
     while not pred():
-        if any(c.poll() not in (None, 0) for c in children):
-            raise RuntimeError(f"a publisher process died while waiting for {what}")
-        if time.monotonic() - start > timeout:
-            raise RuntimeError(f"timed out waiting for {what}")
+        dead = [c for c in children if c.poll() not in (None, 0)]
+        late = time.monotonic() - start > timeout
+        if dead or late:
+            tails = "".join(f"\n--- {p.name}:\n" + "\n".join(p.read_text(errors="replace").splitlines()[-15:])
+                            for p in logs if p.exists())
+            why = f"a process died (rc {dead[0].returncode})" if dead else "timed out"
+            raise RuntimeError(f"{why} waiting for {what}{tails}")
         time.sleep(0.05)
     return time.monotonic() - start
 
@@ -150,9 +155,10 @@ def _fly(args: argparse.Namespace, folder: Path, target: str) -> dict[str, Any]:
         cfg_path = _ground_yaml(folder, endpoints, target, lease_s)
         for k in range(args.ingest):
             grounds.append(_start_ground(cfg_path, folder / f"ground-{k}.log"))
-            if lease_s:
+            if lease_s:  # a process's start (imports, its embedder) takes a minute on a saturated machine
                 _wait(lambda: len(_holders(target)) == args.vehicles and len(set(_holders(target).values())) == k + 1,
-                      60, f"ingest process {k} to hold its share")
+                      240, f"ingest process {k} to hold its share", grounds,
+                      [folder / f"ground-{j}.log" for j in range(k + 1)])
         served = {}
         if lease_s:
             holders = _holders(target)

@@ -19,13 +19,16 @@ import math
 from onboard.supervisor.flight_executor import FlightExecutor
 from onboard.supervisor.settings import SupervisorConfig
 from sim.vehicle import SimFleet
-from tests.firmware_bridge.separation_kit import (CRUISE_M, FAST, FLEET, ORIGIN, TruthSampler, home_at,
+from tests.firmware_bridge.separation_kit import (FAST, FLEET, ORIGIN, TruthSampler, home_at,
                                                           two_in_the_air)
 from common.geodesy import geo_from_ned
 
 SPEED_M_S = 7.0       # what both members flew at when they commanded Land on PX4 SITL
 ARRIVE_M = 8.0        # the move ends this near the goal, still at speed
 GOAL = (0.0, 0.0)     # the one goal, in the shared frame (metres north, east of ORIGIN)
+# Above the downwash minimum (10 m) with room for the separation margin: the second member flies over
+# the first, landed at the goal, before it lands beside it; at exactly 10 m any vertical drift is a conflict.
+CRUISE_M = 14.0
 
 
 def speed(bridge) -> float:
@@ -50,7 +53,7 @@ async def test_two_members_landing_at_speed_at_one_goal_come_down_apart():
     events: list = []
     # Starts 28 m apart (as on PX4 SITL), both 60 m short of the goal.
     with SimFleet([home_at(-60.0, 0.0), home_at(-60.0, 28.0)], params=FAST, prearm_delay_s=0.5) as fleet:
-        async with two_in_the_air(fleet) as (a, b, pa, pb, cut):
+        async with two_in_the_air(fleet, cruise=(CRUISE_M, CRUISE_M)) as (a, b, pa, pb, cut):
             sampler = TruthSampler(fleet).start()
             try:
                 first = await _last_move_and_land(a, pa, cfg, [])

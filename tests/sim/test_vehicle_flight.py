@@ -135,11 +135,11 @@ async def test_offboard_then_loss_failsafe_like_px4(tmp_path, fast_params):
             # test_vehicle_commander.py::test_offboard_loss_delay_matches_the_px4_trace
             await wait_for(lambda: "Failsafe activated\t" in d.texts, 2, "failsafe text")
             other.drain()  # skip the backlog: POSCTL heartbeats keep coming at 1 Hz
-            hb = other.wait("HEARTBEAT", lambda m: m.custom_mode == 196608, 4.0)
+            hb = other.wait("HEARTBEAT", lambda m: m.get_srcComponent() == 1 and m.custom_mode == 196608, 4.0)
             assert (hb.base_mode, hb.system_status) == (209, 5)
             # no sticks: descend and land, auto-disarm, then OFFBOARD (intended mode) is shown again
             await wait_disarmed(v, 30)
-            hb = other.wait("HEARTBEAT", lambda m: not m.base_mode & 128, 4.0)
+            hb = other.wait("HEARTBEAT", lambda m: m.get_srcComponent() == 1 and not m.base_mode & 128, 4.0)
             assert (hb.custom_mode, hb.base_mode, hb.system_status) == (393216, 17, 0)
             t0, t1 = phase_window(events, "offboard_stop_sending", "recover")
             await wait_for(lambda: d.flight_modes[-1:] == ["OFFBOARD"], 3, "OFFBOARD shown again")
