@@ -42,30 +42,13 @@ def build_grounding_dino_standin(path: Path, vocab: Sequence[str], answers: dict
     "transformers" (pixel_values, int64 attention_mask -> logits, pred_boxes) or
     "tao" (inputs fixed 1x3x544x960, text fixed at 256 -> pred_logits, pred_boxes).
     """
-    community = signature in ("community", "tao")
-    tao = signature == "tao"
-    length = 256 if tao else "L"
     ids = {t: i for i, t in enumerate(vocab)}
     w = np.full((Q, len(vocab)), -8.0, np.float32)
     boxes = np.tile(np.array([0.5, 0.5, 0.05, 0.05], np.float32), (1, Q, 1))
     for q, (tok, logit, box) in answers.items():
         w[q, ids[tok]] = logit
         boxes[0, q] = box
-    image_name = "inputs" if tao else "img" if community else "pixel_values"
-    inputs = [
-        helper.make_tensor_value_info(image_name, TensorProto.FLOAT, [1, 3, 544, 960] if tao else [1, 3, "h", "w"]),
-        helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, length]),
-        helper.make_tensor_value_info("attention_mask", TensorProto.BOOL if community else TensorProto.INT64, [1, length]),
-        helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, [1, length]),
-    ]
-    if community:
-        inputs += [
-            helper.make_tensor_value_info("position_ids", TensorProto.INT64, [1, length]),
-            helper.make_tensor_value_info("text_token_mask", TensorProto.BOOL, [1, length, length]),
-        ]
-    if signature == "transformers":
-        inputs.append(helper.make_tensor_value_info("pixel_mask", TensorProto.INT64, [1, "h", "w"]))
-    logits_name, boxes_name = ("pred_logits", "pred_boxes") if tao else ("logits", "boxes") if community else ("logits", "pred_boxes")
+    image_name, inputs, (logits_name, boxes_name) = dino_signature(signature)
     outputs = [
         helper.make_tensor_value_info(logits_name, TensorProto.FLOAT, [1, Q, T]),
         helper.make_tensor_value_info(boxes_name, TensorProto.FLOAT, [1, Q, 4]),
@@ -186,3 +169,27 @@ def official_upscale_nodes() -> list:
         helper.make_node("Concat", ["lead", "orig_i"], ["out_size"], axis=0),
         helper.make_node("Resize", ["cropped", "", "", "out_size"], ["masks"], mode="linear"),
     ]
+
+
+def dino_signature(signature: str) -> tuple[str, list, tuple[str, str]]:
+    """A Grounding DINO export's image input name, its input infos and its (logits, boxes) output names.
+
+    One copy of the three exports' signatures (`../shared/reference/model-signatures.md`), for the
+    stand-in graphs here and the stand-in networks of `sim/standin_networks.py`.
+    """
+    community, tao = signature in ("community", "tao"), signature == "tao"
+    length = 256 if tao else "L"
+    image_name = "inputs" if tao else "img" if community else "pixel_values"
+    inputs = [
+        helper.make_tensor_value_info(image_name, TensorProto.FLOAT, [1, 3, 544, 960] if tao else [1, 3, "h", "w"]),
+        helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, length]),
+        helper.make_tensor_value_info("attention_mask", TensorProto.BOOL if community else TensorProto.INT64, [1, length]),
+        helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, [1, length]),
+    ]
+    if community:
+        inputs += [helper.make_tensor_value_info("position_ids", TensorProto.INT64, [1, length]),
+                   helper.make_tensor_value_info("text_token_mask", TensorProto.BOOL, [1, length, length])]
+    else:
+        inputs.append(helper.make_tensor_value_info("pixel_mask", TensorProto.INT64, [1, "h", "w"]))
+    outputs = ("pred_logits", "pred_boxes") if tao else ("logits", "boxes") if community else ("logits", "pred_boxes")
+    return image_name, inputs, outputs

@@ -29,7 +29,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from sim.standin_models import IR_VERSION, OPSET, Q, T, official_upscale_nodes
+from sim.standin_models import IR_VERSION, OPSET, Q, T, dino_signature, official_upscale_nodes
 
 
 class _Graph:
@@ -89,22 +89,9 @@ def build_grounding_dino_network(path: Path, vocab_size: int, *, signature: str 
     """STAND-IN Grounding DINO export with random weights (see the module docstring)."""
     if signature not in ("community", "transformers", "tao"):
         raise ValueError(f"unknown signature {signature!r} (community, transformers or tao)")
-    community, tao = signature in ("community", "tao"), signature == "tao"
-    length = 256 if tao else "L"
-    image = "inputs" if tao else "img" if community else "pixel_values"
+    community = signature in ("community", "tao")
+    image, inputs, (logits_name, boxes_name) = dino_signature(signature)
     g, d = _Graph(seed), dim
-    inputs = [
-        helper.make_tensor_value_info(image, TensorProto.FLOAT, [1, 3, 544, 960] if tao else [1, 3, "h", "w"]),
-        helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, length]),
-        helper.make_tensor_value_info("attention_mask", TensorProto.BOOL if community else TensorProto.INT64, [1, length]),
-        helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, [1, length]),
-    ]
-    if community:
-        inputs += [helper.make_tensor_value_info("position_ids", TensorProto.INT64, [1, length]),
-                   helper.make_tensor_value_info("text_token_mask", TensorProto.BOOL, [1, length, length])]
-    else:
-        inputs.append(helper.make_tensor_value_info("pixel_mask", TensorProto.INT64, [1, "h", "w"]))
-    logits_name, boxes_name = ("pred_logits", "pred_boxes") if tao else ("logits", "boxes") if community else ("logits", "pred_boxes")
 
     # image backbone: a 16x16 patch convolution, then a residual 3x3 block
     x = image

@@ -8,7 +8,6 @@ move and is counted, and no step waits for a call (one held at a gate for 10 s).
 
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 
 import pytest
@@ -22,24 +21,12 @@ from onboard.vocab.observation import NeighbourMove
 from tests.agent.toy_city import ToyCity
 from tests.inference.conftest import flight_images, tiny_vlm, tiny_vlm_dir  # noqa: F401 (fixtures)
 
+from tests.inference.test_vlm_asker import HeldVlm  # the gated test VLM, one copy
+
 DESCRIPTION = "Cafe Aalto is about 140 m north-east of Tower."
 VLM = replace(AgentConfig(), planner="vlm")
 
 
-class HeldVlm:
-    """The real test VLM behind a gate: each call waits up to `hold_s` for the test to open it."""
-
-    def __init__(self, vlm, hold_s: float = 10.0):
-        self.vlm, self.hold_s = vlm, hold_s
-        self.gate, self.asked, self.done = threading.Event(), threading.Event(), threading.Event()
-
-    def chat(self, messages, schema, most):
-        self.asked.set()
-        self.gate.wait(self.hold_s)
-        try:
-            return self.vlm.chat(messages, json_schema=schema, max_tokens=most)
-        finally:
-            self.done.set()
 
 
 def _agent(config: AgentConfig, asker=None) -> GraphAgent:
