@@ -53,6 +53,19 @@ def _dashboard_once_ended(db: Path, vehicle_id: str) -> dict:
             time.sleep(0.1)
 
 
+def _write_vlm_flight(rig, base, models, tmp_path, agent, step_limit):
+    """The rig's config with the test VLM (and ``agent``) and its mission, written for `aerie fly`."""
+    cfg = rig.config(replace(base, supervisor=replace(base.supervisor, camera="world"), agent=agent,
+                             inference=replace(base.inference, model_dir=str(models), vlm_model="tiny-vlm",
+                                               vlm_chat_handler="MTMDChatHandler", n_threads=1)),
+                     tmp_path / "vehicle")
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
+    m = rig.mission()
+    (tmp_path / "mission.yaml").write_text(yaml.safe_dump({"instruction": m.instruction, "name": m.name,
+                                                            "step_limit": step_limit}, allow_unicode=True))
+    return cfg
+
+
 @pytest.mark.slow  # a whole flight of t019 (about 90 s); make test-all runs it, make test the VLM's own tests
 def test_aerie_fly_asks_the_vlm_between_steps_and_arrives(tmp_path):
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
@@ -60,14 +73,7 @@ def test_aerie_fly_asks_the_vlm_between_steps_and_arrives(tmp_path):
     models = model_dir(os.environ.get("AERIE_MODEL_DIR") or base.inference.model_dir)
     build_tiny_vlm(models)
     with start_rig("t019", world=world()) as rig:
-        cfg = rig.config(replace(base, supervisor=replace(base.supervisor, camera="world"),
-                                 inference=replace(base.inference, model_dir=str(models), vlm_model="tiny-vlm",
-                                                   vlm_chat_handler="MTMDChatHandler", n_threads=1)),
-                         tmp_path / "vehicle")
-        (tmp_path / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
-        m = rig.mission()
-        (tmp_path / "mission.yaml").write_text(yaml.safe_dump({"instruction": m.instruction, "name": m.name,
-                                                                "step_limit": m.step_limit}, allow_unicode=True))
+        cfg = _write_vlm_flight(rig, base, models, tmp_path, base.agent, rig.mission().step_limit)
         with ground_for(cfg, tmp_path):  # a real ground station ingests the flight's telemetry
             proc = subprocess.run([sys.executable, "-m", "aerie", "fly", "--config", str(tmp_path / "config.yaml"),
                                    "--mission", str(tmp_path / "mission.yaml"), "--json", str(tmp_path / "out.json")],
@@ -110,15 +116,7 @@ def test_aerie_fly_with_the_vlm_planner_flies_its_answers_and_never_waits(tmp_pa
     models = model_dir(os.environ.get("AERIE_MODEL_DIR") or base.inference.model_dir)
     build_tiny_vlm(models)
     with start_rig("t019", world=world()) as rig:
-        cfg = rig.config(replace(base, supervisor=replace(base.supervisor, camera="world"),
-                                 agent=replace(base.agent, planner="vlm"),
-                                 inference=replace(base.inference, model_dir=str(models), vlm_model="tiny-vlm",
-                                                   vlm_chat_handler="MTMDChatHandler", n_threads=1)),
-                         tmp_path / "vehicle")
-        (tmp_path / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
-        m = rig.mission()
-        (tmp_path / "mission.yaml").write_text(yaml.safe_dump({"instruction": m.instruction, "name": m.name,
-                                                                "step_limit": 8}, allow_unicode=True))
+        _write_vlm_flight(rig, base, models, tmp_path, replace(base.agent, planner="vlm"), 8)
         proc = subprocess.run([sys.executable, "-m", "aerie", "fly", "--config", str(tmp_path / "config.yaml"),
                                "--mission", str(tmp_path / "mission.yaml"), "--json", str(tmp_path / "out.json")],
                               cwd=ROOT, capture_output=True, text=True, timeout=400)
