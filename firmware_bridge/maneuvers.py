@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 REFRESH_S = 0.1
 ARM_RETRIES = 10
+ARM_LINK_WAIT_S = 10.0  # the least an arm waits for a link gone quiet, however late the checks passed
 LEAVE_OFFBOARD_RETRY_S = 2.0  # a Hold that PX4 did not take (or whose HEARTBEAT is late) is sent again
 # Slower than this, horizontally and vertically (m/s), a vehicle hovers: PX4 would carry it on at most
 # about 0.3 m after a Land (common/stopping.py).
@@ -121,14 +122,30 @@ async def arm_when_ready(bridge: FlightBridge, timeout_s: float = 60.0) -> None:
                     pass
             with contextlib.suppress(asyncio.TimeoutError):
                 await bridge.hub.wait_for(_ready, min(LEAVE_OFFBOARD_RETRY_S, max(0.0, deadline - now)))
+    deadline = max(deadline, time.monotonic() + ARM_LINK_WAIT_S)
     for attempt in range(ARM_RETRIES):
+        await _link_within(bridge, deadline)
         try:
             await bridge.commands.arm()
             return
         except CommandError as exc:
-            if exc.result is not CommandResult.DENIED or attempt == ARM_RETRIES - 1:
+            retriable = exc.result in (CommandResult.DENIED, CommandResult.NOT_CONNECTED)
+            if not retriable or attempt == ARM_RETRIES - 1 or time.monotonic() >= deadline:
                 raise
             await asyncio.sleep(0.5)
+
+
+async def _link_within(bridge: FlightBridge, deadline: float) -> None:
+    """A heartbeat gap on a loaded companion clears the link for a moment; arming waits it out.
+
+    The bridge refuses every command while the link is down (nothing is queued), so an
+    arm sent in such a gap fails at once though the autopilot is fine a poll later.
+    """
+    link_ok = bridge.monitor.link_ok
+    if link_ok.is_set():
+        return
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(link_ok.wait(), max(0.0, deadline - time.monotonic()))
 
 
 async def takeoff_and_wait(bridge: FlightBridge, altitude_m: float, timeout_s: float = 60.0) -> float:

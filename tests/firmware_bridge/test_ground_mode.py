@@ -84,3 +84,23 @@ def test_blockers_name_offboard_positions_and_autopilot_texts():
     healthy = VehicleState(flight_mode="HOLD", global_position_ok=True, home_position_ok=True,
                            local_position_ok=True, gps_fix="FIX_3D")
     assert arming_blockers(healthy, []) == ["none reported by the autopilot"]
+
+
+async def test_arming_waits_out_a_heartbeat_gap(vehicle):
+    """CI, 2 cores, two autopilots: a heartbeat gap cleared the link as a mission armed and the arm failed."""
+    async with await FlightBridge.connect(bridge_config(vehicle.mavsdk_url)) as bridge:
+        await wait_until(bridge, lambda s: s.armable, 30, "pre-arm")
+        vehicle.set_link_down(True)
+        await asyncio.wait_for(_cleared(bridge.monitor.link_ok), 30)
+        arming = asyncio.get_running_loop().create_task(arm_when_ready(bridge, 20))
+        await asyncio.sleep(0.5)
+        assert not arming.done(), "arming did not wait for the link"
+        vehicle.set_link_down(False)
+        await asyncio.wait_for(arming, 30)
+        await wait_until(bridge, lambda s: s.armed, 10, "armed seen")
+        await bridge.commands.disarm()
+
+
+async def _cleared(event: asyncio.Event) -> None:
+    while event.is_set():
+        await asyncio.sleep(0.05)
