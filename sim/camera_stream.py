@@ -17,9 +17,10 @@ frame stands alone, so a reader that joins late or drops one loses nothing
 else. H.264 over RTSP, what a SIYI sends, goes through the same capture.
 
 Rendering costs 20-400 ms a frame on this machine, so frames are rendered on
-demand: only while a client is connected, at most `fps` a second. A frame
-leaves the server `latency_s` after the truth it shows was read (or later, when
-rendering took longer): the simulated camera's glass-to-socket latency, which
+demand: only while a client is connected, at most `fps` a second, and a view
+that has not moved is sent again without drawing it. A frame leaves the server
+`latency_s` after the truth it shows was read (or later, when rendering took
+longer), while the next is rendered: the simulated camera's glass-to-socket latency, which
 the supervisor's ``camera_latency_s`` should match. What was sent, with its
 truth, is kept (`sent`) so a test can check a frame against the pose it shows.
 
@@ -64,6 +65,9 @@ class SentFrame:
     up: float
     heading_deg: float
     pitch_deg: float
+    # The renderer's truth of the frame, (name, visible share, lettering px) per sign in it: the judge's
+    # only (a benchmark saying whether a goal's sign was ever in a frame); no reader sees it.
+    signs: tuple[tuple[str, float, float], ...] = ()
 
 
 def camera_pose(truth: dict[str, Any], origin: Any, mount_pitch_deg: float) -> tuple[np.ndarray, float, float]:
@@ -131,9 +135,12 @@ class CameraStream:
         self._server: ThreadingHTTPServer | None = None
         self._threads: list[threading.Thread] = []
         self.sent: deque[SentFrame] = deque(maxlen=200)
-        self.render_ms: deque[float] = deque(maxlen=1000)  # truth, render and JPEG per frame (what the stream costs)
+        self.render_ms: deque[float] = deque(maxlen=1000)  # render and JPEG per frame drawn (what the stream costs)
         self.truth_failures = 0
         self.url = ""
+        self._last: tuple[tuple, bytes] | None = None  # (pose key, JPEG) of the newest frame rendered
+        self._signs: tuple[tuple[str, float, float], ...] = ()  # its truth, for `sent`
+        self._pending: deque[tuple] = deque()  # rendered, waiting out the latency: (truth time, JPEG, pose, signs)
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> "CameraStream":
@@ -156,7 +163,8 @@ class CameraStream:
         self._server.daemon_threads = True
         host, port = self._server.server_address[:2]
         self.url = f"http://{host}:{port}{PATH}"
-        for target, name in ((self._server.serve_forever, "camera-stream-http"), (self._render_loop, "camera-stream-render")):
+        for target, name in ((self._server.serve_forever, "camera-stream-http"), (self._render_loop, "camera-stream-render"),
+                             (self._publish_loop, "camera-stream-publish")):
             t = threading.Thread(target=target, name=name, daemon=True)
             t.start()
             self._threads.append(t)
@@ -181,17 +189,33 @@ class CameraStream:
 
     # -- rendering ---------------------------------------------------------------
     def render(self, truth: dict[str, Any]) -> tuple[bytes, np.ndarray, float, float]:
-        """One JPEG frame for a truth record, and the eye, heading and pitch it was rendered from."""
+        """One JPEG frame for a truth record, and the eye, heading and pitch it was rendered from.
+
+        A camera that has not moved since the last frame sends that frame again (the renderer is
+        deterministic, so it would draw the same): a hovering simulated vehicle costs nothing per frame.
+        """
         import cv2
 
         eye, heading, pitch = camera_pose(truth, self.world.origin, self.camera.pitch_deg)
-        img, _ = self._renderer.render_at(eye, heading, pitch)
+        key = (*np.round(eye, 3), round(heading, 3), round(pitch, 3))
+        if self._last is not None and self._last[0] == key:
+            return self._last[1], eye, heading, pitch
+        t0 = time.monotonic()
+        img, truths = self._renderer.render_at(eye, heading, pitch)
         ok, jpeg = cv2.imencode(".jpg", np.ascontiguousarray(img), [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
         if not ok:
             raise RuntimeError("JPEG encoding failed")
-        return jpeg.tobytes(), eye, heading, pitch
+        self._signs = tuple((t.name, round(float(t.visible_fraction), 3), round(float(t.letter_px), 1)) for t in truths)
+        self._last = (key, jpeg.tobytes())
+        self.render_ms.append((time.monotonic() - t0) * 1000.0)
+        return self._last[1], eye, heading, pitch
 
     def _render_loop(self) -> None:
+        """Render at `fps`; each frame is handed to the publisher to leave `latency_s` after its truth was read.
+
+        Rendering and the latency overlap, as in a camera's pipeline: the latency delays frames, it does
+        not slow them down.
+        """
         period = 1.0 / self.fps
         while not self._stop.is_set():
             with self._cond:
@@ -202,20 +226,31 @@ class CameraStream:
             try:
                 truth = self.truth()
                 jpeg, eye, heading, pitch = self.render(truth)
-                self.render_ms.append((time.monotonic() - t0) * 1000.0)
             except Exception as exc:  # noqa: BLE001 - a vehicle that does not answer: no frame this period
                 self.truth_failures += 1
                 log.debug("camera stream: no frame (%s)", exc)
                 self._stop.wait(period)
                 continue
-            self._stop.wait(max(0.0, t0 + self.latency_s - time.monotonic()))  # the camera's latency
             with self._cond:
-                self._seq += 1
-                self._jpeg = jpeg
-                self.sent.append(SentFrame(self._seq, t0, time.monotonic(), float(eye[0]), float(eye[1]),
-                                           float(eye[2]), heading, pitch))
+                self._pending.append((t0, jpeg, (float(eye[0]), float(eye[1]), float(eye[2]), heading, pitch),
+                                      self._signs))
                 self._cond.notify_all()
             self._stop.wait(max(0.0, t0 + period - time.monotonic()))
+
+    def _publish_loop(self) -> None:
+        while not self._stop.is_set():
+            with self._cond:
+                self._cond.wait_for(lambda: bool(self._pending) or self._stop.is_set(), timeout=0.5)
+                if not self._pending:
+                    continue
+                due = self._pending[0][0] + self.latency_s
+            self._stop.wait(max(0.0, due - time.monotonic()))  # the camera's latency
+            with self._cond:
+                t0, jpeg, pose, signs = self._pending.popleft()
+                self._seq += 1
+                self._jpeg = jpeg
+                self.sent.append(SentFrame(self._seq, t0, time.monotonic(), *pose, signs))
+                self._cond.notify_all()
 
     # -- serving -----------------------------------------------------------------
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:

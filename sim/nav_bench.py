@@ -53,6 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--perception", default="perfect",
                    help="perfect | prep | poor (the oracle's presets) | camera (a look-around of rendered frames at "
                         "each step, read by the text reader and fused: sim/benchmark/camera_perception.py)")
+    p.add_argument("--frames", choices=["stream", "render"], default="stream",
+                   help="with --perception camera, where its frames come from: stream (default: the simulator's "
+                        "camera as an MJPEG stream, read by the vehicle's frame source and placed from the pose at "
+                        "capture: sim/benchmark/stream_camera.py) or render (the renderer's image handed to the reader)")
     p.add_argument("--config", help="with --perception camera: the config file whose supervisor.camera_* and "
                                     "inference.text_* keys apply (default: the documented defaults)")
     p.add_argument("--reader", choices=["combined", "parser"], default="combined",
@@ -206,7 +210,7 @@ def _camera_bench(args: argparse.Namespace, world):
         reader = open_reader(cfg.inference)
     except PerceptionUnavailable as exc:
         raise BenchRefused(str(exc)) from exc
-    return CameraBench(world, reader, cfg.supervisor, use_map=args.map is not None)
+    return CameraBench(world, reader, cfg.supervisor, use_map=args.map is not None, frames=args.frames)
 
 
 def _ablation(args: argparse.Namespace, world, resolved: list, argv: list[str], map_provider,
@@ -299,6 +303,14 @@ def main(argv: list[str]) -> int:
     except BenchRefused as exc:
         print(f"aerie bench nav: {exc}", file=sys.stderr)
         return 2
+    try:
+        return _run(args, argv, world, resolved, map_provider, camera_bench)
+    finally:
+        if camera_bench is not None:
+            camera_bench.close()
+
+
+def _run(args: argparse.Namespace, argv: list[str], world, resolved: list, map_provider, camera_bench) -> int:
     if args.ablation:
         return _ablation(args, world, resolved, argv, map_provider, camera_bench)
     if args.suite:
@@ -375,7 +387,12 @@ def main(argv: list[str]) -> int:
         c = result["camera"]
         print(f"camera: {c['perception_ms_per_step_mean']} ms perception/step ({c['views_per_step']} views; "
               f"{c['perception_ms_per_step_unmemoised_mean']} ms without the memo), read {c['read_ms_per_view_p50']} ms/view "
-              f"p50, {c['views_read']} views read, {c['memo_hits']} memo hits")
+              f"p50, {c['views_read']} views read, {c['memo_hits']} memo hits; frames: {c['frames']}"
+              + (f" ({c['stream']['mispaired']} of {c['stream']['views_taken']} showed another pose, "
+                 f"{c['stream']['no_frame']} came without a frame)" if "stream" in c else ""))
+        f = c["failure_ends"]
+        print(f"camera failures: {f['counts']}; SR {f['sr_goal_has_sign']} of the {f['goal_has_sign']} tasks whose "
+              f"goal has a sign; {f['wrong_goal_locked']} wrong goals locked")
     if args.episode_dir:
         from sim.benchmark.episode_files import write_episode
 

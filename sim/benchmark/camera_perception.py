@@ -23,6 +23,8 @@ per view).
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -30,7 +32,7 @@ import cv2
 import numpy as np
 
 from onboard.perception.camera_model import CameraIntrinsics, CameraPose
-from onboard.perception.camera_sightings import (CameraReader, CameraView, SightingFusion, goal_names,
+from onboard.perception.camera_sightings import (CameraReader, CameraView, SightingFusion, ViewRead, goal_names,
                                                  look_around_headings)
 from onboard.perception.text_range import FootprintRanger
 from sim.world.perception import LandmarkSighting, PoiSighting
@@ -54,7 +56,7 @@ class ViewMemo:
     The raw reads are kept, not the named sightings: which names matter differs per episode.
     """
 
-    reads: dict[tuple[int, float, float, float], tuple[list, float]] = field(default_factory=dict)
+    reads: dict[tuple[int, float, float, float], "ViewTaken"] = field(default_factory=dict)
     hits: int = 0
     misses: int = 0
     read_ms: list[float] = field(default_factory=list)  # reader time (detect + recognise) of each view read
@@ -67,15 +69,40 @@ class ViewMemo:
                 "render_ms_per_view_p50": p50(self.render_ms)}
 
 
-class CameraBench:
-    """What every episode of a run shares: the renderer, the reader, the memo, the settings."""
+@dataclass(frozen=True)
+class ViewTaken:
+    """One view of a look-around: the lines read, what they cost, where they are placed from, the judge's truth."""
 
-    def __init__(self, world: World, reader, cfg, *, use_map: bool = False) -> None:
+    reads: list
+    cost_ms: float  # what it cost now (0: a memo hit)
+    cost_once_ms: float  # what it cost when read
+    place: tuple[float, float, float, float, float]  # east, north, up, heading, pitch the frame was taken from
+    signs: tuple[tuple[str, float, float], ...]  # the judge's: (name, visible share, lettering px) per sign in frame
+    ok: bool = True  # False: no frame came
+
+
+class CameraBench:
+    """What every episode of a run shares: the camera, the reader, the memo, the settings.
+
+    `frames`: "stream" (the default of `aerie bench nav`): every view is a frame of the simulator's video
+    stream, taken back through the vehicle's frame source and placed from its pose at capture
+    (`stream_camera.StreamedCamera`); "render": the renderer's image handed to the reader directly (tests
+    that need no stream, and the figures before 2026-11-28).
+    """
+
+    def __init__(self, world: World, reader, cfg, *, use_map: bool = False, frames: str = "render") -> None:
         from sim.world.render import Camera, ViewRenderer
 
-        self.world, self.reader, self.cfg = world, reader, cfg  # cfg: SupervisorConfig
-        self.renderer = ViewRenderer(world, Camera.from_config(cfg))
-        cam = self.renderer.cam
+        if frames not in ("stream", "render"):
+            raise ValueError(f"camera frames come from 'stream' or 'render', not {frames!r}")
+        self.world, self.reader, self.cfg, self.frames = world, reader, cfg, frames  # cfg: SupervisorConfig
+        cam = Camera.from_config(cfg)
+        self.renderer = ViewRenderer(world, cam) if frames == "render" else None
+        self.streamed = None
+        if frames == "stream":
+            from sim.benchmark.stream_camera import StreamedCamera
+
+            self.streamed = StreamedCamera(world, cfg)
         self.intr = CameraIntrinsics.from_hfov(cam.width, cam.height, cam.fov_deg)
         self.pitch = cam.pitch_deg
         self.pitches = tuple(cfg.camera_reading.pitches_deg or (cam.pitch_deg,))  # the gimbal's, at each heading
@@ -86,28 +113,85 @@ class CameraBench:
                                       [b.height for b in world.city.buildings]) if use_map else None
         self.memo = ViewMemo()
         self.settings = cfg.camera_reading.fusion()
+        from sim.world.render import _world_signs
 
-    def episode(self, description: str, goal_name: str = "") -> "CameraEpisode":
+        self.signed = {sg.name for sg in _world_signs(world)[0]}  # the judge's: names hung on some facade
+
+    def close(self) -> None:
+        if self.streamed is not None:
+            self.streamed.close()
+
+    def figures(self) -> dict:
+        """The run's camera figures: the memo's, and the stream's when frames came from it."""
+        out = {**self.memo.to_json(), "frames": self.frames}
+        if self.streamed is not None:
+            out["stream"] = self.streamed.figures()
+        return out
+
+    def episode(self, description: str, goal_name: str = "", judge_goal: str = "") -> "CameraEpisode":
         """A fresh fusion for one task: signs are matched against the task's goal name (the name its words
-        give; without one, the runs of words the description names the goal by) and the gazetteer."""
+        give; without one, the runs of words the description names the goal by) and the gazetteer.
+        `judge_goal`: the task's true goal, for the failure breakdown only (no reader sees it)."""
         from onboard.agent.goal_description import parse_goal_description
 
         goal = parse_goal_description(description, self.gazetteer)
         names = [goal_name] if goal_name else goal_names(description, goal.names_goal)
         reader = CameraReader(self.reader, self.intr, self.gazetteer, names, self.ranger, self.settings)
-        return CameraEpisode(self, reader, SightingFusion(self.gazetteer, names, self.settings, goal.names_goal), names)
+        return CameraEpisode(self, reader, SightingFusion(self.gazetteer, names, self.settings, goal.names_goal), names,
+                             judge_goal=judge_goal)
+
+    def _key(self, node: int, heading: float, altitude: float, pitch: float) -> tuple[int, float, float, float]:
+        return (int(node), round(float(heading), 1), round(float(altitude), 1), round(float(pitch), 1))
+
+    def _hit(self, key) -> ViewTaken | None:
+        hit = self.memo.reads.get(key)
+        if hit is None:
+            return None
+        self.memo.hits += 1
+        return dataclasses.replace(hit, cost_ms=0.0)
 
     def lines(self, node: int, heading: float, altitude: float, pitch: float | None = None) -> tuple[list, float, float]:
-        """(lines read in the view, ms it cost now: 0 for a memo hit, ms it cost when read)."""
-        pitch = self.pitch if pitch is None else pitch
-        key = (int(node), round(float(heading), 1), round(float(altitude), 1), round(float(pitch), 1))
-        hit = self.memo.reads.get(key)
+        """(lines read in the rendered view, ms it cost now: 0 for a memo hit, ms it cost when read)."""
+        v = self._rendered(node, heading, altitude, self.pitch if pitch is None else pitch)
+        return v.reads, v.cost_ms, v.cost_once_ms
+
+    async def take(self, node: int, heading: float, altitude: float, pitch: float) -> ViewTaken:
+        """One view from `node` along `heading` at `altitude` and gimbal `pitch`: from the memo, else taken."""
+        if self.streamed is None:
+            return self._rendered(node, heading, altitude, pitch)
+        key = self._key(node, heading, altitude, pitch)
+        hit = self._hit(key)
         if hit is not None:
-            self.memo.hits += 1
-            return hit[0], 0.0, hit[1]
+            return hit
+        xy = self.world.graph.xy[node]
+        t0 = time.perf_counter()
+        got = await self.streamed.view(float(xy[0]), float(xy[1]), float(altitude), float(heading), float(pitch))
+        t1 = time.perf_counter()
+        shot = got.shot
+        if shot.rgb is None or shot.pose is None:
+            v = ViewTaken([], (t1 - t0) * 1e3, (t1 - t0) * 1e3, (float(xy[0]), float(xy[1]), float(altitude),
+                                                                 float(heading), float(pitch)), (), ok=False)
+        else:
+            p = shot.pose
+            place = (p.east, p.north, p.up, p.camera_heading_deg(), shot.pitch_deg)
+            pose = CameraPose(north=p.north, east=p.east, down=-p.up, yaw_deg=place[3], pitch_deg=place[4])
+            reads = await asyncio.to_thread(self.reader.read, shot.rgb, self.intr, pose, self.ranger)
+            t2 = time.perf_counter()
+            self.memo.read_ms.append(self.reader.timings_ms.get("total", (t2 - t1) * 1e3))
+            self.memo.render_ms.append((t1 - t0) * 1e3)  # pointing to frame in hand: the stream's wait
+            v = ViewTaken(reads, (t2 - t0) * 1e3, (t2 - t0) * 1e3, place, got.signs)
+        self.memo.misses += 1
+        self.memo.reads[key] = v
+        return v
+
+    def _rendered(self, node: int, heading: float, altitude: float, pitch: float) -> ViewTaken:
+        key = self._key(node, heading, altitude, pitch)
+        hit = self._hit(key)
+        if hit is not None:
+            return hit
         t0 = time.perf_counter()
         # the truth stays here: the judge's only
-        bgr, _truth = self.renderer.render_view(node, heading, altitude, None if pitch == self.pitch else pitch)
+        bgr, truth = self.renderer.render_view(node, heading, altitude, None if pitch == self.pitch else pitch)
         t1 = time.perf_counter()
         xy = self.world.graph.xy[node]
         pose = CameraPose(north=float(xy[1]), east=float(xy[0]), down=-float(altitude), yaw_deg=float(heading),
@@ -119,13 +203,19 @@ class CameraBench:
         self.memo.render_ms.append((t1 - t0) * 1e3)
         self.memo.read_ms.append(self.reader.timings_ms.get("total", (t2 - t1) * 1e3))
         cost = (t2 - t0) * 1e3
-        self.memo.reads[key] = (reads, cost)
-        return reads, cost, cost
+        signs = tuple((t.name, round(float(t.visible_fraction), 3), round(float(t.letter_px), 1)) for t in truth)
+        v = ViewTaken(reads, cost, cost, (float(xy[0]), float(xy[1]), float(altitude), float(heading), float(pitch)), signs)
+        self.memo.reads[key] = v
+        return v
+
+
+# A goal's sign counts as in a frame when at least this share of its panel is in it and unhidden.
+IN_FRAME_SHARE = 0.5
 
 
 @dataclass
 class CameraEpisode:
-    """One episode's camera perception: its names, its fusion, its per-step costs."""
+    """One episode's camera perception: its names, its fusion, its per-step costs, and the judge's tally."""
 
     bench: CameraBench
     reader: CameraReader
@@ -134,27 +224,35 @@ class CameraEpisode:
     step_ms: list[float] = field(default_factory=list)  # perception time per step (memo hits cost nothing)
     step_ms_unmemoised: list[float] = field(default_factory=list)  # what it would have cost without the memo
     look_around_s: float = 0.0
+    judge_goal: str = ""  # the task's goal: the failure breakdown's only
+    goal_in_frame_views: int = 0
+    goal_best_letter_px: float = 0.0
+    no_frame_views: int = 0
 
-    def observe(self, step: int, node: int, altitude: float | None) -> tuple[list[LandmarkSighting], list[PoiSighting]]:
+    async def observe(self, step: int, node: int, altitude: float | None
+                      ) -> tuple[list[LandmarkSighting], list[PoiSighting]]:
         """The look-around at `node` (from `altitude` after a look-up or look-low; None: cruise): the step's
         sightings."""
         b = self.bench
         alt = b.world.cruise_alt if altitude is None else float(altitude)
         views = b.cfg.camera_reading.views
-        xy = b.world.graph.xy[node]
         spent = full = 0.0
         t0 = time.perf_counter()
         k = 0
         for hd in look_around_headings(0.0, views):
             for pitch in (b.low_pitches if alt < b.world.cruise_alt else b.pitches):
-                lines, cost, cost_once = b.lines(node, hd, alt, pitch)
-                spent += cost
-                full += cost_once
-                view = CameraView(None, hd, float(xy[0]), float(xy[1]), alt, pitch, k)
-                self.fusion.add(step, view, self.reader.place(lines, view))
+                v = await b.take(node, hd, alt, pitch)
+                spent += v.cost_ms
+                full += v.cost_once_ms
+                east, north, up, heading, pitched = v.place
+                view = CameraView(None, heading, east, north, up, pitched, k)
+                self.fusion.add(step, view, self.reader.place(v.reads, view) if v.ok
+                                else ViewRead(k, heading, (), ok=False))
+                self._judge(v)
                 k += 1
+        xy = b.world.graph.xy[node]
         lms, pois = self.fusion.sightings(step, float(xy[0]), float(xy[1]))
-        elapsed = (time.perf_counter() - t0) * 1e3  # rendering and reading the views not in the memo, fusion
+        elapsed = (time.perf_counter() - t0) * 1e3  # taking and reading the views not in the memo, fusion
         self.step_ms.append(elapsed)
         self.step_ms_unmemoised.append(full + max(0.0, elapsed - spent))
         self.look_around_s += look_around_seconds(k)
@@ -163,9 +261,22 @@ class CameraEpisode:
         return ([LandmarkSighting(s.name, s.bearing, s.distance) for s in lms],
                 [PoiSighting(p.name, "read", p.bearing, p.distance) for p in pois])
 
+    def _judge(self, v: ViewTaken) -> None:
+        self.no_frame_views += not v.ok
+        for name, share, px in v.signs:
+            if name == self.judge_goal and share >= IN_FRAME_SHARE:
+                self.goal_in_frame_views += 1
+                self.goal_best_letter_px = max(self.goal_best_letter_px, px)
+
     def record(self) -> dict:
-        """The episode's perception figures for its record."""
+        """The episode's perception figures for its record, and how far its goal's sign got."""
+        groups = self.fusion.goal_evidence()
         return {"perception_ms_per_step": round(float(np.mean(self.step_ms or [0.0])), 1),
                 "perception_ms_per_step_unmemoised": round(float(np.mean(self.step_ms_unmemoised or [0.0])), 1),
                 "look_around_s": round(self.look_around_s, 1), "goal_names": self.goal_names,
-                "goal_groups": self.fusion.goal_evidence()}
+                "goal_groups": groups,
+                "goal_sign": {"goal": self.judge_goal, "has_sign": self.judge_goal in self.bench.signed,
+                              "in_frame_views": self.goal_in_frame_views,
+                              "best_letter_px": self.goal_best_letter_px,
+                              "read": bool(groups), "fused": any(g["confirmed"] for g in groups),
+                              "no_frame_views": self.no_frame_views}}

@@ -107,7 +107,7 @@ class OracleSensor:
         assert at is not None, "the benchmark always knows its node"
         w = self.world
         if self.camera is not None:
-            lms, pois = self.camera.observe(step, at, altitude_m)
+            lms, pois = await self.camera.observe(step, at, altitude_m)
         else:
             lms = self.perception.landmarks_at(at, altitude_m)
             pois = () if altitude_m is not None and altitude_m > w.cruise_alt else self.perception.pois_at(at)

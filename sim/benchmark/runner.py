@@ -7,6 +7,7 @@ import sys
 import time
 
 from sim.benchmark.baselines import make_agent
+from sim.benchmark.camera_failures import failure_ends
 from sim.benchmark.episode import run_episode
 from sim.benchmark.metrics import summarise
 from sim.benchmark.tasks import ResolvedTask
@@ -101,7 +102,8 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
             task_map = map_provider(rt, s_)
             if hasattr(agent, "use_map"):
                 agent.use_map(task_map.knowledge)
-        camera = camera_bench.episode(rt.task.description, rt.task.goal_name) if camera_bench is not None else None
+        camera = (camera_bench.episode(rt.task.description, rt.task.goal_name, judge_goal=rt.task.goal_name)
+                  if camera_bench is not None else None)
         noise = "perfect" if camera is not None else preset
         rec = run_episode(world, rt, agent, noise, seed=s_ * 100_003 + i, preset_name=preset,
                           renderer=views.oblique, camera=camera,
@@ -119,10 +121,11 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
     if camera_bench is not None:
         steps = [r["perception_ms_per_step"] for r in records]
         full = [r["perception_ms_per_step_unmemoised"] for r in records]
-        extra["camera"] = {**camera_bench.memo.to_json(), "views_per_step": camera_bench.cfg.camera_reading.views,
+        extra["camera"] = {**camera_bench.figures(), "views_per_step": camera_bench.cfg.camera_reading.views,
                            "map_ranges": camera_bench.ranger is not None,
                            "perception_ms_per_step_mean": round(sum(steps) / len(steps), 1) if steps else None,
-                           "perception_ms_per_step_unmemoised_mean": round(sum(full) / len(full), 1) if full else None}
+                           "perception_ms_per_step_unmemoised_mean": round(sum(full) / len(full), 1) if full else None,
+                           "failure_ends": failure_ends(records)}
     return {**extra,
         "agent": records[0]["agent"] if records else label, "perception": preset, "seed": seed,
         "sr": summary.sr, "spl": summary.spl, "episodes": len(records), "summary": summary.to_json(),
