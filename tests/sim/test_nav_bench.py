@@ -170,3 +170,20 @@ def test_the_vlm_agent_reports_calls_per_mission_and_seconds_per_call(tmp_path, 
     assert vlm["adopted"] + vlm["kept"] + vlm["stale"] + vlm["fallbacks"] == vlm["answered"]
     assert rec["vlm_planner"]["step_sources"].get("vlm", 0) == vlm["adopted"]
     assert "calls/ep" in capsys.readouterr().out
+
+
+def test_camera_runs_read_the_simulators_stream_and_say_where_failures_ended(tmp_path, capsys):
+    """`--perception camera` takes its frames from the simulator's video stream by default."""
+    helsinki()
+    cfg = tmp_path / "small_camera.yaml"
+    cfg.write_text("supervisor:\n  camera_width: 480\n  camera_height: 270\n  camera_reading:\n    views: 2\n")
+    out = tmp_path / "r.json"
+    rc = nav_bench.main(["--tasks", str(PUBLIC), "--agent", "greedy", "--perception", "camera", "--config", str(cfg),
+                         "--limit", "1", "--json", str(out), "--no-progress"])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    cam = data["camera"]
+    assert cam["frames"] == "stream" and cam["stream"]["views_taken"] == cam["views_read"] > 0
+    assert cam["stream"]["mispaired"] == 0 and cam["stream"]["no_frame"] == 0
+    assert sum(cam["failure_ends"]["counts"].values()) == 1 - data["records"][0]["success"]
+    assert "frames: stream" in capsys.readouterr().out
