@@ -137,6 +137,7 @@ class CameraStream:
         self.sent: deque[SentFrame] = deque(maxlen=200)
         self.render_ms: deque[float] = deque(maxlen=1000)  # render and JPEG per frame drawn (what the stream costs)
         self.truth_failures = 0
+        self.connections = 0  # readers that connected, over the stream's life (a vehicle keeps one)
         self.url = ""
         self._last: tuple[tuple, bytes] | None = None  # (pose key, JPEG) of the newest frame rendered
         self._signs: tuple[tuple[str, float, float], ...] = ()  # its truth, for `sent`
@@ -260,6 +261,7 @@ class CameraStream:
         handler.end_headers()
         with self._cond:
             self._clients += 1
+            self.connections += 1
             self._cond.notify_all()
             seen = self._seq
         try:

@@ -80,10 +80,9 @@ class SimRig:
                       sync_endpoint=f"tcp://127.0.0.1:{sync}", curve=curve)
         geofence = replace(base.safety.geofence, max_distance_from_home_m=2500.0)
         sup = replace(base.supervisor, world_endpoint=self.server.endpoint)
-        if self.camera is not None:  # camera perception reads the stream; the person detector stays off (it
-            # would open the stream a second time and is no part of finding the goal)
+        if self.camera is not None:  # camera perception (and the detector, as configured) reads the stream
             sup = replace(sup, camera=self.camera.url, camera_latency_s=self.camera.latency_s,
-                          camera_calibration=self.camera_calibration, detect_every_steps=0)
+                          camera_calibration=self.camera_calibration)
         return replace(base, data_dir=str(data_dir), link=replace(base.link, url=self.vehicle.mavsdk_url),
                        safety=replace(base.safety, geofence=geofence), telemetry=tel, supervisor=sup)
 

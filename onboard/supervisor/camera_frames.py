@@ -37,9 +37,27 @@ class CameraLost(MissionAborted):
     finish = "rtl"
 
 
+def has_camera(sup: Any) -> bool:
+    """Whether `supervisor.camera` names a video source (a device, file, URL or pipeline), not the world feed."""
+    return sup.camera not in ("", "world")
+
+
 def streams_frames(sup: Any) -> bool:
-    """Whether camera perception reads `supervisor.camera` (a device, file, URL or pipeline), not the world feed."""
-    return sup.perception == "camera" and sup.camera not in ("", "world")
+    """Whether camera perception reads `supervisor.camera`, not the world feed."""
+    return sup.perception == "camera" and has_camera(sup)
+
+
+def shared_frames(supervisor: Any) -> "StreamFrames | None":
+    """The vehicle's one connection to its camera, opened on first use (on the running loop) and kept over missions.
+
+    The look-around, the detector and the VLM all read it: a gimbal camera often serves one RTSP client
+    only, and a second capture that is read only now and then hands out frames queued seconds ago.
+    """
+    if not has_camera(supervisor.sup):
+        return None
+    if supervisor.frames is None:
+        supervisor.frames = StreamFrames.start(supervisor.bridge, supervisor.sup, supervisor.event)
+    return supervisor.frames
 
 
 def camera_intrinsics(sup: Any) -> CameraIntrinsics:
@@ -129,6 +147,16 @@ class StreamFrames:
                         pose, capture_t=f.capture_t, seq=f.seq, bgr=f.image, waited_s=wait)
         rgb = np.ascontiguousarray(f.image[:, :, ::-1])
         return Shot(rgb, None, pose, pose.camera_pitch_deg(self.sup.camera_pitch_deg), f.capture_t, f.seq, f.image, wait)
+
+    def newest(self) -> tuple[np.ndarray, PoseSample | None] | None:
+        """The newest frame (BGR) and the pose it was taken at, if it is fresher than the frame timeout.
+
+        For the detector and the VLM, which take whatever the camera shows now and never wait for it.
+        """
+        f = self.source.latest()
+        if f is None or self.clock() - f.capture_t > self.sup.camera_frame_timeout_s:
+            return None
+        return f.image, self.history.at(f.capture_t)
 
     def close(self) -> None:
         if self._feeder is not None:

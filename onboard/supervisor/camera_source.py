@@ -1,12 +1,9 @@
-"""Camera frames for the detector: an OpenCV capture (device, file, RTSP, GStreamer) or the simulator's views.
+"""The world feed's frames, decoded: what the detector and the VLM see when no camera is configured.
 
-On a Jetson the camera is a CSI or USB device read through GStreamer
-(``nvarguscamerasrc ! ... ! appsink``), on a bench a video file or an RTSP
-stream; OpenCV's VideoCapture opens all of them, so one class serves. A
-source that cannot be opened or stops delivering raises `CameraError`; the
-supervisor's restarting worker then reopens it with back-off. In simulation
-the frames come with each observation (the observation server renders them),
-decoded by `decode_png`.
+A configured camera (``supervisor.camera``: a device, a file, an RTSP or UDP stream, a GStreamer
+pipeline) is read through the vehicle's one frame source (`camera_frames.shared_frames`); in
+simulation without one, the frames come with each observation as PNG (the observation server
+renders them) and are decoded here.
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ import numpy as np
 
 
 class CameraError(RuntimeError):
-    """The camera cannot be opened or delivered no frame."""
+    """A frame that does not decode."""
 
 
 def decode_png(data: bytes) -> np.ndarray:
@@ -25,25 +22,3 @@ def decode_png(data: bytes) -> np.ndarray:
     if img is None:
         raise CameraError("camera frame is not a decodable image")
     return img
-
-
-class OpenCVCamera:
-    """`source`: a device index ("0"), a file, an rtsp:// URL, or a GStreamer pipeline (contains "!")."""
-
-    def __init__(self, source: str) -> None:
-        from onboard.perception.frame_source import FrameSourceError, open_capture
-
-        self.source = source
-        try:
-            self._cap = open_capture(source)
-        except FrameSourceError as exc:
-            raise CameraError(str(exc)) from None
-
-    def read(self) -> np.ndarray:
-        ok, frame = self._cap.read()
-        if not ok or frame is None:
-            raise CameraError(f"camera {self.source!r} delivered no frame")
-        return frame
-
-    def close(self) -> None:
-        self._cap.release()

@@ -142,10 +142,13 @@ class FlightHooks(MissionHooks):
         if asker.busy:
             return
         from onboard.perception.captioning import CAPTION_PROMPT
+        from onboard.supervisor.camera_frames import shared_frames
         from onboard.supervisor.camera_source import decode_png
 
-        if self.sup.camera is not None:
-            frame = await self.sup.camera.call(lambda cam: asyncio.to_thread(cam.read))
+        frames = shared_frames(self.sup)
+        if frames is not None:  # the camera's newest frame, from the one connection the vehicle keeps to it
+            shot = frames.newest()
+            frame = shot[0] if shot is not None else None
         else:  # decoded off the loop: a 1920 x 1080 PNG takes tens of ms
             frame = await asyncio.to_thread(decode_png, obs.image_png) if obs.image_png else None
         if frame is None:
@@ -171,13 +174,18 @@ class FlightHooks(MissionHooks):
             return
         import cv2
 
+        from firmware_bridge.intents import PositionNed
         from firmware_bridge.maneuvers import position_from_home
         from onboard.perception.camera_model import CameraPose
+        from onboard.supervisor.camera_frames import shared_frames
         from onboard.supervisor.camera_source import decode_png
 
         cfg = sup.sup
-        if sup.camera is not None:
-            frame = await sup.camera.call(lambda cam: asyncio.to_thread(cam.read))
+        frames = shared_frames(sup)
+        taken_at = None  # the pose the camera's frame was taken at (None: the world feed's, taken here and now)
+        if frames is not None:
+            shot = frames.newest()
+            frame, taken_at = shot if shot is not None else (None, None)
         else:
             frame = decode_png(obs.image_png) if obs.image_png else None
         if frame is None:
@@ -188,6 +196,10 @@ class FlightHooks(MissionHooks):
             frame = cv2.resize(frame, (cfg.camera_width, cfg.camera_height))
         here = position_from_home(sup.bridge)
         pose = CameraPose(here.north_m, here.east_m, here.down_m, yaw_deg=heading, pitch_deg=cfg.camera_pitch_deg)
+        if taken_at is not None:
+            pose = CameraPose(taken_at.north, taken_at.east, -taken_at.up, yaw_deg=taken_at.camera_heading_deg(),
+                              pitch_deg=taken_at.camera_pitch_deg(cfg.camera_pitch_deg))
+            here = PositionNed(taken_at.north, taken_at.east, -taken_at.up)
         out = await sup.detector.call(lambda p: p.perceive_async(frame, pose, list(cfg.detect_prompts)))
         if out is None:
             return

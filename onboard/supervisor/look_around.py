@@ -198,16 +198,14 @@ def look_around_for(supervisor: Any, executor: Any, gazetteer: list[str], folder
     names = ([supervisor.mission.goal_name] if supervisor.mission.goal_name.strip()
              else goal_names(supervisor.mission.instruction, goal.names_goal))
     settings = supervisor.sup.camera_reading.fusion()
-    from onboard.supervisor.camera_frames import StreamFrames, camera_intrinsics, streams_frames
+    from onboard.supervisor.camera_frames import camera_intrinsics, shared_frames, streams_frames
 
     intr = camera_intrinsics(supervisor.sup)
     ranger = None
     if supervisor.map is not None and supervisor.map.buildings:
         ranger = FootprintRanger(map_footprints(supervisor), [b.height for b in supervisor.map.buildings])
     reader = CameraReader(supervisor.text_reader, intr, gazetteer, names, ranger, settings)
-    if streams_frames(supervisor.sup) and supervisor.frames is None:  # opened once, kept over missions
-        supervisor.frames = StreamFrames.start(supervisor.bridge, supervisor.sup, supervisor.event)
-    frames = supervisor.frames if streams_frames(supervisor.sup) else None
+    frames = shared_frames(supervisor) if streams_frames(supervisor.sup) else None  # opened once, kept over missions
     from onboard.supervisor.kind_spotter import kind_spotter_for
 
     spotter = kind_spotter_for(supervisor.mission.instruction, goal.names_goal, supervisor.detector, intr)

@@ -109,14 +109,6 @@ def load_models(supervisor: Any) -> None:
                 f"detect_every_steps={supervisor.sup.detect_every_steps}) but it cannot load: {detail} "
                 f"(inference.manifest={supervisor.cfg.inference.manifest or 'models/manifest.yaml'!r}, "
                 f"inference.model_dir={supervisor.cfg.inference.model_dir!r})")
-        if supervisor.sup.camera != "world":
-            from onboard.supervisor.camera_source import OpenCVCamera
-
-            supervisor.camera = RestartingWorker("camera", lambda: OpenCVCamera(supervisor.sup.camera),
-                                           backoff_s=supervisor.sup.restart_backoff_s,
-                                           backoff_max_s=supervisor.sup.restart_backoff_max_s,
-                                           max_restarts=supervisor.sup.max_restarts, on_event=supervisor.event,
-                                           close=lambda c: c.close())
 
 
 def load_map(supervisor: Any) -> None:

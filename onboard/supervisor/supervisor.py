@@ -84,7 +84,6 @@ class Supervisor:
         self.embedder: Any = None
         self.sync_server: Any = None
         self.detector: RestartingWorker | None = None
-        self.camera: RestartingWorker | None = None
         self.vlm: Any = None  # the VLM on the flight path (onboard.inference.vlm_asker) when inference.vlm_model is set
         self.bridge: Any = None
         self.fleet_channel: Any = None  # the fleet channel (onboard.fleet.channel) when fleet.enabled
@@ -100,7 +99,7 @@ class Supervisor:
         self.map: Any = None  # the onboard map (onboard.map.OnboardMap) when map.path is set
         self.text_reader: Any = None  # supervisor.perception camera: the text reader, loaded at start
         self._look: Any = None  # this mission's LookAround (camera perception)
-        self.frames: Any = None  # camera perception's frames from supervisor.camera (camera_frames.StreamFrames)
+        self.frames: Any = None  # the one connection to supervisor.camera (camera_frames.shared_frames)
         self._map_source = ""
 
     # -- telemetry helpers -----------------------------------------------------------------
@@ -383,8 +382,7 @@ class Supervisor:
                 except Exception:
                     log.exception("closing the %s", name)
         plan_model = self._plan_model if self._owns_plan_model else None
-        for name, obj in (("world link", self._world), ("detector", self.detector), ("camera", self.camera),
-                          ("camera frames", self.frames),
+        for name, obj in (("world link", self._world), ("detector", self.detector), ("camera frames", self.frames),
                           ("lesson sync", self.sync_server), ("memory", self.store), ("telemetry", self.publisher),
                           ("planner model", plan_model), ("vision-language model", self.vlm)):
             if obj is not None:

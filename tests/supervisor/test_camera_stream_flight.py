@@ -18,7 +18,7 @@ import pytest
 
 from onboard.agent.agent import GraphAgent
 from onboard.config import AerieConfig
-from tests.supervisor.flightkit import world
+from tests.supervisor.flightkit import journal_messages, world
 
 
 def _stream_rig(tmp_path, **sup):
@@ -29,6 +29,7 @@ def _stream_rig(tmp_path, **sup):
     _prepared(AerieConfig().inference.text_det_model)
     _prepared("ppocrv5-rec")
     base = AerieConfig()
+    sup = {"detect_every_steps": 0, **sup}  # the person detector only where a test asks for it
     base = replace(base, supervisor=replace(base.supervisor, use_memory=False, status_socket=False,
                                             perception="camera", **sup))
     rig = start_rig("t019", world=world(), noise="perfect")
@@ -72,13 +73,20 @@ def _recording_events(sup) -> list[tuple[str, object]]:
 def test_a_camera_flight_reads_the_stream_and_the_world_feed_renders_nothing(tmp_path):
     from onboard.supervisor.supervisor import Supervisor
 
-    rig, cfg = _stream_rig(tmp_path)
+    from tests.perception.conftest import _prepared
+
+    _prepared(AerieConfig().inference.ssdlite_model)
+    rig, cfg = _stream_rig(tmp_path, detect_every_steps=1)
     try:
         assert cfg.supervisor.camera == rig.camera.url and cfg.supervisor.camera_calibration.endswith("sim_camera.yaml")
         sup = Supervisor(cfg, replace(rig.mission(), step_limit=1))
         outcome = asyncio.run(sup.run())
         assert outcome.landed == "landed" and outcome.perception == "camera", outcome
         assert rig.server.counters.images == 0  # every frame came from the stream
+        # the detector read the same connection as the look-around: the vehicle keeps one to its camera
+        assert rig.camera.connections == 1
+        types = [m["type"] for m in journal_messages(cfg)]
+        assert "detections" in types, sorted(set(types))
         reading = json.loads((Path(outcome.results_dir) / "reading_timestep_0000.json").read_text())
         views = cfg.supervisor.camera_reading.views
         assert len(reading["views"]) == views  # one frame per heading (camera_reading.pitches_deg: the mount's)
