@@ -42,11 +42,15 @@ class DemoFailed(RuntimeError):
     pass
 
 
-def _vehicle_config(rig: Any, out: Path, keys: dict[str, Path]) -> Any:
+def _vehicle_config(rig: Any, out: Path, keys: dict[str, Path], camera: str = "world") -> Any:
+    from onboard.config import AerieConfig
     from sim.supervisor_rig import vehicle_config
 
+    base = AerieConfig()
+    if camera == "stream":  # camera perception, reading the simulated camera's stream as a gimbal camera's
+        base = replace(base, supervisor=replace(base.supervisor, perception="camera"))
     cfg = vehicle_config(rig, out / "vehicle", secret_key=keys["vehicle_secret"], authorized_dir=keys["authorized_dir"],
-                         log_file=out / "vehicle.log.jsonl")
+                         log_file=out / "vehicle.log.jsonl", base=base)
     return replace(cfg, supervisor=replace(cfg.supervisor, lessons_wait_s=90.0))
 
 
@@ -96,12 +100,17 @@ def _retrieved_lessons(outcome: dict[str, Any]) -> list[dict[str, Any]]:
     return [x for x in summary.get("retrieved_lessons") or [] if isinstance(x, dict)]
 
 
-def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: int = 0) -> int:
+def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: int = 0, camera: str = "world") -> int:
     """Returns the exit status; `out/demo.json` holds both flights' outcomes and scores.
 
     `step_limit` (0: the task's own budget) tightens the mission's step budget, e.g. so
-    that a first flight fails and the lesson has something to fix.
+    that a first flight fails and the lesson has something to fix. `camera`: "world" (the
+    world feed's sightings, the default) or "stream": camera perception, the simulated vehicle's
+    camera served as an MJPEG stream (`sim/camera_stream.py`) and read as a real one is, its
+    gimbal pointed through MAVSDK.
     """
+    if camera not in ("world", "stream"):
+        raise ValueError(f"demo camera is 'world' or 'stream', not {camera!r}")
     from ground_station.dashboard.server import DashboardServer
     from ground_station.ingest import GroundStation
     from ground_station.lesson_courier import LessonCourier
@@ -125,8 +134,12 @@ def run_demo(task_id: str = DEFAULT_TASK, out: Path | None = None, step_limit: i
         _say(f"  world: {world.city.name}, {world.graph.n_nodes} waypoints; shortest route {rig.task.shortest_m:.0f} m "
              f"({rig.task.min_steps} moves), step budget {step_limit or rig.task.step_limit}")
         _say(f"simulated PX4 vehicle on {rig.vehicle.mavsdk_url}; world feed on {rig.server.endpoint}")
+        if camera == "stream":
+            stream = rig.stream_camera(out)
+            _say(f"simulated gimbal camera streaming on {stream.url} (calibration {rig.camera_calibration}); "
+                 f"camera perception reads it")
         keys = generate_link_keys(out / "keys")
-        vcfg = _vehicle_config(rig, out, keys)
+        vcfg = _vehicle_config(rig, out, keys, camera)
         gcfg = _ground_config(vcfg, out, keys)
         write_yaml(gcfg, out / "ground.yaml")
         mission = rig.mission()
@@ -219,5 +232,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--task", default=DEFAULT_TASK, help="public Helsinki task id (default %(default)s)")
     p.add_argument("--out", type=Path, default=None, help="results folder (default results/demo-<utc>)")
     p.add_argument("--step-limit", type=int, default=0, help="mission step budget (default: the task's)")
+    p.add_argument("--camera", choices=["world", "stream"], default="world",
+                   help="world (default): the world feed's sightings; stream: camera perception reading the "
+                        "simulated gimbal camera's video stream, as a real camera is read (slower: minutes a flight)")
     args = p.parse_args(argv)
-    return run_demo(args.task, args.out, args.step_limit)
+    return run_demo(args.task, args.out, args.step_limit, args.camera)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import cv2
@@ -113,11 +114,13 @@ class CameraBench:
                                       [b.height for b in world.city.buildings]) if use_map else None
         self.memo = ViewMemo()
         self.settings = cfg.camera_reading.fusion()
+        self._reading = ThreadPoolExecutor(1, thread_name_prefix="bench-reader")  # one frame read at a time
         from sim.world.render import _world_signs
 
         self.signed = {sg.name for sg in _world_signs(world)[0]}  # the judge's: names hung on some facade
 
     def close(self) -> None:
+        self._reading.shutdown(wait=True)
         if self.streamed is not None:
             self.streamed.close()
 
@@ -157,32 +160,52 @@ class CameraBench:
 
     async def take(self, node: int, heading: float, altitude: float, pitch: float) -> ViewTaken:
         """One view from `node` along `heading` at `altitude` and gimbal `pitch`: from the memo, else taken."""
+        return await (await self.point(node, heading, altitude, pitch))
+
+    async def point(self, node: int, heading: float, altitude: float, pitch: float) -> "asyncio.Future[ViewTaken]":
+        """Point the camera and take its frame; the returned future is the frame read.
+
+        The frame is read on the bench's one reading thread while the camera is pointed to the next view
+        (a look-around reads one frame as the gimbal slews to the next): the stream's latency and the
+        gimbal's settling overlap the reading instead of adding to it.
+        """
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[ViewTaken] = loop.create_future()
         if self.streamed is None:
-            return self._rendered(node, heading, altitude, pitch)
+            done.set_result(self._rendered(node, heading, altitude, pitch))
+            return done
         key = self._key(node, heading, altitude, pitch)
         hit = self._hit(key)
         if hit is not None:
-            return hit
+            done.set_result(hit)
+            return done
         xy = self.world.graph.xy[node]
+        asked = (float(xy[0]), float(xy[1]), float(altitude), float(heading), float(pitch))
         t0 = time.perf_counter()
-        got = await self.streamed.view(float(xy[0]), float(xy[1]), float(altitude), float(heading), float(pitch))
-        t1 = time.perf_counter()
+        got = await self.streamed.view(*asked)
+        waited_ms = (time.perf_counter() - t0) * 1e3
         shot = got.shot
-        if shot.rgb is None or shot.pose is None:
-            v = ViewTaken([], (t1 - t0) * 1e3, (t1 - t0) * 1e3, (float(xy[0]), float(xy[1]), float(altitude),
-                                                                 float(heading), float(pitch)), (), ok=False)
-        else:
-            p = shot.pose
-            place = (p.east, p.north, p.up, p.camera_heading_deg(), shot.pitch_deg)
-            pose = CameraPose(north=p.north, east=p.east, down=-p.up, yaw_deg=place[3], pitch_deg=place[4])
-            reads = await asyncio.to_thread(self.reader.read, shot.rgb, self.intr, pose, self.ranger)
-            t2 = time.perf_counter()
-            self.memo.read_ms.append(self.reader.timings_ms.get("total", (t2 - t1) * 1e3))
-            self.memo.render_ms.append((t1 - t0) * 1e3)  # pointing to frame in hand: the stream's wait
-            v = ViewTaken(reads, (t2 - t0) * 1e3, (t2 - t0) * 1e3, place, got.signs)
         self.memo.misses += 1
-        self.memo.reads[key] = v
-        return v
+        self.memo.render_ms.append(waited_ms)  # pointing to frame in hand: the stream's wait
+        if shot.rgb is None or shot.pose is None:
+            v = ViewTaken([], waited_ms, waited_ms, asked, (), ok=False)
+            self.memo.reads[key] = v
+            done.set_result(v)
+            return done
+        p = shot.pose
+        place = (p.east, p.north, p.up, p.camera_heading_deg(), shot.pitch_deg)
+        pose = CameraPose(north=p.north, east=p.east, down=-p.up, yaw_deg=place[3], pitch_deg=place[4])
+
+        def read() -> ViewTaken:
+            t1 = time.perf_counter()
+            reads = self.reader.read(shot.rgb, self.intr, pose, self.ranger)
+            read_ms = (time.perf_counter() - t1) * 1e3
+            self.memo.read_ms.append(self.reader.timings_ms.get("total", read_ms))
+            v = ViewTaken(reads, waited_ms + read_ms, waited_ms + read_ms, place, got.signs)
+            self.memo.reads[key] = v
+            return v
+
+        return loop.run_in_executor(self._reading, read)
 
     def _rendered(self, node: int, heading: float, altitude: float, pitch: float) -> ViewTaken:
         key = self._key(node, heading, altitude, pitch)
@@ -238,18 +261,19 @@ class CameraEpisode:
         views = b.cfg.camera_reading.views
         spent = full = 0.0
         t0 = time.perf_counter()
+        pending = [await b.point(node, hd, alt, pitch) for hd in look_around_headings(0.0, views)
+                   for pitch in (b.low_pitches if alt < b.world.cruise_alt else b.pitches)]
         k = 0
-        for hd in look_around_headings(0.0, views):
-            for pitch in (b.low_pitches if alt < b.world.cruise_alt else b.pitches):
-                v = await b.take(node, hd, alt, pitch)
-                spent += v.cost_ms
-                full += v.cost_once_ms
-                east, north, up, heading, pitched = v.place
-                view = CameraView(None, heading, east, north, up, pitched, k)
-                self.fusion.add(step, view, self.reader.place(v.reads, view) if v.ok
-                                else ViewRead(k, heading, (), ok=False))
-                self._judge(v)
-                k += 1
+        for taken in pending:  # fused in the order taken
+            v = await taken
+            spent += v.cost_ms
+            full += v.cost_once_ms
+            east, north, up, heading, pitched = v.place
+            view = CameraView(None, heading, east, north, up, pitched, k)
+            self.fusion.add(step, view, self.reader.place(v.reads, view) if v.ok
+                            else ViewRead(k, heading, (), ok=False))
+            self._judge(v)
+            k += 1
         xy = b.world.graph.xy[node]
         lms, pois = self.fusion.sightings(step, float(xy[0]), float(xy[1]))
         elapsed = (time.perf_counter() - t0) * 1e3  # taking and reading the views not in the memo, fusion

@@ -39,9 +39,9 @@ from sim.camera_stream import CameraStream, SentFrame
 SETTLE_S = 0.1
 # The simulated camera's glass-to-socket latency (s) and the supervisor's setting for it: a SIYI A8
 # mini's H.264 stream is about 150-200 ms behind; the stream's MJPEG is served with this much.
-LATENCY_S = 0.15
+LATENCY_S = 0.1
 # Frames a second the simulated camera sends (an unchanged view is sent again, not redrawn).
-FPS = 8.0
+FPS = 12.0
 TELEMETRY_S = 0.1  # how often the pose history is refreshed while a frame is awaited (PX4 sends at 10-50 Hz)
 # A frame's truth matches the pose it was placed from within these (m, degrees).
 MATCH_M, MATCH_DEG = 0.05, 0.05

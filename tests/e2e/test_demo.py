@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from aerie.demo import run_demo
 from ground_station.flight_log import FlightLog
 from contract.bundle import read_bundle
@@ -55,3 +57,24 @@ def test_failing_flight_reflect_sync_and_fly_again(tmp_path, capsys):
     for f in (f1, f2):  # the results layout of each flight
         folder = Path(f["results_dir"])
         assert (folder / "trajectory.json").exists() and (folder / "episode_summary.json").exists()
+
+
+@pytest.mark.slow  # two camera flights of two steps each, every frame through the stream (minutes on 2 cores)
+@pytest.mark.timeout(1800)
+def test_the_demo_with_the_simulated_camera_stream_reads_it_on_both_flights(tmp_path, capsys):
+    """`aerie demo --camera stream`: the same two flights, camera perception reading the simulated stream."""
+    from onboard.config import AerieConfig
+    from tests.perception.conftest import _prepared
+
+    _prepared(AerieConfig().inference.text_det_model)
+    _prepared("ppocrv5-rec")
+    out = tmp_path / "demo"
+    rc = run_demo("t019", out, step_limit=2, camera="stream")
+    printed = capsys.readouterr().out
+    assert rc == 0, printed
+    assert "simulated gimbal camera streaming on http://127.0.0.1:" in printed
+    flights = json.loads((out / "demo.json").read_text())["flights"]
+    for f in flights:
+        assert f["perception"] == "camera" and f["camera_losses"] == 0 and f["bad_frames"] == 0, f
+        views = json.loads((Path(f["results_dir"]) / "reading_timestep_0000.json").read_text())["views"]
+        assert views and all(v["source"] == "camera" for v in views), views  # frames from the stream
