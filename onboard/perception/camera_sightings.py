@@ -83,6 +83,21 @@ class ViewRead:
 LINE_PER_CAP = 1.8
 
 
+def names_to_read(instruction: str, names_goal: Callable[[str], bool], understood: str | None = None,
+                  given: str = "") -> list[str]:
+    """The goal's names a camera matches signs against, in flight and in the benchmark alike.
+
+    The name the mission gives (`Mission.goal_name`) when it gives one; else the goal the vehicle said
+    it understood before arming (`understood`, the instruction reader's, as `Understood.goal_name`:
+    lower-case and one-word names included) and the runs of the instruction's words that name the goal
+    (`goal_names`). A benchmark task's own goal name is the judge's, never passed here.
+    """
+    if given.strip():
+        return [given.strip()]
+    names = ([understood.strip()] if understood and understood.strip() else []) + goal_names(instruction, names_goal)
+    return list(dict.fromkeys(names))
+
+
 def goal_names(instruction: str, names_goal: Callable[[str], bool]) -> list[str]:
     """The names the instruction gives the goal: the shortest runs of words it names the goal by.
 

@@ -191,12 +191,14 @@ class LookAround:
 def look_around_for(supervisor: Any, executor: Any, gazetteer: list[str], folder: Path) -> "LookAround":
     """This mission's camera perception: names from its instruction, ranges from the map's footprints if any."""
     from onboard.agent.goal_description import parse_goal_description
-    from onboard.perception.camera_sightings import CameraReader, SightingFusion, goal_names
+    from onboard.agent.understood import understand
+    from onboard.perception.camera_sightings import CameraReader, SightingFusion, names_to_read
     from onboard.perception.text_range import FootprintRanger
     
     goal = parse_goal_description(supervisor.mission.instruction, gazetteer, supervisor._aliases)
-    names = ([supervisor.mission.goal_name] if supervisor.mission.goal_name.strip()
-             else goal_names(supervisor.mission.instruction, goal.names_goal))
+    reading = getattr(supervisor.agent, "reading", None)
+    understood = understand(reading).goal_name if reading is not None else None  # what the vehicle said back
+    names = names_to_read(supervisor.mission.instruction, goal.names_goal, understood, supervisor.mission.goal_name)
     settings = supervisor.sup.camera_reading.fusion()
     from onboard.supervisor.camera_frames import camera_intrinsics, shared_frames, streams_frames
 

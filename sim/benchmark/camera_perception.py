@@ -28,13 +28,14 @@ import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import cv2
 import numpy as np
 
 from onboard.perception.camera_model import CameraIntrinsics, CameraPose
-from onboard.perception.camera_sightings import (CameraReader, CameraView, SightingFusion, ViewRead, goal_names,
-                                                 look_around_headings)
+from onboard.perception.camera_sightings import (CameraReader, CameraView, SightingFusion, ViewRead,
+                                                 look_around_headings, names_to_read)
 from onboard.perception.text_range import FootprintRanger
 from sim.world.perception import LandmarkSighting, PoiSighting
 from sim.world.world import World
@@ -131,17 +132,18 @@ class CameraBench:
             out["stream"] = self.streamed.figures()
         return out
 
-    def episode(self, description: str, goal_name: str = "", judge_goal: str = "") -> "CameraEpisode":
-        """A fresh fusion for one task: signs are matched against the task's goal name (the name its words
-        give; without one, the runs of words the description names the goal by) and the gazetteer.
+    def episode(self, description: str, judge_goal: str = "") -> "CameraEpisode":
+        """A fresh fusion for one task: signs are matched against the gazetteer and the goal's names as
+        the vehicle takes them (`names_to_read`): the runs of words the description names the goal by,
+        and, once the agent has read the instruction (`CameraEpisode.read_back`), the goal it understood.
         `judge_goal`: the task's true goal, for the failure breakdown only (no reader sees it)."""
         from onboard.agent.goal_description import parse_goal_description
 
         goal = parse_goal_description(description, self.gazetteer)
-        names = [goal_name] if goal_name else goal_names(description, goal.names_goal)
-        reader = CameraReader(self.reader, self.intr, self.gazetteer, names, self.ranger, self.settings)
-        return CameraEpisode(self, reader, SightingFusion(self.gazetteer, names, self.settings, goal.names_goal), names,
-                             judge_goal=judge_goal)
+        ep = CameraEpisode(self, None, None, [], judge_goal=judge_goal, description=description,
+                           names_goal=goal.names_goal)
+        ep.read_back(None)
+        return ep
 
     def _key(self, node: int, heading: float, altitude: float, pitch: float) -> tuple[int, float, float, float]:
         return (int(node), round(float(heading), 1), round(float(altitude), 1), round(float(pitch), 1))
@@ -248,6 +250,8 @@ class CameraEpisode:
     step_ms_unmemoised: list[float] = field(default_factory=list)  # what it would have cost without the memo
     look_around_s: float = 0.0
     judge_goal: str = ""  # the task's goal: the failure breakdown's only
+    description: str = ""
+    names_goal: Any = None  # GoalDescription.names_goal of the description
     goal_in_frame_views: int = 0
     goal_best_letter_px: float = 0.0
     no_frame_views: int = 0
@@ -284,6 +288,17 @@ class CameraEpisode:
             pois = ()
         return ([LandmarkSighting(s.name, s.bearing, s.distance) for s in lms],
                 [PoiSighting(p.name, "read", p.bearing, p.distance) for p in pois])
+
+    def read_back(self, reading: Any) -> None:
+        """Match signs against what the vehicle understood of its instruction (`reading`: the agent's, None
+        for an agent that reads none), as `aerie fly`'s look-around does (`look_around.look_around_for`)."""
+        from onboard.agent.understood import understand
+
+        b = self.bench
+        understood = understand(reading).goal_name if reading is not None else None
+        self.goal_names = names_to_read(self.description, self.names_goal, understood)
+        self.reader = CameraReader(b.reader, b.intr, b.gazetteer, self.goal_names, b.ranger, b.settings)
+        self.fusion = SightingFusion(b.gazetteer, self.goal_names, b.settings, self.names_goal)
 
     def _judge(self, v: ViewTaken) -> None:
         self.no_frame_views += not v.ok

@@ -91,6 +91,8 @@ def run_episode(world: World, rt: ResolvedTask, agent: Agent, noise: NoiseModel 
     nz = preset(noise) if isinstance(noise, str) else noise
     perception = OraclePerception(world, nz, seed)
     agent.reset(rt.task.description, seed)
+    if camera is not None:  # the look-around looks for what the agent understood, as in flight
+        camera.read_back(getattr(agent, "reading", None))
     floor = LOOK_LOW_FLOOR_M if camera is not None else None
     limits = MissionLimits(rt.step_limit, world.cruise_alt, altitude_ceiling_m, floor)
     sensor = OracleSensor(world, perception, camera, renderer)

@@ -102,7 +102,7 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
             task_map = map_provider(rt, s_)
             if hasattr(agent, "use_map"):
                 agent.use_map(task_map.knowledge)
-        camera = (camera_bench.episode(rt.task.description, rt.task.goal_name, judge_goal=rt.task.goal_name)
+        camera = (camera_bench.episode(rt.task.description, judge_goal=rt.task.goal_name)
                   if camera_bench is not None else None)
         noise = "perfect" if camera is not None else preset
         rec = run_episode(world, rt, agent, noise, seed=s_ * 100_003 + i, preset_name=preset,

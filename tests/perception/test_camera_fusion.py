@@ -11,7 +11,7 @@ import math
 
 from onboard.agent.goal_description import parse_goal_description
 from onboard.perception.camera_sightings import (CameraView, FusionSettings, SightingFusion, ViewRead, goal_names,
-                                                 look_around_headings)
+                                                 look_around_headings, names_to_read)
 from onboard.perception.types import TextSighting
 
 GOAL = "Alepa Kallio"
@@ -40,6 +40,16 @@ def test_goal_names_are_what_the_instruction_calls_the_goal():
     assert goal_names(INSTRUCTION, parse_goal_description(INSTRUCTION, GAZETTEER).names_goal) == [GOAL]
     other = "Kiasma is 300 m south of the goal, Café Engel."
     assert goal_names(other, parse_goal_description(other, GAZETTEER).names_goal) == ["Café Engel"]
+
+
+def test_the_names_read_for_are_the_missions_or_what_the_vehicle_understood_and_the_words_runs():
+    lower = "find gaijin, a sushi place about 200 m north of Kiasma."
+    names_goal = parse_goal_description(lower, GAZETTEER).names_goal
+    assert goal_names(lower, names_goal) == []  # a lower-case name is no run of name-like words
+    assert names_to_read(lower, names_goal, "gaijin") == ["gaijin"]  # as the vehicle said it understood
+    names_goal = parse_goal_description(INSTRUCTION, GAZETTEER).names_goal
+    assert names_to_read(INSTRUCTION, names_goal, GOAL) == [GOAL]  # one name once
+    assert names_to_read(INSTRUCTION, names_goal, None, given="Alepa") == ["Alepa"]  # the mission's own
 
 
 def test_a_confident_exact_read_is_a_goal_sighting_placed_from_where_the_drone_is_now():

@@ -92,3 +92,16 @@ def test_each_failure_ends_where_the_goal_sign_stopped():
     assert tally["goal_has_sign"] == 5 and tally["sr_goal_has_sign"] == 0.2
     assert tally["goal_in_a_frame"] == 4 and tally["sr_goal_in_a_frame"] == 0.25
     assert tally["wrong_goal_locked"] == 1 and tally["tasks"]["no_sign"] == ["b"]
+
+
+def test_the_bench_looks_for_what_the_vehicle_understood_never_the_tasks_answer():
+    from onboard.agent.instruction_reader import read_instruction
+    from sim.benchmark.camera_perception import CameraBench
+
+    w = helsinki()
+    bench = CameraBench(w, object(), load_config(None).supervisor)  # nothing is read here
+    text = "find gaijin, a sushi place about 200 m north of Ateneum."
+    ep = bench.episode(text, judge_goal="Gaijin")
+    assert ep.goal_names == []  # the words alone give no name-like run
+    ep.read_back(read_instruction(text, bench.gazetteer))
+    assert ep.goal_names == ["gaijin"] and ep.reader.goal == ("gaijin",) and ep.fusion.goal == {"gaijin"}
