@@ -62,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--reader", choices=["combined", "parser"], default="combined",
                    help="how Aerie's agents read the instruction: combined (default, as `aerie fly` does: the parser, "
                         "and the model where it cannot settle) or parser (the parser alone, to compare)")
+    p.add_argument("--merge", nargs="+", metavar="RESULT",
+                   help="merge result files of one run made in parts (--skip/--limit) into one (--json) and print it")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=int, default=1, help="play each task this many times (seeds seed, seed+1, ...)")
@@ -257,8 +259,29 @@ def vlm_figures(records: list[dict]) -> dict | None:
             "note": "random weights: these figures measure cost, not skill" if what["random_weights"] else ""}
 
 
+def _merge(args: argparse.Namespace) -> int:
+    from sim.benchmark.merge_results import MergeRefused, merge_results
+
+    try:
+        result = merge_results(args.merge)
+    except (MergeRefused, OSError, ValueError, KeyError) as exc:
+        print(f"aerie bench nav --merge: {exc}", file=sys.stderr)
+        return 2
+    print(f"{result['agent']} / {result['perception']}: SR {result['sr']:.2f}  SPL {result['spl']:.3f}  "
+          f"({result['episodes']} episodes from {len(args.merge)} parts)")
+    if "camera" in result:
+        f = result["camera"]["failure_ends"]
+        print(f"camera failures: {f['counts']}; SR {f['sr_goal_has_sign']} of the {f['goal_has_sign']} tasks whose "
+              f"goal has a sign; {f['wrong_goal_locked']} wrong goals locked")
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    if args.merge:
+        return _merge(args)
     from sim.world.cache import load_world
     from sim.world.perception import PRESETS
 
@@ -352,7 +375,8 @@ def _run(args: argparse.Namespace, argv: list[str], world, resolved: list, map_p
         result = run_tasks(world, resolved, args.agent, args.perception, args.seed, progress=not args.no_progress,
                            repeats=max(1, args.repeats), flight_factory=flight_factory,
                            maps_dir=args.episode_dir if args.episode_dir and not args.no_maps else None,
-                           map_provider=map_provider, camera_bench=camera_bench, reader=args.reader)
+                           map_provider=map_provider, camera_bench=camera_bench, reader=args.reader,
+                           first_index=args.skip)
     except ValueError as exc:
         print(f"aerie bench nav: {exc}", file=sys.stderr)
         return 2

@@ -58,7 +58,7 @@ def wait_until_idle(model, poll_s: float = 0.25, limit_s: float = 900.0) -> floa
 
 def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, seed: int = 0,
               progress: bool = True, repeats: int = 1, flight_factory=None, maps_dir=None, map_provider=None,
-              camera_bench=None, reader: str = "combined") -> dict:
+              camera_bench=None, reader: str = "combined", first_index: int = 0) -> dict:
     """Episodes for every task (fresh agent each), aggregated; JSON-ready.
 
     `agent_spec` is a name for `load_agent`, or a zero-argument callable that
@@ -77,6 +77,8 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
     `camera_bench` (`sim.benchmark.camera_perception.CameraBench`), when given, replaces the oracle's
     sightings by a camera look-around read at every step (`preset` is then only a label); the run's
     reading figures go into the result's `camera`.
+    `first_index`: the first task's place in its file (`--skip`), so that a task's episode seed is the
+    same whichever part of a run plays it (`merge_results`).
     """
     from tqdm import tqdm
 
@@ -86,7 +88,7 @@ def run_tasks(world: World, tasks: list[ResolvedTask], agent_spec, preset: str, 
     records = []
     t0 = time.perf_counter()
     label = agent_spec if isinstance(agent_spec, str) else "agent"
-    plays = [(s, i, rt) for s in range(seed, seed + repeats) for i, rt in enumerate(tasks)]
+    plays = [(s, i, rt) for s in range(seed, seed + repeats) for i, rt in enumerate(tasks, first_index)]
     bar = tqdm(plays, desc=f"{label}/{preset}", unit="ep", disable=not progress, file=sys.stderr, leave=False)
     for s_, i, rt in bar:
         agent = agent_spec() if callable(agent_spec) else load_agent(agent_spec, world, reader)

@@ -187,3 +187,23 @@ def test_camera_runs_read_the_simulators_stream_and_say_where_failures_ended(tmp
     assert cam["stream"]["mispaired"] == 0 and cam["stream"]["no_frame"] == 0
     assert sum(cam["failure_ends"]["counts"].values()) == 1 - data["records"][0]["success"]
     assert "frames: stream" in capsys.readouterr().out
+
+
+def test_parts_of_a_run_merge_into_the_whole_run(tmp_path, capsys):
+    helsinki()
+    base = ["--tasks", str(PUBLIC), "--agent", "greedy", "--perception", "prep", "--no-progress"]
+    runs = {"whole": ["--limit", "4"], "a": ["--limit", "2"], "b": ["--skip", "2", "--limit", "2"]}
+    for name, extra in runs.items():
+        assert nav_bench.main(base + extra + ["--json", str(tmp_path / f"{name}.json")]) == 0
+    merged = tmp_path / "merged.json"
+    assert nav_bench.main(["--merge", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--json", str(merged)]) == 0
+    whole, got = (json.loads((tmp_path / n).read_text()) for n in ("whole.json", "merged.json"))
+    assert [r["task"] for r in got["records"]] == [r["task"] for r in whole["records"]]
+    assert got["sr"] == whole["sr"] and got["spl"] == whole["spl"] and got["episodes"] == 4
+    assert [r["trajectory"] for r in got["records"]] == [r["trajectory"] for r in whole["records"]]
+    # a part twice, or parts of two runs, are refused
+    assert nav_bench.main(["--merge", str(tmp_path / "a.json"), str(tmp_path / "a.json")]) == 2
+    other = tmp_path / "other.json"
+    assert nav_bench.main(base[:3] + ["random"] + base[4:] + ["--limit", "2", "--skip", "2", "--json", str(other)]) == 0
+    assert nav_bench.main(["--merge", str(tmp_path / "a.json"), str(other)]) == 2
+    assert "differ in 'agent'" in capsys.readouterr().err
