@@ -54,9 +54,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="perfect | prep | poor (the oracle's presets) | camera (a look-around of rendered frames at "
                         "each step, read by the text reader and fused: sim/benchmark/camera_perception.py)")
     p.add_argument("--frames", choices=["stream", "render"], default="stream",
-                   help="with --perception camera, where its frames come from: stream (default: the simulator's "
-                        "camera as an MJPEG stream, read by the vehicle's frame source and placed from the pose at "
-                        "capture: sim/benchmark/stream_camera.py) or render (the renderer's image handed to the reader)")
+                   help="with --perception camera: stream (default: the simulator's camera as an MJPEG stream, read "
+                        "as the vehicle reads one: sim/benchmark/stream_camera.py) or render (images handed to the reader)")
     p.add_argument("--config", help="with --perception camera: the config file whose supervisor.camera_* and "
                                     "inference.text_* keys apply (default: the documented defaults)")
     p.add_argument("--reader", choices=["combined", "parser"], default="combined",
@@ -243,45 +242,12 @@ def _ablation(args: argparse.Namespace, world, resolved: list, argv: list[str], 
     return 0
 
 
-def vlm_figures(records: list[dict]) -> dict | None:
-    """The vlm agent's VLM use over the run: which model, calls per mission, seconds per call, answers' fate."""
-    runs = [r["vlm_planner"] for r in records if "vlm_planner" in r]
-    if not runs:
-        return None
-    from sim.benchmark.aerie_agents import vlm_asker
-
-    total = {k: sum(v.get(k, 0) for v in runs) for k in ("asked", "answered", "adopted", "kept", "stale", "fallbacks",
-                                                          "next_subtask", "busy", "no_frame")}
-    seconds = sum(v.get("seconds", 0.0) for v in runs)
-    what = vlm_asker()[1]
-    return {**what, **total, "calls_per_episode": round(total["answered"] / len(runs), 2),
-            "s_per_call": round(seconds / total["answered"], 3) if total["answered"] else None,
-            "note": "random weights: these figures measure cost, not skill" if what["random_weights"] else ""}
-
-
-def _merge(args: argparse.Namespace) -> int:
-    from sim.benchmark.merge_results import MergeRefused, merge_results
-
-    try:
-        result = merge_results(args.merge)
-    except (MergeRefused, OSError, ValueError, KeyError) as exc:
-        print(f"aerie bench nav --merge: {exc}", file=sys.stderr)
-        return 2
-    print(f"{result['agent']} / {result['perception']}: SR {result['sr']:.2f}  SPL {result['spl']:.3f}  "
-          f"({result['episodes']} episodes from {len(args.merge)} parts)")
-    if "camera" in result:
-        f = result["camera"]["failure_ends"]
-        print(f"camera failures: {f['counts']}; SR {f['sr_goal_has_sign']} of the {f['goal_has_sign']} tasks whose "
-              f"goal has a sign; {f['wrong_goal_locked']} wrong goals locked")
-    if args.json:
-        write_json(args.json, result)
-    return 0
-
-
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.merge:
-        return _merge(args)
+        from sim.benchmark.merge_results import merge_command
+
+        return merge_command(args.merge, args.json)
     from sim.world.cache import load_world
     from sim.world.perception import PRESETS
 
@@ -391,6 +357,8 @@ def _run(args: argparse.Namespace, argv: list[str], world, resolved: list, map_p
         secs = sum(r["model_s"] for r in result["records"] if "model_s" in r)
         result["model"] = {"calls_per_episode": round(sum(calls) / len(calls), 2),
                            "s_per_call": round(secs / max(1, sum(calls)), 2)}
+    from sim.benchmark.aerie_agents import vlm_figures
+
     vlm = vlm_figures(result["records"])
     if vlm is not None:
         result["vlm"] = vlm

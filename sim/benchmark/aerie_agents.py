@@ -160,3 +160,17 @@ def make_aerie_agent(name: str, world, config: AgentConfig | None = None, experi
 def geometric(world) -> BenchAgent:
     """`package.module:factory` form: `--agent sim.benchmark.aerie_agents:geometric`."""
     return make_aerie_agent("geometric", world)
+
+
+def vlm_figures(records: list[dict]) -> dict | None:
+    """The vlm agent's VLM use over the run: which model, calls per mission, seconds per call, answers' fate."""
+    runs = [r["vlm_planner"] for r in records if "vlm_planner" in r]
+    if not runs:
+        return None
+    total = {k: sum(v.get(k, 0) for v in runs) for k in ("asked", "answered", "adopted", "kept", "stale", "fallbacks",
+                                                          "next_subtask", "busy", "no_frame")}
+    seconds = sum(v.get("seconds", 0.0) for v in runs)
+    what = vlm_asker()[1]
+    return {**what, **total, "calls_per_episode": round(total["answered"] / len(runs), 2),
+            "s_per_call": round(seconds / total["answered"], 3) if total["answered"] else None,
+            "note": "random weights: these figures measure cost, not skill" if what["random_weights"] else ""}

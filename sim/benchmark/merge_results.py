@@ -45,3 +45,25 @@ def merge_results(paths: list[str | Path]) -> dict:
                          "parts": [{k: v for k, v in p["camera"].items() if k != "failure_ends"} for p in parts
                                    if "camera" in p]}
     return out
+
+
+def merge_command(paths: list[str], json_path: str | None) -> int:
+    """`aerie bench nav --merge`: print the merged run, write it to `json_path`; exit status 2 when refused."""
+    import sys
+
+    from contract.results import write_json
+
+    try:
+        result = merge_results(paths)
+    except (MergeRefused, OSError, ValueError, KeyError) as exc:
+        print(f"aerie bench nav --merge: {exc}", file=sys.stderr)
+        return 2
+    print(f"{result['agent']} / {result['perception']}: SR {result['sr']:.2f}  SPL {result['spl']:.3f}  "
+          f"({result['episodes']} episodes from {len(paths)} parts)")
+    if "camera" in result:
+        f = result["camera"]["failure_ends"]
+        print(f"camera failures: {f['counts']}; SR {f['sr_goal_has_sign']} of the {f['goal_has_sign']} tasks whose "
+              f"goal has a sign; {f['wrong_goal_locked']} wrong goals locked")
+    if json_path:
+        write_json(json_path, result)
+    return 0
