@@ -197,6 +197,8 @@ class CameraStream:
         """
         import cv2
 
+        from sim.world.sign_view import in_brief
+
         eye, heading, pitch = camera_pose(truth, self.world.origin, self.camera.pitch_deg)
         key = (*np.round(eye, 3), round(heading, 3), round(pitch, 3))
         if self._last is not None and self._last[0] == key:
@@ -206,7 +208,7 @@ class CameraStream:
         ok, jpeg = cv2.imencode(".jpg", np.ascontiguousarray(img), [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
         if not ok:
             raise RuntimeError("JPEG encoding failed")
-        self._signs = tuple((t.name, round(float(t.visible_fraction), 3), round(float(t.letter_px), 1)) for t in truths)
+        self._signs = in_brief(truths)
         self._last = (key, jpeg.tobytes())
         self.render_ms.append((time.monotonic() - t0) * 1000.0)
         return self._last[1], eye, heading, pitch

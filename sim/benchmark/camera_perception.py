@@ -38,6 +38,7 @@ from onboard.perception.camera_sightings import (CameraReader, CameraView, Sight
                                                  look_around_headings, names_to_read)
 from onboard.perception.text_range import FootprintRanger
 from sim.world.perception import LandmarkSighting, PoiSighting
+from sim.world.sign_view import in_brief
 from sim.world.world import World
 
 # PX4's MPC_YAWRAUTO_MAX default (deg/s) and a pause per view for the frame to settle.
@@ -155,15 +156,6 @@ class CameraBench:
         self.memo.hits += 1
         return dataclasses.replace(hit, cost_ms=0.0)
 
-    def lines(self, node: int, heading: float, altitude: float, pitch: float | None = None) -> tuple[list, float, float]:
-        """(lines read in the rendered view, ms it cost now: 0 for a memo hit, ms it cost when read)."""
-        v = self._rendered(node, heading, altitude, self.pitch if pitch is None else pitch)
-        return v.reads, v.cost_ms, v.cost_once_ms
-
-    async def take(self, node: int, heading: float, altitude: float, pitch: float) -> ViewTaken:
-        """One view from `node` along `heading` at `altitude` and gimbal `pitch`: from the memo, else taken."""
-        return await (await self.point(node, heading, altitude, pitch))
-
     async def point(self, node: int, heading: float, altitude: float, pitch: float) -> "asyncio.Future[ViewTaken]":
         """Point the camera and take its frame; the returned future is the frame read.
 
@@ -228,8 +220,8 @@ class CameraBench:
         self.memo.render_ms.append((t1 - t0) * 1e3)
         self.memo.read_ms.append(self.reader.timings_ms.get("total", (t2 - t1) * 1e3))
         cost = (t2 - t0) * 1e3
-        signs = tuple((t.name, round(float(t.visible_fraction), 3), round(float(t.letter_px), 1)) for t in truth)
-        v = ViewTaken(reads, cost, cost, (float(xy[0]), float(xy[1]), float(altitude), float(heading), float(pitch)), signs)
+        v = ViewTaken(reads, cost, cost, (float(xy[0]), float(xy[1]), float(altitude), float(heading), float(pitch)),
+                      in_brief(truth))
         self.memo.reads[key] = v
         return v
 

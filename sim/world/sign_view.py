@@ -52,6 +52,11 @@ class SignTruth:
         return abs(self.quad[1][0] - self.quad[0][0]) / max(1, len(self.name)) / max(self.letter_px, 1e-6)
 
 
+def in_brief(truths: list[SignTruth]) -> tuple[tuple[str, float, float], ...]:
+    """(name, visible share, lettering px) per sign of a frame: what a judge keeps of a frame's truth."""
+    return tuple((t.name, round(float(t.visible_fraction), 3), round(float(t.letter_px), 1)) for t in truths)
+
+
 def _area(q: np.ndarray) -> float:
     x, y = q[:, 0], q[:, 1]
     return abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) / 2.0
