@@ -18,6 +18,11 @@ exact read at least ``single_read_confidence`` sure, or reads from at least
 evidence (1 - prod(1 - c)), reach ``fused_confidence``. A near read counts with
 its confidence lowered per slip, so one misread never locks the goal and the
 same misread from two places can.
+
+Signs are matched to the names to read (`names_to_read`) and, besides, to the
+description itself: a read the description names in full (`names_goal`, the
+agent's own rule) is the goal though the reader understood a shorter name
+("Body Shop" of "The Body Shop is 220 m south of ...").
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from onboard.perception.text_range import FootprintRanger
 from onboard.perception.types import TextSighting
 from onboard.vocab.landmark_names import STARTERS
 from onboard.vocab.observation import LandmarkSighting, PoiSighting
+from onboard.vocab.text_fold import fold
 
 
 class PerceptionUnavailable(RuntimeError):
@@ -234,12 +240,18 @@ class SightingFusion:
             named = s.name if s.slips == 0 else s.close_to
             if s.range_m is None or not math.isfinite(s.range_m):
                 continue
+            text = clean(s.text or s.name)
             if named in self.goal:
                 kind = "goal"
             elif named in self.gazetteer:
                 kind = "landmark"
+            elif text and self.names_goal is not None and s.slips == 0 and self.names_goal(text):
+                # the sign spells in full a name the description gives the goal, one the names to read
+                # lack ("The Body Shop" where the reader understood "Body Shop"; "K&K" for "K & K"):
+                # the goal, read exactly, fused as any other read of it (never a raw name, which the
+                # agent would take for the goal on one read)
+                kind, named = "goal", text
             else:
-                text = clean(s.text or s.name)
                 if s.range_m <= self.settings.poi_range_m and text and not (self.names_goal and self.names_goal(text)):
                     self._raw.append((step, PoiSighting(text, round(s.bearing_deg, 1), round(s.range_m, 1))))
                 continue
@@ -259,7 +271,9 @@ class SightingFusion:
                                               view.north + s.range_m * math.cos(b), float(s.confidence), False))
 
     def _place(self, name: str, kind: str, r: _Read) -> None:
-        near = [(float(np.hypot(*(g.where - (r.east, r.north)))), k) for k, g in enumerate(self.groups) if g.name == name]
+        key = same_name_key(name)
+        near = [(float(np.hypot(*(g.where - (r.east, r.north)))), k) for k, g in enumerate(self.groups)
+                if same_name_key(g.name) == key]
         near = [x for x in near if x[0] <= self.settings.fusion_radius_m]
         if near:
             self.groups[min(near)[1]].reads.append(r)
@@ -301,6 +315,11 @@ class SightingFusion:
                             "views": n, "fused": round(fused, 3), "exact": round(exact, 3),
                             "confirmed": g.confirmed(self.settings)})
         return out
+
+
+def same_name_key(name: str) -> str:
+    """One key for one name however a sign's read spells its case, accents and gaps ("THE BODY SHOP")."""
+    return "".join(ch for ch in fold(name) if ch.isalnum())
 
 
 def open_reader(inference_cfg, directory=None):

@@ -113,3 +113,26 @@ def test_a_read_without_a_range_places_nothing():
 def test_look_around_headings_cover_the_circle():
     assert look_around_headings(0.0, 5) == [0.0, 72.0, 144.0, 216.0, 288.0]
     assert look_around_headings(350.0, 4) == [350.0, 80.0, 170.0, 260.0]
+
+
+def test_a_sign_the_description_names_in_full_is_the_goal_though_the_names_to_read_lack_it():
+    text = "The Body Shop is two hundred and twenty metres south of Kiasma."
+    names_goal = parse_goal_description(text, GAZETTEER).names_goal
+    f = SightingFusion(GAZETTEER, ["Body Shop"], FusionSettings(), names_goal)  # "The" read as a sentence's word
+    f.add(0, _view(), ViewRead(0, 0.0, (_read("THE BODY SHOP", 90.0, 40.0, 0.9),)))
+    _, pois = f.sightings(0, 0.0, 0.0)
+    assert [p.name for p in pois] == ["THE BODY SHOP"] and names_goal(pois[0].name)  # the agent takes it
+    # a longer name that only contains it is another shop, kept as a name read close by
+    g = SightingFusion(GAZETTEER, ["Body Shop"], FusionSettings(), names_goal)
+    g.add(0, _view(), ViewRead(0, 0.0, (_read("The Body Shop Outlet", 90.0, 40.0, 0.9),)))
+    assert g.goal_evidence() == [] and [p.name for p in g.sightings(0, 0.0, 0.0)[1]] == ["The Body Shop Outlet"]
+    # weak reads of it in two spellings from two views are one sign, and fuse as any read of the goal
+    h = SightingFusion(GAZETTEER, ["Body Shop"], FusionSettings(), names_goal)
+    h.add(0, _view(), ViewRead(0, 0.0, (_read("The Body Shop", 90.0, 40.0, 0.5),)))
+    assert h.sightings(0, 0.0, 0.0)[1] == ()
+    h.add(1, _view(index=1), ViewRead(1, 72.0, (_read("THE BODY SHOP", 90.0, 40.0, 0.5),)))
+    assert [p.name for p in h.sightings(1, 0.0, 0.0)[1]] == ["The Body Shop"] and len(h.goal_evidence()) == 1
+    # a misread of it is no read of the goal by the description (near reads go by the names to read)
+    k = SightingFusion(GAZETTEER, ["Body Shop"], FusionSettings(), names_goal)
+    k.add(0, _view(), ViewRead(0, 0.0, (_read("The Body Shap", 90.0, 40.0, 0.9, slips=1),)))
+    assert k.goal_evidence() == []
