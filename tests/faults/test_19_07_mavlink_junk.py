@@ -140,10 +140,11 @@ async def test_without_the_gate_the_same_junk_swallows_heartbeats(vehicle):
             await _heartbeats(bridge, 10_000, junk, until_lost=True)
         finally:
             junk.close()
-        assert kinds[:1] == ["link_lost"]
+        # the junk's loss (a loaded machine may first report the link coming up after connect)
+        assert "link_lost" in kinds
         # the autopilot never stopped: once the junk stops its heartbeats are heard again
         restored = asyncio.Event()
         bridge.events.add_listener(lambda e: restored.set() if e.kind == "link_restored" else None)
-        if "link_restored" not in kinds:
+        if "link_restored" not in kinds[kinds.index("link_lost"):]:
             await asyncio.wait_for(restored.wait(), DEADLINE_S)
     assert vehicle.proc.poll() is None
