@@ -245,11 +245,7 @@ class SightingFusion:
                 kind = "goal"
             elif named in self.gazetteer:
                 kind = "landmark"
-            elif text and self.names_goal is not None and s.slips == 0 and self.names_goal(text):
-                # the sign spells in full a name the description gives the goal, one the names to read
-                # lack ("The Body Shop" where the reader understood "Body Shop"; "K&K" for "K & K"):
-                # the goal, read exactly, fused as any other read of it (never a raw name, which the
-                # agent would take for the goal on one read)
+            elif s.slips == 0 and self._names_more_of_the_goal(text):
                 kind, named = "goal", text
             else:
                 if s.range_m <= self.settings.poi_range_m and text and not (self.names_goal and self.names_goal(text)):
@@ -259,6 +255,19 @@ class SightingFusion:
             r = _Read((step, read.index), view.east + s.range_m * math.sin(b), view.north + s.range_m * math.cos(b),
                       float(s.confidence), s.slips == 0)
             self._place(named, kind, r)
+
+    def _names_more_of_the_goal(self, text: str) -> bool:
+        """A read the description names in full that holds a name to read: the goal by a longer name.
+
+        "The Body Shop" where the vehicle understood "Body Shop", "K&K" for "K & K": the goal, read
+        exactly, fused as any read of it (never a raw name, which the agent would take for the goal on
+        one read). The read must hold a name to read: the description names fragments too ("A" of
+        "a hairdresser", "m" of "300 m"), and one fragment read on any sign would lock it.
+        """
+        if not text or self.names_goal is None:
+            return False
+        key = same_name_key(text)
+        return any(k and k in key for k in map(same_name_key, self.goal)) and self.names_goal(text)
 
     def add_detected(self, step: int, view: CameraView, read: ViewRead) -> None:
         """Detections of the goal's kind (`kind_sightings.detections_read`) as the goal's reads, never exact:

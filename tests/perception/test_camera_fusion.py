@@ -136,3 +136,14 @@ def test_a_sign_the_description_names_in_full_is_the_goal_though_the_names_to_re
     k = SightingFusion(GAZETTEER, ["Body Shop"], FusionSettings(), names_goal)
     k.add(0, _view(), ViewRead(0, 0.0, (_read("The Body Shap", 90.0, 40.0, 0.9, slips=1),)))
     assert k.goal_evidence() == []
+
+
+def test_a_fragment_the_description_also_spells_is_no_read_of_the_goal():
+    text = "From Kiasma it is around 500 metres south: that is where K&K (a hairdresser) is."
+    names_goal = parse_goal_description(text, GAZETTEER).names_goal
+    assert names_goal("a") and names_goal("K&K")  # the description's words: a fragment read is one too
+    f = SightingFusion(GAZETTEER, ["K & K"], FusionSettings(), names_goal)
+    f.add(0, _view(), ViewRead(0, 0.0, (_read("A", 90.0, 40.0, 0.99), _read("m", 10.0, 30.0, 0.99))))
+    assert f.goal_evidence() == []
+    f.add(1, _view(), ViewRead(0, 0.0, (_read("K&K", 90.0, 40.0, 0.95),)))  # the goal's name, its gaps aside
+    assert [p.name for p in f.sightings(1, 0.0, 0.0)[1]] == ["K&K"]
