@@ -282,7 +282,7 @@ class SightingFusion:
     def _place(self, name: str, kind: str, r: _Read) -> None:
         key = same_name_key(name)
         near = [(float(np.hypot(*(g.where - (r.east, r.north)))), k) for k, g in enumerate(self.groups)
-                if same_name_key(g.name) == key]
+                if g.kind == kind and same_name_key(g.name) == key]
         near = [x for x in near if x[0] <= self.settings.fusion_radius_m]
         if near:
             self.groups[min(near)[1]].reads.append(r)
