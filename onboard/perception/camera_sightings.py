@@ -35,12 +35,11 @@ import numpy as np
 
 from onboard.map.compass import bearing_deg
 from onboard.perception.camera_model import CameraIntrinsics, CameraPose
-from onboard.perception.name_matching import clean
+from onboard.perception.name_matching import clean, letters_of
 from onboard.perception.text_range import FootprintRanger
 from onboard.perception.types import TextSighting
 from onboard.vocab.landmark_names import STARTERS
 from onboard.vocab.observation import LandmarkSighting, PoiSighting
-from onboard.vocab.text_fold import fold
 
 
 class PerceptionUnavailable(RuntimeError):
@@ -266,8 +265,8 @@ class SightingFusion:
         """
         if not text or self.names_goal is None:
             return False
-        key = same_name_key(text)
-        return any(k and k in key for k in map(same_name_key, self.goal)) and self.names_goal(text)
+        key = letters_of(text)
+        return any(k and k in key for k in map(letters_of, self.goal)) and self.names_goal(text)
 
     def add_detected(self, step: int, view: CameraView, read: ViewRead) -> None:
         """Detections of the goal's kind (`kind_sightings.detections_read`) as the goal's reads, never exact:
@@ -280,9 +279,9 @@ class SightingFusion:
                                               view.north + s.range_m * math.cos(b), float(s.confidence), False))
 
     def _place(self, name: str, kind: str, r: _Read) -> None:
-        key = same_name_key(name)
+        key = letters_of(name)
         near = [(float(np.hypot(*(g.where - (r.east, r.north)))), k) for k, g in enumerate(self.groups)
-                if g.kind == kind and same_name_key(g.name) == key]
+                if g.kind == kind and letters_of(g.name) == key]
         near = [x for x in near if x[0] <= self.settings.fusion_radius_m]
         if near:
             self.groups[min(near)[1]].reads.append(r)
@@ -324,11 +323,6 @@ class SightingFusion:
                             "views": n, "fused": round(fused, 3), "exact": round(exact, 3),
                             "confirmed": g.confirmed(self.settings)})
         return out
-
-
-def same_name_key(name: str) -> str:
-    """One key for one name however a sign's read spells its case, accents and gaps ("THE BODY SHOP")."""
-    return "".join(ch for ch in fold(name) if ch.isalnum())
 
 
 def open_reader(inference_cfg, directory=None):

@@ -63,6 +63,11 @@ def _key(text: str) -> str:
     return " ".join(fold(text).split())
 
 
+def letters_of(text: str) -> str:
+    """A name as letters and digits only, folded: one key however a read spells its case, accents and gaps."""
+    return _GAPS.sub("", _key(text))
+
+
 def match_name(text: str, confidence: float, names: Iterable[str]) -> NameMatch | None:
     """The known name `text` spells (slips 0), or the one name it is closest to within tolerance, or None."""
     read = _key(clean(text))
@@ -72,10 +77,10 @@ def match_name(text: str, confidence: float, names: Iterable[str]) -> NameMatch 
     for name, k in keyed.items():
         if k == read:
             return NameMatch(name, 0, confidence)
-    letters = _GAPS.sub("", read)
+    letters = letters_of(read)
     if len(letters) < 3:
         return None
-    compact = {n: _GAPS.sub("", k) for n, k in keyed.items()}
+    compact = {n: letters_of(k) for n, k in keyed.items()}
     for name, k in compact.items():
         if k == letters:
             return NameMatch(name, 0, confidence)
